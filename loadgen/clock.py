@@ -1,0 +1,72 @@
+"""The one clock of the load generator.
+
+Owns every reading of time and every wait. Latency is integer nanoseconds from
+``time.perf_counter_ns`` (CLOCK_MONOTONIC on Linux, shared by every process on
+the host, so a server on the same machine can stamp in the same clock). The
+wall clock is read only in :func:`anchor`, to align with other processes and
+hosts; never for latency.
+
+Imports: the standard library only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+__all__ = ["Anchor", "anchor", "now_ns", "sleep_until", "NS_PER_MS", "NS_PER_S"]
+
+NS_PER_MS = 1_000_000
+NS_PER_S = 1_000_000_000
+
+#: Monotonic nanoseconds; the only latency clock loadgen uses.
+now_ns = time.perf_counter_ns
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """A monotonic and a wall-clock reading taken together.
+
+    ``wall_ns - monotonic_ns`` converts a monotonic stamp to Unix time.
+    ``uncertainty_ns`` is the gap between the two monotonic reads that
+    bracket the wall-clock read.
+    """
+
+    monotonic_ns: int
+    wall_ns: int
+    uncertainty_ns: int
+
+    def to_wall_ns(self, mono_ns: int) -> int:
+        return mono_ns - self.monotonic_ns + self.wall_ns
+
+
+def anchor(tries: int = 5) -> Anchor:
+    """Pair the monotonic and wall clocks; keep the tightest of ``tries`` brackets."""
+    best: Anchor | None = None
+    for _ in range(tries):
+        before = time.perf_counter_ns()
+        wall = time.time_ns()
+        after = time.perf_counter_ns()
+        candidate = Anchor((before + after) // 2, wall, after - before)
+        if best is None or candidate.uncertainty_ns < best.uncertainty_ns:
+            best = candidate
+    assert best is not None
+    return best
+
+
+async def sleep_until(deadline_ns: int) -> None:
+    """Sleep until the absolute monotonic ``deadline_ns`` (never a relative interval).
+
+    ``asyncio.sleep`` only promises "at least", and the loop's own clock has
+    millisecond-ish granularity under load, so the sleep is cut short by a
+    little and the last stretch is re-checked against :data:`now_ns`.
+    """
+    while True:
+        remaining = deadline_ns - time.perf_counter_ns()
+        if remaining <= 0:
+            return
+        if remaining > 2 * NS_PER_MS:
+            await asyncio.sleep((remaining - NS_PER_MS) / NS_PER_S)
+        else:
+            await asyncio.sleep(0)
