@@ -1,0 +1,155 @@
+"""Command line of the agent: ``python -m loadgen.agent`` / ``loadgen agent``.
+
+Owns argument parsing, start-up checks (token, NVML), the one "listening"
+line on stdout, and orderly shutdown on SIGINT/SIGTERM. Exit codes: 0 after a
+clean shutdown, 2 for bad input or when there is nothing to watch (no NVML
+and no ``--host-stats``) or the port cannot be bound.
+
+Imports: the standard library, and this package (aiohttp via .server).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import math
+import os
+import signal
+import sys
+from collections.abc import Callable, Sequence
+
+from loadgen.agent.host import HostSampler
+from loadgen.agent.ring import Ring, Row, SamplingThread
+from loadgen.agent.sampler import NvmlLike, Sampler
+from loadgen.agent.server import AgentState, build_app, start_server
+
+__all__ = ["build_parser", "main"]
+
+log = logging.getLogger("loadgen.agent")
+PROG = "loadgen-agent"
+DEFAULT_PORT = 9347
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="loadgen agent",
+        description="GPU telemetry sidecar: samples NVML and serves it over HTTP.",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help="port; 0 picks a free one")
+    p.add_argument("--interval-ms", type=float, default=100.0, help="sampling interval (100)")
+    p.add_argument("--buffer-s", type=float, default=600.0, help="ring buffer span (600 = 10 min)")
+    p.add_argument(
+        "--token-env",
+        metavar="NAME",
+        help="require 'Authorization: Bearer <$NAME>' on every endpoint but /health",
+    )
+    p.add_argument(
+        "--host-stats",
+        action="store_true",
+        help="also report host CPU and memory from /proc; run even without NVML",
+    )
+    p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    # For tests and benchmarks only (docs/agent.md): N fake GPUs instead of NVML.
+    p.add_argument("--fake-nvml", type=int, metavar="N", default=None, help=argparse.SUPPRESS)
+    return p
+
+
+def _fail(message: str) -> int:
+    print(f"{PROG}: {message}", file=sys.stderr, flush=True)
+    return 2
+
+
+def _open_nvml(fake: int | None) -> tuple[NvmlLike | None, str]:
+    """The NVML to use and, when there is none, why."""
+    if fake is not None:
+        from loadgen.agent.fake_nvml import FakeNvml
+
+        return FakeNvml(fake, animate=True), ""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+    except Exception as exc:  # ImportError, NVMLError_LibraryNotFound, DriverNotLoaded, ...
+        return None, str(exc) or type(exc).__name__
+    return pynvml, ""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(None if argv is None else list(argv))
+    except SystemExit as exc:  # --help or a usage error; argparse has printed
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
+    if args.interval_ms <= 0 or args.buffer_s <= 0 or not 0 <= args.port <= 65535:
+        return _fail("--interval-ms and --buffer-s must be > 0 and --port in 0..65535")
+    logging.basicConfig(stream=sys.stderr, level=args.log_level, format=f"{PROG}: %(message)s")
+    token = None
+    if args.token_env:
+        token = os.environ.get(args.token_env)
+        if not token:
+            return _fail(f"--token-env {args.token_env}: that environment variable is empty")
+    nvml, why = _open_nvml(args.fake_nvml)
+    sampler = Sampler(nvml) if nvml is not None else None
+    if sampler is not None and not sampler.gpus:
+        why = "NVML found no GPU"
+        sampler = None
+    if sampler is None and not args.host_stats:
+        return _fail(f"no NVML ({why}); nothing to sample. Use --host-stats for host CPU/memory")
+    if args.host not in LOOPBACK and not token:
+        log.warning(
+            "listening on %s without a token: anyone who can reach this port can read "
+            "the telemetry; pass --token-env NAME",
+            args.host,
+        )
+    sources: list[Callable[[], Sequence[Row]]] = []
+    if sampler is not None:
+        sources.append(sampler.sample)
+    if args.host_stats:
+        host = HostSampler()
+        sources.append(lambda: [host.sample()])
+    rows_per_tick = (len(sampler.gpus) if sampler else 0) + (1 if args.host_stats else 0)
+    interval_ns = round(args.interval_ms * 1e6)
+    ring = Ring(math.ceil(args.buffer_s * 1e9 / interval_ns) * rows_per_tick)
+    thread = SamplingThread(ring, sources, interval_ns)
+    state = AgentState(
+        ring=ring,
+        thread=thread,
+        sampler=sampler,
+        interval_s=interval_ns / 1e9,
+        buffer_s=args.buffer_s,
+        host_stats=args.host_stats,
+        fake=args.fake_nvml is not None,
+        token=token,
+    )
+    try:
+        return asyncio.run(_serve(state, args.host, args.port))
+    finally:
+        if nvml is not None and sampler is not None:
+            nvml.nvmlShutdown()
+
+
+async def _serve(state: AgentState, host: str, port: int) -> int:
+    state.thread.tick()  # one synchronous sample: /health knows what is supported
+    state.thread.start()
+    try:
+        runner, bound = await start_server(build_app(state), host, port)
+    except OSError as exc:
+        state.thread.stop()
+        return _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    shown = f"[{host}]" if ":" in host else host
+    print(f"loadgen-agent listening on http://{shown}:{bound}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+        state.thread.stop()
+        state.thread.join(timeout=2.0)
+    log.info("stopped after %d sampling ticks", state.thread.ticks)
+    return 0

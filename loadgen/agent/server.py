@@ -1,0 +1,154 @@
+"""The agent's HTTP side: ``/samples``, ``/metrics``, ``/health``, ``/clock``.
+
+Owns the routes, their JSON shapes and the bearer-token check. Built on
+``aiohttp.web``: it is already a loadgen dependency, it is a complete and
+hardened HTTP/1.1 server (keep-alive, pipelining, malformed requests, slow
+clients), which matters on a port that may be bound to 0.0.0.0, and an idle
+aiohttp server costs nothing per sample. Handlers only read the ring (a lock
+and a list copy); all NVML work happens in the sampling thread.
+
+``/samples`` and ``/clock`` stamp with the agent's monotonic clock
+(``time.monotonic_ns``, CLOCK_MONOTONIC, the same clock as ``t_ns`` in samples).
+
+Imports: the standard library, aiohttp, orjson, and this package.
+"""
+
+from __future__ import annotations
+
+import hmac
+import socket
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import orjson
+from aiohttp import web
+from aiohttp.typedefs import Middleware
+
+from loadgen.agent.exposition import render
+from loadgen.agent.ring import Ring, SamplingThread
+from loadgen.agent.sampler import Sampler
+
+__all__ = ["AgentState", "build_app", "start_server"]
+
+VERSION = "1"
+PUBLIC_PATHS = frozenset({"/health"})
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@dataclass(slots=True)
+class AgentState:
+    ring: Ring
+    thread: SamplingThread
+    sampler: Sampler | None
+    interval_s: float
+    buffer_s: float
+    host_stats: bool
+    fake: bool
+    token: str | None
+
+
+def _json(payload: object, status: int = 200) -> web.Response:
+    return web.Response(body=orjson.dumps(payload), status=status, content_type="application/json")
+
+
+def _auth_middleware(token: str) -> Middleware:
+    expected = f"Bearer {token}".encode()
+
+    @web.middleware
+    async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.path not in PUBLIC_PATHS:
+            given = request.headers.get("Authorization", "").encode()
+            if not hmac.compare_digest(given, expected):
+                response = _json({"error": "missing or wrong bearer token"}, status=401)
+                response.headers["WWW-Authenticate"] = "Bearer"
+                return response
+        return await handler(request)
+
+    return check
+
+
+def build_app(state: AgentState) -> web.Application:
+    middlewares = [_auth_middleware(state.token)] if state.token else []
+    app = web.Application(middlewares=middlewares)
+
+    async def health(_: web.Request) -> web.Response:
+        sampler = state.sampler
+        return _json(
+            {
+                "status": "ok",
+                "agent": "loadgen-agent",
+                "version": VERSION,
+                "driver_version": sampler.driver_version() if sampler else None,
+                "fake_nvml": state.fake,
+                "gpus": [g.describe() for g in sampler.gpus] if sampler else [],
+                "host_stats": state.host_stats,
+                "interval_s": state.interval_s,
+                "buffer_s": state.buffer_s,
+                "buffered_rows": len(state.ring),
+                "auth": state.token is not None,
+                "clock": "CLOCK_MONOTONIC",
+                "stats": _stats(state),
+            }
+        )
+
+    async def clock(_: web.Request) -> web.Response:
+        return _json({"mono_ns": time.monotonic_ns(), "wall_ns": time.time_ns()})
+
+    async def samples(request: web.Request) -> web.Response:
+        raw = request.query.get("since", "0")
+        try:
+            since = int(raw)
+        except ValueError:
+            return _json({"error": f"since must be integer nanoseconds, got {raw!r}"}, 400)
+        part = state.ring.since(since)
+        head = orjson.dumps(
+            {
+                "now_ns": time.monotonic_ns(),
+                "wall_ns": time.time_ns(),
+                "oldest_ns": part.oldest_ns,
+                "truncated": part.truncated,
+                "interval_s": state.interval_s,
+            }
+        )
+        body = head[:-1] + b',"samples":[' + b",".join(part.rows) + b"]}"
+        return web.Response(body=body, content_type="application/json")
+
+    async def metrics(_: web.Request) -> web.Response:
+        gpus = state.sampler.gpus if state.sampler else []
+        text = render(state.ring.latest, gpus, _stats(state))
+        return web.Response(
+            text=text,
+            content_type="text/plain",
+            charset="utf-8",
+            headers={"X-Prometheus-Format": "0.0.4"},
+        )
+
+    app.router.add_get("/health", health)
+    app.router.add_get("/clock", clock)
+    app.router.add_get("/samples", samples)
+    app.router.add_get("/metrics", metrics)
+    return app
+
+
+def _stats(state: AgentState) -> dict[str, int]:
+    return {
+        "sampling_ticks": state.thread.ticks,
+        "sampling_overruns": state.thread.overruns,
+        "nvml_errors": state.sampler.errors if state.sampler else 0,
+    }
+
+
+async def start_server(app: web.Application, host: str, port: int) -> tuple[web.AppRunner, int]:
+    """Bind and start serving; returns the runner and the bound port (``port=0`` picks one).
+
+    The socket is bound here (not by aiohttp) so the real port is known without
+    reaching into aiohttp's internals. Raises ``OSError`` when the bind fails.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.create_server((host, port), family=family)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.SockSite(runner, sock).start()
+    return runner, int(sock.getsockname()[1])
