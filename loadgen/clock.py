@@ -15,13 +15,32 @@ import asyncio
 import time
 from dataclasses import dataclass
 
-__all__ = ["Anchor", "anchor", "now_ns", "sleep_until", "NS_PER_MS", "NS_PER_S"]
+__all__ = [
+    "NS_PER_MS",
+    "NS_PER_S",
+    "Anchor",
+    "anchor",
+    "block_for",
+    "cpu_ns",
+    "loop_time_at",
+    "now_ns",
+    "sleep_until",
+]
 
 NS_PER_MS = 1_000_000
 NS_PER_S = 1_000_000_000
 
 #: Monotonic nanoseconds; the only latency clock loadgen uses.
 now_ns = time.perf_counter_ns
+
+#: CPU time of this process (user + system), for the saturation check.
+cpu_ns = time.process_time_ns
+
+
+def loop_time_at(deadline_ns: int) -> float:
+    """The event loop time at monotonic ``deadline_ns``, for ``asyncio.timeout_at``."""
+    loop = asyncio.get_running_loop()
+    return loop.time() + (deadline_ns - time.perf_counter_ns()) / NS_PER_S
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +72,11 @@ def anchor(tries: int = 5) -> Anchor:
             best = candidate
     assert best is not None
     return best
+
+
+def block_for(seconds: float) -> None:
+    """Blocking pause, for set-up code outside any event loop (waiting for a child to start)."""
+    time.sleep(seconds)
 
 
 async def sleep_until(deadline_ns: int) -> None:

@@ -1,0 +1,85 @@
+"""The HTTP/2 transport (``target.http2: true``): httpx with h2.
+
+Slower than aiohttp for many HTTP/1.1 streams (docs/performance.md), so it is
+used only where HTTP/2 is wanted. Pool limits are the run's largest
+concurrency and every httpx timeout but connect is off (httpx's defaults, 100
+connections and 5 s, would cap or kill a long sweep).
+
+Imports: httpx, loadgen.clock, loadgen.client.transport.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import httpx
+
+from loadgen.client.transport import HttpRequest, TransportError
+from loadgen.clock import now_ns
+
+__all__ = ["HttpxTransport"]
+
+
+class _HttpxResponse:
+    __slots__ = ("_resp", "status")
+
+    def __init__(self, resp: httpx.Response) -> None:
+        self._resp = resp
+        self.status = resp.status_code
+
+    async def chunks(self) -> AsyncIterator[tuple[int, bytes]]:
+        try:
+            async for data in self._resp.aiter_raw():
+                if data:
+                    yield now_ns(), data
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            raise TransportError("disconnected", str(exc)[:200]) from None
+        except httpx.HTTPError as exc:
+            raise TransportError("protocol_error", str(exc)[:200]) from None
+
+    async def read_prefix(self, limit: int) -> bytes:
+        out = b""
+        try:
+            async for data in self._resp.aiter_raw():
+                out += data
+                if len(out) >= limit:
+                    break
+        except httpx.HTTPError:
+            pass
+        return out[:limit]
+
+
+class HttpxTransport:
+    def __init__(self, *, limit: int, connect_timeout_s: float, http2: bool = True) -> None:
+        self._client = httpx.AsyncClient(
+            http2=http2,
+            http1=True,
+            limits=httpx.Limits(
+                max_connections=limit, max_keepalive_connections=limit, keepalive_expiry=60
+            ),
+            timeout=httpx.Timeout(None, connect=connect_timeout_s, pool=None),
+        )
+
+    @asynccontextmanager
+    async def open(self, request: HttpRequest) -> AsyncIterator[_HttpxResponse]:
+        req = self._client.build_request(
+            "POST", request.url, content=request.body, headers=request.headers
+        )
+        try:
+            resp = await self._client.send(req, stream=True)
+        except httpx.ConnectTimeout as exc:
+            raise TransportError("connect_timeout", str(exc)[:200]) from None
+        except httpx.ConnectError as exc:
+            raise TransportError("connect_error", str(exc)[:200] or "connect failed") from None
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            raise TransportError("disconnected", str(exc)[:200]) from None
+        except httpx.HTTPError as exc:
+            raise TransportError("protocol_error", str(exc)[:200]) from None
+        try:
+            yield _HttpxResponse(resp)
+        finally:
+            await resp.aclose()
+
+    async def aclose(self) -> None:
+        await self._client.aclose()

@@ -1,0 +1,186 @@
+"""Send one request and turn its stream into a :class:`~loadgen.records.Record`.
+
+Stamp first, parse later: the transport stamps each chunk as it arrives; the
+SSE splitter and the adapter run after. Every failure is a row with an
+``error_kind``; nothing but cancellation escapes :meth:`Requester.send`.
+
+Deadlines (from ``target.timeouts_s``): first token after send, idle gap
+between chunks once tokens flow (enforced within +1/8 of the idle limit, to
+avoid re-arming a timer per chunk), and total.
+
+Imports: orjson, loadgen.clock, loadgen.records, loadgen.client, loadgen.workload.plan.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from loadgen.client.adapters import Adapter
+from loadgen.client.sse import SseSplitter
+from loadgen.client.transport import HttpRequest, Transport, TransportError
+from loadgen.clock import NS_PER_S, loop_time_at, now_ns
+from loadgen.records import Record
+from loadgen.workload.plan import RequestSpec
+
+__all__ = ["RequestTimeouts", "Requester"]
+
+
+@dataclass(slots=True, frozen=True)
+class RequestTimeouts:
+    first_token_ns: int
+    idle_ns: int
+    total_ns: int
+
+    @classmethod
+    def from_seconds(cls, first_token: float, idle: float, total: float) -> RequestTimeouts:
+        return cls(int(first_token * NS_PER_S), int(idle * NS_PER_S), int(total * NS_PER_S))
+
+
+class Requester:
+    """Sends requests of one target through one transport."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        adapter: Adapter,
+        *,
+        base_url: str,
+        model: str,
+        extra_body: dict[str, Any],
+        headers: dict[str, str],
+        timeouts: RequestTimeouts,
+        run_id: str,
+    ) -> None:
+        self._transport = transport
+        self._adapter = adapter
+        self._url = base_url.rstrip("/") + adapter.path
+        self._model = model
+        self._extra = extra_body
+        self._headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+        self._headers.update(headers)
+        self._timeouts = timeouts
+        self._run_id = run_id
+        #: records of requests cut short by cancellation (Ctrl-C), kept for the report
+        self.cancelled: list[Record] = []
+
+    def build(self, spec: RequestSpec, step: int) -> tuple[Record, HttpRequest]:
+        rid = f"{self._run_id}-{step}-{spec.index}"
+        body = self._adapter.body(self._model, spec.prompt, spec.max_tokens, self._extra)
+        headers = dict(self._headers)
+        headers["x-request-id"] = rid
+        rec = Record(
+            step=step,
+            id=spec.index,
+            warmup=spec.warmup,
+            request_id=rid,
+            prompt_tokens_requested=spec.prompt_tokens,
+            max_tokens=spec.max_tokens,
+        )
+        return rec, HttpRequest(self._url, orjson.dumps(body), headers)
+
+    async def send(self, spec: RequestSpec, step: int, scheduled_ns: int | None = None) -> Record:
+        rec, req = self.build(spec, step)
+        rec.scheduled_ns = scheduled_ns
+        t = self._timeouts
+        rec.sent_ns = sent = now_ns()
+        total_deadline = sent + t.total_ns
+        try:
+            async with asyncio.timeout_at(
+                loop_time_at(min(sent + t.first_token_ns, total_deadline))
+            ) as tmo:
+                await self._stream(rec, req, tmo, total_deadline)
+        except TimeoutError:
+            if now_ns() >= total_deadline:
+                _fail(rec, "total_timeout", "no complete response within timeouts_s.total")
+            elif rec.first_token_ns is None:
+                _fail(rec, "first_token_timeout", "no token within timeouts_s.first_token")
+            else:
+                _fail(rec, "idle_timeout", "no data within timeouts_s.idle")
+        except TransportError as exc:
+            _fail(rec, exc.kind, exc.detail)
+        except asyncio.CancelledError:
+            _fail(rec, "cancelled", "the run was interrupted")
+            rec.end_ns = now_ns()
+            self.cancelled.append(rec)
+            raise
+        except Exception as exc:  # a bug of ours must not end the run: keep it as a row
+            _fail(rec, "client_error", f"{type(exc).__name__}: {exc}")
+        rec.end_ns = now_ns()
+        return rec
+
+    async def _stream(
+        self, rec: Record, req: HttpRequest, tmo: asyncio.Timeout, total_deadline: int
+    ) -> None:
+        idle = self._timeouts.idle_ns
+        slack = idle // 8
+        armed = 0  # the idle deadline the timer is set to, once tokens flow
+        async with self._transport.open(req) as resp:
+            rec.headers_ns = now_ns()
+            rec.http_status = resp.status
+            if resp.status >= 400:
+                body = await resp.read_prefix(200)
+                _fail(rec, f"http_{resp.status}", body.decode("utf-8", "replace"))
+                return
+            splitter = SseSplitter()
+            arrived = 0
+            async for arrived, data in resp.chunks():
+                if self._events(rec, splitter.feed(data), arrived):
+                    return
+                if rec.first_token_ns is not None and arrived + idle > armed:
+                    armed = min(arrived + idle + slack, total_deadline)
+                    tmo.reschedule(loop_time_at(armed))
+            if self._events(rec, splitter.finish(), arrived):
+                return
+        _fail(rec, "incomplete_stream", "the stream ended without its final event")
+
+    def _events(self, rec: Record, payloads: list[bytes], arrived: int) -> bool:
+        """Apply one chunk's events to ``rec``; True once the stream is over."""
+        for payload in payloads:
+            if payload == b"[DONE]":
+                _finish(rec, self._adapter.ends_with_done)
+                return True
+            try:
+                d = self._adapter.parse(payload)
+            except (orjson.JSONDecodeError, ValueError, TypeError, AttributeError) as exc:
+                _fail(rec, "malformed_event", f"{exc}: {payload[:120]!r}")
+                return True
+            if d.tokens:
+                if rec.first_token_ns is None:
+                    rec.first_token_ns = arrived
+                rec.token_ns.append(arrived)
+                rec.output_events += d.tokens
+                rec.output_chars += len(d.text)
+            if d.finish_reason is not None:
+                rec.finish_reason = d.finish_reason
+            if d.completion_tokens is not None:
+                rec.output_tokens_server = d.completion_tokens
+            if d.prompt_tokens is not None:
+                rec.prompt_tokens_server = d.prompt_tokens
+            if d.error is not None:
+                _fail(rec, "stream_error", d.error)
+                return True
+            if d.final:
+                _finish(rec, not self._adapter.ends_with_done)
+                return True
+        return False
+
+
+def _finish(rec: Record, expected_end: bool) -> None:
+    if rec.token_ns:
+        rec.last_token_ns = rec.token_ns[-1]
+    if expected_end:
+        rec.ok = True
+    else:
+        _fail(rec, "incomplete_stream", "unexpected end marker for this protocol")
+
+
+def _fail(rec: Record, kind: str, detail: str) -> None:
+    rec.ok = False
+    rec.error_kind = kind
+    rec.error_detail = detail[:200]
+    if rec.token_ns and rec.last_token_ns is None:
+        rec.last_token_ns = rec.token_ns[-1]

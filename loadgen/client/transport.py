@@ -1,0 +1,59 @@
+"""The transport interface: send one request, yield ``(arrival_ns, bytes)`` as they come.
+
+A transport owns one connection pool for a whole run, sized by the caller so
+that it never caps the load. Library exceptions are turned into
+:class:`TransportError` with a ``kind`` the records use, so nothing above this
+layer knows which HTTP library ran.
+
+Imports: loadgen.clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Protocol
+
+__all__ = ["HttpRequest", "Response", "Transport", "TransportError"]
+
+
+@dataclass(slots=True, frozen=True)
+class HttpRequest:
+    url: str
+    body: bytes
+    headers: dict[str, str]
+
+
+class TransportError(Exception):
+    """A request failed below HTTP: ``kind`` is one of
+
+    ``connect_error`` (refused, unreachable, DNS), ``connect_timeout``,
+    ``disconnected`` (the server closed or reset the connection),
+    ``protocol_error`` (the server broke HTTP).
+    """
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(f"{kind}: {detail}")
+        self.kind = kind
+        self.detail = detail
+
+
+class Response(Protocol):
+    status: int
+
+    def chunks(self) -> AsyncIterator[tuple[int, bytes]]:
+        """Body bytes as they arrive, each stamped with :func:`loadgen.clock.now_ns`."""
+        ...
+
+    async def read_prefix(self, limit: int) -> bytes:
+        """Up to ``limit`` bytes of the body (for error rows)."""
+        ...
+
+
+class Transport(Protocol):
+    def open(self, request: HttpRequest) -> AbstractAsyncContextManager[Response]:
+        """POST ``request``; the context yields once the response headers are in."""
+        ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,18 @@
+"""Metrics: pure functions from records to summaries; they only subtract integers."""
+
+from loadgen.metrics.latency import e2e_ns, itl_gaps_ns, tpot_ns, ttft_from_scheduled_ns, ttft_ns
+from loadgen.metrics.sla import check_sla, request_meets_sla
+from loadgen.metrics.stats import distribution_ms
+from loadgen.metrics.step import summarize_step
+
+__all__ = [
+    "check_sla",
+    "distribution_ms",
+    "e2e_ns",
+    "itl_gaps_ns",
+    "request_meets_sla",
+    "summarize_step",
+    "tpot_ns",
+    "ttft_from_scheduled_ns",
+    "ttft_ns",
+]

@@ -1,0 +1,56 @@
+"""Per-request latency formulas. Integers in, integers out: only subtraction of stamps.
+
+Each formula is in its function's docstring and in docs/metrics.md.
+
+Imports: loadgen.records.
+"""
+
+from __future__ import annotations
+
+from loadgen.records import Record
+
+__all__ = ["e2e_ns", "itl_gaps_ns", "tpot_ns", "ttft_from_scheduled_ns", "ttft_ns"]
+
+
+def ttft_ns(r: Record) -> int | None:
+    """TTFT = first-token time - send time."""
+    if r.first_token_ns is None:
+        return None
+    return r.first_token_ns - r.sent_ns
+
+
+def ttft_from_scheduled_ns(r: Record) -> int | None:
+    """TTFT (open loop, from schedule) = first-token time - scheduled send time.
+
+    Includes any wait for a free slot under ``max_concurrency`` and any lag of
+    the sender behind its schedule.
+    """
+    if r.first_token_ns is None or r.scheduled_ns is None:
+        return None
+    return r.first_token_ns - r.scheduled_ns
+
+
+def itl_gaps_ns(r: Record) -> list[int]:
+    """ITL = the gaps between consecutive token events of one request: t[i] - t[i-1].
+
+    Events that arrived in the same read share one stamp, so their gap is 0.
+    """
+    t = r.token_ns
+    return [b - a for a, b in zip(t, t[1:], strict=False)]
+
+
+def tpot_ns(r: Record) -> float | None:
+    """TPOT = (last-token time - first-token time) / (output tokens - 1).
+
+    Output tokens are the server's usage count when sent, else the number of
+    token events. Requests with fewer than two tokens have no TPOT.
+    """
+    n = r.output_tokens
+    if n < 2 or r.first_token_ns is None or r.last_token_ns is None:
+        return None
+    return (r.last_token_ns - r.first_token_ns) / (n - 1)
+
+
+def e2e_ns(r: Record) -> int:
+    """E2E = end time - send time (end = the stream's last byte, or the failure)."""
+    return r.end_ns - r.sent_ns

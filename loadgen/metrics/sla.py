@@ -1,0 +1,83 @@
+"""SLA checks for a step, and the per-request test behind goodput.
+
+A step passes when every stated bound holds: ``sla.ttft_ms.p99: 500`` means the
+step's TTFT p99 must be <= 500 ms. Goodput counts requests that meet every
+per-request bound: for each of TTFT, TPOT and E2E the bound of the highest
+percentile stated (p99 before p95, p90, p50, mean) is applied to the request's
+own value. ITL bounds are step-level only.
+
+Imports: loadgen.scenario.models, loadgen.summary, loadgen.records, loadgen.metrics.latency.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from loadgen.clock import NS_PER_MS
+from loadgen.metrics.latency import e2e_ns, tpot_ns, ttft_ns
+from loadgen.records import Record
+from loadgen.scenario.models import PercentileBounds, SlaSpec
+from loadgen.summary import SlaCheck, SlaResult, StepSummary
+
+__all__ = ["check_sla", "request_meets_sla"]
+
+_ORDER = ("p99", "p95", "p90", "p50", "mean")
+_PER_REQUEST: dict[str, Callable[[Record], float | None]] = {
+    "ttft_ms": ttft_ns,
+    "tpot_ms": tpot_ns,
+    "e2e_ms": e2e_ns,
+}
+
+
+def _per_request_bound(bounds: PercentileBounds) -> float | None:
+    stated = dict(bounds.items())
+    for key in _ORDER:
+        if key in stated:
+            return stated[key]
+    return None
+
+
+def request_meets_sla(r: Record, sla: SlaSpec) -> bool:
+    """True when an ok request is within every per-request bound."""
+    if not r.ok:
+        return False
+    for metric, formula in _PER_REQUEST.items():
+        bound = _per_request_bound(getattr(sla, metric))
+        if bound is None:
+            continue
+        value = formula(r)
+        if value is None:
+            if metric == "tpot_ms":
+                continue  # one-token answers have no TPOT
+            return False
+        if value > bound * NS_PER_MS:
+            return False
+    return True
+
+
+def check_sla(step: StepSummary, sla: SlaSpec) -> SlaResult:
+    """Every stated bound against the step's measured value."""
+    checks: list[SlaCheck] = []
+    for metric in ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"):
+        dist = getattr(step, metric).model_dump()
+        for stat, bound in getattr(sla, metric).items():
+            value = dist.get(stat)
+            checks.append(_check(metric, stat, bound, value))
+    if sla.max_error_rate is not None:
+        checks.append(_check("error_rate", "value", sla.max_error_rate, step.requests.error_rate))
+    return SlaResult(passed=all(c.passed for c in checks), checks=checks)
+
+
+def _check(metric: str, stat: str, bound: float, value: float | None) -> SlaCheck:
+    if value is None:
+        return SlaCheck(
+            metric=metric, stat=stat, bound=bound, value=None, margin=None, passed=False
+        )
+    return SlaCheck(
+        metric=metric,
+        stat=stat,
+        bound=bound,
+        value=value,
+        margin=bound - value,
+        passed=value <= bound,
+    )

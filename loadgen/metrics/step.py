@@ -1,0 +1,111 @@
+"""One step's records -> its :class:`~loadgen.summary.StepSummary`.
+
+Warm-up records are counted but excluded from every metric. Latency metrics
+use the successful requests; counts and the error rate use all of them.
+Throughput is over the step's measured window: the first send to the last
+end among the measured (non-warm-up) requests.
+
+Imports: loadgen.records, loadgen.summary, loadgen.scenario.models, loadgen.metrics.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from loadgen.clock import NS_PER_S
+from loadgen.metrics.latency import e2e_ns, itl_gaps_ns, tpot_ns, ttft_from_scheduled_ns, ttft_ns
+from loadgen.metrics.sla import check_sla, request_meets_sla
+from loadgen.metrics.stats import distribution_ms
+from loadgen.records import Record
+from loadgen.scenario.models import SlaSpec
+from loadgen.summary import (
+    ClientHealth,
+    LittleCheck,
+    LoadPoint,
+    RequestCounts,
+    StepSummary,
+    Throughput,
+    TokenCounts,
+)
+
+__all__ = ["LITTLE_TOLERANCE", "summarize_step"]
+
+#: Little's-law disagreement (ratio away from 1) that gets flagged.
+LITTLE_TOLERANCE = 0.15
+
+
+def summarize_step(
+    index: int,
+    load: LoadPoint,
+    records: Sequence[Record],
+    sla: SlaSpec,
+    *,
+    client: ClientHealth | None = None,
+    mean_in_flight: float | None = None,
+    interrupted: bool = False,
+) -> StepSummary:
+    measured = [r for r in records if not r.warmup]
+    ok = [r for r in measured if r.ok]
+    errors = Counter(r.error_kind or "unknown" for r in measured if not r.ok)
+    start = min((r.sent_ns for r in measured), default=0)
+    end = max((r.end_ns for r in measured), default=0)
+    window_s = (end - start) / NS_PER_S if end > start else 0.0
+
+    step = StepSummary(
+        index=index,
+        load=load,
+        started_ns=start,
+        ended_ns=end,
+        duration_s=window_s,
+        interrupted=interrupted,
+        client=client or ClientHealth(),
+    )
+    step.requests = RequestCounts(
+        total=len(measured),
+        ok=len(ok),
+        failed=len(measured) - len(ok),
+        warmup=len(records) - len(measured),
+        errors=dict(sorted(errors.items())),
+        error_rate=(len(measured) - len(ok)) / len(measured) if measured else 0.0,
+    )
+    step.ttft_ms = distribution_ms([v for r in ok if (v := ttft_ns(r)) is not None])
+    if load.mode == "rate":
+        step.ttft_from_scheduled_ms = distribution_ms(
+            [v for r in ok if (v := ttft_from_scheduled_ns(r)) is not None]
+        )
+    step.itl_ms = distribution_ms([g for r in ok for g in itl_gaps_ns(r)])
+    step.tpot_ms = distribution_ms([v for r in ok if (v := tpot_ns(r)) is not None])
+    step.e2e_ms = distribution_ms([e2e_ns(r) for r in ok])
+    step.tokens = TokenCounts(
+        output_total=sum(r.output_tokens for r in ok),
+        input_total=sum(r.prompt_tokens for r in ok),
+        output_events_total=sum(r.output_events for r in ok),
+        count_mismatches=sum(1 for r in ok if r.count_mismatch),
+        server_counts=sum(1 for r in ok if r.output_tokens_server is not None),
+    )
+    good = sum(1 for r in ok if request_meets_sla(r, sla))
+    per_s = 1.0 / window_s if window_s else 0.0
+    step.throughput = Throughput(
+        requests_per_s=len(ok) * per_s,
+        output_tokens_per_s=step.tokens.output_total * per_s,
+        input_tokens_per_s=step.tokens.input_total * per_s,
+        goodput_requests_per_s=good * per_s,
+    )
+    step.sla = check_sla(step, sla)
+    step.sla.good_requests = good
+    if mean_in_flight is not None and window_s:
+        step.little = little_check(mean_in_flight, measured, window_s)
+    return step
+
+
+def little_check(mean_in_flight: float, measured: Sequence[Record], window_s: float) -> LittleCheck:
+    """L = lambda x W: the sampled mean in flight vs completions/s x mean E2E."""
+    completions_per_s = len(measured) / window_s
+    mean_latency_s = sum(e2e_ns(r) for r in measured) / len(measured) / NS_PER_S
+    predicted = completions_per_s * mean_latency_s
+    ratio = mean_in_flight / predicted if predicted else None
+    flagged = ratio is not None and abs(ratio - 1.0) > LITTLE_TOLERANCE
+    return LittleCheck(
+        mean_in_flight=mean_in_flight, predicted=predicted, ratio=ratio, flagged=flagged
+    )

@@ -1,0 +1,123 @@
+"""One row per request, and the writer that streams rows to ``records.jsonl``.
+
+Rows are slotted dataclasses on the hot path and serialised with orjson as
+each request finishes, so an interrupted run keeps everything measured. All
+times are integer nanoseconds of :func:`loadgen.clock.now_ns`.
+
+Imports: orjson, the standard library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+__all__ = ["ERROR_KINDS", "Record", "RecordWriter", "read_records"]
+
+#: Every value ``Record.error_kind`` can take (``http_<status>`` stands for one per status).
+ERROR_KINDS = (
+    "http_<status>",
+    "connect_error",
+    "connect_timeout",
+    "disconnected",
+    "protocol_error",
+    "first_token_timeout",
+    "idle_timeout",
+    "total_timeout",
+    "incomplete_stream",
+    "malformed_event",
+    "stream_error",
+    "cancelled",
+    "client_error",
+)
+
+
+@dataclass(slots=True)
+class Record:
+    """What happened to one request. ``ok`` is True only for a complete, clean stream."""
+
+    step: int
+    id: int
+    warmup: bool
+    request_id: str
+    prompt_tokens_requested: int
+    max_tokens: int
+    scheduled_ns: int | None = None  # open loop: when the schedule said to send
+    sent_ns: int = 0
+    headers_ns: int | None = None
+    first_token_ns: int | None = None
+    last_token_ns: int | None = None
+    end_ns: int = 0
+    token_ns: list[int] = field(default_factory=list)  # arrival of every token event
+    output_events: int = 0  # client-side count of token events
+    output_tokens_server: int | None = None  # usage.completion_tokens
+    prompt_tokens_server: int | None = None  # usage.prompt_tokens
+    output_chars: int = 0
+    finish_reason: str | None = None
+    ok: bool = False
+    error_kind: str | None = None
+    error_detail: str | None = None
+    http_status: int | None = None
+
+    @property
+    def output_tokens(self) -> int:
+        """The server's count when it sent one, else the number of token events."""
+        s = self.output_tokens_server
+        return s if s is not None else self.output_events
+
+    @property
+    def prompt_tokens(self) -> int:
+        s = self.prompt_tokens_server
+        return s if s is not None else self.prompt_tokens_requested
+
+    @property
+    def count_mismatch(self) -> bool:
+        """The server's usage count disagrees with the number of token events."""
+        s = self.output_tokens_server
+        return s is not None and s != self.output_events
+
+
+_FIELDS = tuple(f.name for f in fields(Record))
+
+
+class RecordWriter:
+    """Appends records to a JSONL file; flushes at least every ``flush_every`` rows."""
+
+    def __init__(self, path: Path, *, flush_every: int = 64) -> None:
+        self._fh: IO[bytes] = path.open("ab")
+        self._flush_every = flush_every
+        self._unflushed = 0
+        self.count = 0
+
+    def write(self, record: Record) -> None:
+        self._fh.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE))
+        self.count += 1
+        self._unflushed += 1
+        if self._unflushed >= self._flush_every:
+            self.flush()
+
+    def flush(self) -> None:
+        self._fh.flush()
+        self._unflushed = 0
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.flush()
+            self._fh.close()
+
+
+def read_records(path: Path) -> Iterator[Record]:
+    """Records back from a JSONL file; a torn last line (a killed run) is skipped."""
+    with path.open("rb") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            try:
+                row: dict[str, Any] = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            yield Record(**{k: row[k] for k in _FIELDS if k in row})

@@ -1,0 +1,1 @@
+"""Outputs: console tables, progress, files and plots. They read the summary only."""

@@ -1,0 +1,84 @@
+"""Live progress of a run on a terminal (rich), silent otherwise.
+
+Shows the current step, requests done / total, elapsed time, live req/s,
+output tok/s and TTFT p50 so far. Rendering runs in rich's refresh thread at
+4 Hz; the event loop only bumps counters.
+
+Imports: rich (lazily), loadgen.clock, loadgen.records.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from loadgen.clock import NS_PER_MS, NS_PER_S, now_ns
+from loadgen.records import Record
+
+__all__ = ["Progress"]
+
+
+@dataclass(slots=True)
+class _State:
+    label: str = ""
+    total: int | None = None
+    done: int = 0
+    failed: int = 0
+    tokens: int = 0
+    started_ns: int = 0
+    ttft_ms: deque[float] = field(default_factory=lambda: deque(maxlen=2000))
+
+
+class Progress:
+    """``enabled`` only when stdout is a terminal and not ``--quiet``."""
+
+    def __init__(self, *, enabled: bool | None = None) -> None:
+        self.enabled = sys.stdout.isatty() if enabled is None else enabled
+        self._state = _State()
+        self._live: Any = None
+
+    def start_step(self, label: str, total: int | None) -> None:
+        self._state = _State(label=label, total=total, started_ns=now_ns())
+        if self.enabled and self._live is None:
+            from rich.live import Live
+
+            self._live = Live(self, refresh_per_second=4, transient=True)
+            self._live.start()
+
+    def record(self, rec: Record) -> None:
+        s = self._state
+        s.done += 1
+        if not rec.ok:
+            s.failed += 1
+        s.tokens += rec.output_tokens
+        if rec.first_token_ns is not None and rec.ok:
+            s.ttft_ms.append((rec.first_token_ns - rec.sent_ns) / NS_PER_MS)
+
+    def print(self, text: str) -> None:
+        if self._live is not None:
+            self._live.console.print(text, markup=False, highlight=False)
+        else:
+            print(text, flush=True)
+
+    def stop(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    def line(self) -> str:
+        s = self._state
+        elapsed = max((now_ns() - s.started_ns) / NS_PER_S, 1e-9)
+        total = f"/{s.total}" if s.total else ""
+        p50 = f"{statistics.median(s.ttft_ms):.1f} ms" if s.ttft_ms else "-"
+        return (
+            f"{s.label} · {s.done}{total} requests ({s.failed} failed) · {elapsed:.0f} s · "
+            f"{s.done / elapsed:.1f} req/s · {s.tokens / elapsed:,.0f} tok/s · TTFT p50 {p50}"
+        )
+
+    def __rich__(self) -> Any:
+        from rich.text import Text
+
+        return Text(self.line())

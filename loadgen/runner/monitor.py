@@ -1,0 +1,85 @@
+"""Watching loadgen itself: event-loop lag, requests in flight, CPU use.
+
+A small task wakes every ``period``; how late it wakes is the loop's lag (the
+delay any chunk's timestamp may carry), and at each wake it samples the
+number of requests in flight, for Little's law and the timeline.
+
+Imports: asyncio, numpy, loadgen.clock, loadgen.summary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from loadgen.clock import NS_PER_MS, NS_PER_S, cpu_ns, now_ns, sleep_until
+from loadgen.summary import ClientHealth
+
+__all__ = ["LoopMonitor", "SATURATION"]
+
+#: Thresholds past which a step is flagged as limited by loadgen itself.
+SATURATION = {"cpu_util": 0.9, "loop_lag_p99_ms": 5.0, "send_lag_p99_ms": 10.0}
+
+
+@dataclass(slots=True)
+class LoopMonitor:
+    period_ns: int = 10 * NS_PER_MS
+    in_flight: int = 0
+    lags_ns: list[int] = field(default_factory=list)
+    samples: list[tuple[int, int]] = field(default_factory=list)  # (time, in flight)
+    _cpu0: int = 0
+    _wall0: int = 0
+    _task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._cpu0, self._wall0 = cpu_ns(), now_ns()
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+            self._task = None
+
+    async def _run(self) -> None:
+        due = now_ns() + self.period_ns
+        while True:
+            await sleep_until(due)
+            t = now_ns()
+            self.lags_ns.append(t - due)
+            self.samples.append((t, self.in_flight))
+            due = max(due + self.period_ns, t)
+
+    def mean_in_flight(self, start_ns: int, end_ns: int) -> float | None:
+        window = [n for t, n in self.samples if start_ns <= t <= end_ns]
+        return float(np.mean(window)) if window else None
+
+    def health(self, send_lags_ns: list[int]) -> ClientHealth:
+        wall = now_ns() - self._wall0
+        cpu_util = (cpu_ns() - self._cpu0) / wall if wall > 0 else 0.0
+        h = ClientHealth(cpu_util=round(cpu_util, 4))
+        if self.lags_ns:
+            lags = np.asarray(self.lags_ns, dtype=np.float64) / NS_PER_MS
+            h.loop_lag_p99_ms = float(np.percentile(lags, 99))
+            h.loop_lag_max_ms = float(lags.max())
+        if send_lags_ns:
+            h.send_lag_p99_ms = float(np.percentile(send_lags_ns, 99)) / NS_PER_MS
+        if wall >= 2 * NS_PER_S and h.cpu_util > SATURATION["cpu_util"]:
+            h.warnings.append(
+                f"loadgen used {h.cpu_util:.0%} of a CPU core: it may be the bottleneck"
+            )
+        if (h.loop_lag_p99_ms or 0.0) > SATURATION["loop_lag_p99_ms"]:
+            h.warnings.append(
+                f"event-loop lag p99 {h.loop_lag_p99_ms:.1f} ms: timestamps may run late"
+            )
+        if (h.send_lag_p99_ms or 0.0) > SATURATION["send_lag_p99_ms"]:
+            h.warnings.append(
+                f"sends ran {h.send_lag_p99_ms:.1f} ms (p99) behind the arrival schedule"
+            )
+        h.saturated = bool(h.warnings)
+        return h

@@ -1,0 +1,237 @@
+"""A whole run: the scenario's steps in order, records and summary on disk as they come.
+
+scenario -> workload -> client -> records -> metrics -> report. The summary
+is rewritten after every step, and Ctrl-C still leaves a valid partial
+summary (the interrupted step is marked and its cut-short requests kept).
+
+Imports: loadgen.* (the orchestrator sits on top of the measuring side).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from loadgen import __version__
+from loadgen.client import ADAPTERS, Requester, RequestTimeouts, make_transport
+from loadgen.clock import NS_PER_S, anchor
+from loadgen.metrics import summarize_step
+from loadgen.records import Record, RecordWriter
+from loadgen.report.console import format_step
+from loadgen.report.files import write_resolved_scenario, write_summary
+from loadgen.report.progress import Progress
+from loadgen.runner.drivers import closed_loop, open_loop
+from loadgen.runner.monitor import LoopMonitor
+from loadgen.runner.target import MockServer
+from loadgen.scenario.models import Scenario
+from loadgen.summary import LoadPoint, StepSummary, Summary
+from loadgen.workload import RequestSource, arrival_offsets_ns, plan_requests, step_rng
+
+__all__ = ["RunOptions", "run_scenario"]
+
+
+@dataclass(slots=True)
+class RunOptions:
+    out_dir: Path
+    quiet: bool = False
+    progress: bool | None = None  # None: only on a terminal
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+
+
+def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
+    """Run every step; return the summary (also written to ``out_dir``)."""
+    opts.out_dir.mkdir(parents=True, exist_ok=True)
+    write_resolved_scenario(scenario, opts.out_dir / "scenario.yaml")
+    records_path = opts.out_dir / "records.jsonl"
+    records_path.unlink(missing_ok=True)
+    with contextlib.ExitStack() as stack:
+        url = scenario.target.url
+        if url == "mock":
+            args = list(scenario.target.mock.args)
+            if scenario.target.mock.profile:
+                args += ["--profile", scenario.target.mock.profile]
+            url = stack.enter_context(MockServer(args, opts.out_dir / "mock.log"))
+        a = anchor()
+        summary = Summary(
+            loadgen_version=__version__,
+            name=scenario.name,
+            run_id=opts.run_id,
+            target_url=scenario.target.url,
+            api=scenario.target.api,
+            model=scenario.target.model,
+            clock_anchor={"monotonic_ns": a.monotonic_ns, "wall_ns": a.wall_ns},
+            sla=scenario.sla.model_dump(exclude_none=True),
+        )
+        writer = stack.enter_context(contextlib.closing(RecordWriter(records_path)))
+        progress = Progress(enabled=False if opts.quiet else opts.progress)
+        stack.callback(progress.stop)
+        session = _Session(scenario, url, opts, summary, writer, progress)
+        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            runner.run(session.run())
+    return summary
+
+
+def _loop_factory() -> object | None:
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
+
+
+class _Session:
+    def __init__(
+        self,
+        scenario: Scenario,
+        url: str,
+        opts: RunOptions,
+        summary: Summary,
+        writer: RecordWriter,
+        progress: Progress,
+    ) -> None:
+        self.scenario = scenario
+        self.url = url
+        self.opts = opts
+        self.summary = summary
+        self.writer = writer
+        self.progress = progress
+
+    async def run(self) -> None:
+        sc = self.scenario
+        load = sc.load
+        limit = int(max(load.points)) if load.mode == "concurrency" else load.max_concurrency or 0
+        transport = make_transport(
+            http2=sc.target.http2, limit=limit, connect_timeout_s=sc.target.timeouts_s.connect
+        )
+        headers = dict(sc.target.headers)
+        if sc.target.api_key_env and os.environ.get(sc.target.api_key_env):
+            headers["Authorization"] = f"Bearer {os.environ[sc.target.api_key_env]}"
+        t = sc.target.timeouts_s
+        requester = Requester(
+            transport,
+            ADAPTERS[sc.target.api],
+            base_url=self.url,
+            model=sc.target.model,
+            extra_body=dict(sc.target.extra_body),
+            headers=headers,
+            timeouts=RequestTimeouts.from_seconds(t.first_token, t.idle, t.total),
+            run_id=self.opts.run_id,
+        )
+        try:
+            for index, point in enumerate(load.points):
+                step = await self.run_step(requester, index, point)
+                self.summary.steps.append(step)
+                write_summary(self.summary, self.opts.out_dir / "summary.json")
+                if not self.opts.quiet:
+                    self.progress.print(format_step(step))
+                if step.interrupted:
+                    self.summary.interrupted = True
+                    write_summary(self.summary, self.opts.out_dir / "summary.json")
+                    break
+        finally:
+            self.writer.flush()
+            await transport.aclose()
+
+    async def run_step(self, requester: Requester, index: int, point: float) -> StepSummary:
+        sc = self.scenario
+        load = sc.load
+        w = load.warmup_requests
+        rng = step_rng(sc.workload.seed, index, 0)
+        records: list[Record] = []
+        monitor = LoopMonitor()
+        send_lags: list[int] = []
+
+        async def send(spec: object, scheduled: int | None) -> Record:
+            monitor.in_flight += 1
+            try:
+                return await requester.send(spec, index, scheduled)  # type: ignore[arg-type]
+            finally:
+                monitor.in_flight -= 1
+
+        def on_record(rec: Record) -> None:
+            self.writer.write(rec)
+            records.append(rec)
+            self.progress.record(rec)
+
+        lp = _load_point(sc, point)
+        n = load.requests_per_step
+        self.progress.start_step(f"step {index} ({lp.mode} {point:g})", n)
+        monitor.start()
+        interrupted = False
+        try:
+            if load.mode == "concurrency":
+                if n is not None:
+                    specs = iter(plan_requests(sc.workload, rng, w + n, warmup=w))
+                else:
+                    source = RequestSource(sc.workload, rng, start=w)
+                    warm = plan_requests(
+                        sc.workload, step_rng(sc.workload.seed, index, 2), w, warmup=w
+                    )
+                    specs = _chain(warm, source)
+                duration = None if load.duration_s is None else int(load.duration_s * NS_PER_S)
+                await closed_loop(send, specs, int(point), on_record, duration_ns=duration)
+            else:
+                arng = step_rng(sc.workload.seed, index, 1)
+                if n is not None:
+                    offsets = arrival_offsets_ns(
+                        point, load.arrival, arng, count=w + n, burstiness=load.burstiness
+                    )
+                else:
+                    horizon = float(load.duration_s or 0) + w / point
+                    offsets = arrival_offsets_ns(
+                        point, load.arrival, arng, duration_s=horizon, burstiness=load.burstiness
+                    )
+                planned = plan_requests(sc.workload, rng, len(offsets), warmup=w)
+                await open_loop(
+                    send,
+                    planned,
+                    offsets,
+                    on_record,
+                    max_concurrency=load.max_concurrency,
+                    send_lags_ns=send_lags,
+                )
+        except asyncio.CancelledError:
+            interrupted = True
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            for rec in requester.cancelled:
+                on_record(rec)
+            requester.cancelled.clear()
+        await monitor.stop()
+        health = monitor.health(send_lags)
+        measured = [r for r in records if not r.warmup]
+        start = min((r.sent_ns for r in measured), default=0)
+        end = max((r.end_ns for r in measured), default=0)
+        return summarize_step(
+            index,
+            lp,
+            records,
+            sc.sla,
+            client=health,
+            mean_in_flight=monitor.mean_in_flight(start, end),
+            interrupted=interrupted,
+        )
+
+
+def _chain(first: list[object], source: RequestSource):  # type: ignore[no-untyped-def]
+    yield from first
+    while True:
+        yield source()
+
+
+def _load_point(sc: Scenario, point: float) -> LoadPoint:
+    load = sc.load
+    if load.mode == "concurrency":
+        return LoadPoint(mode="concurrency", concurrency=int(point))
+    return LoadPoint(
+        mode="rate",
+        rate=point,
+        arrival=load.arrival,
+        burstiness=load.burstiness,
+        max_concurrency=load.max_concurrency,
+    )

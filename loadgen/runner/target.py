@@ -1,0 +1,73 @@
+"""The built-in mock as a target: a child process on a free port.
+
+Never inside the client's event loop, where its work would distort the
+timings. Its output goes to a log file (a pipe nobody reads could fill and
+stall it); the first ``listening on URL`` line there says it is ready.
+Stopped with SIGTERM (then SIGKILL) after the run.
+
+Imports: subprocess, loadgen.errors.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import TracebackType
+
+from loadgen.clock import NS_PER_S, block_for, now_ns
+from loadgen.errors import TargetError
+
+__all__ = ["MockServer"]
+
+_READY = re.compile(r"listening on (http://\S+)")
+
+
+class MockServer:
+    """``with MockServer(args, log) as url:`` runs ``python -m loadgen.mock --port 0 ARGS``."""
+
+    def __init__(self, args: list[str], log_path: Path, *, start_timeout_s: float = 30.0) -> None:
+        self.args = args
+        self.log_path = log_path
+        self.start_timeout_s = start_timeout_s
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> str:
+        cmd = [sys.executable, "-m", "loadgen.mock", "--host", "127.0.0.1", "--port", "0"]
+        with self.log_path.open("wb") as log:
+            self.proc = subprocess.Popen(
+                [*cmd, *self.args], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
+        give_up = now_ns() + int(self.start_timeout_s * NS_PER_S)
+        while now_ns() < give_up:
+            text = self.log_path.read_text(errors="replace")
+            match = _READY.search(text)
+            if match:
+                return match.group(1)
+            if self.proc.poll() is not None:
+                break
+            block_for(0.02)
+        self._stop()
+        lines = self.log_path.read_text(errors="replace").strip().splitlines()
+        last = lines[-1] if lines else "no output"
+        raise TargetError(f"the built-in mock did not start ({self.log_path}): {last}")
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._stop()
+
+    def _stop(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -1,0 +1,122 @@
+"""Reading a scenario: YAML text and command-line overrides -> :class:`Scenario`.
+
+Every failure becomes one :class:`ScenarioError` line that names the source
+(the file, or the flag that set the field), the field path in the form
+``load.concurrency[2]`` and what was expected.
+
+Imports: yaml, pydantic, loadgen.errors, loadgen.scenario.models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from loadgen.errors import ScenarioError
+from loadgen.scenario.models import Scenario
+
+__all__ = ["Overrides", "load_scenario", "parse_scenario", "split_list"]
+
+#: Flag name -> (field path, value) set by the command line.
+Overrides = Mapping[str, tuple[tuple[str, ...], Any]]
+
+_UNION_TAGS = {"fixed", "uniform"}
+
+
+def split_list(flag: str, text: str, kind: type[int] | type[float]) -> list[Any]:
+    """Parse ``"1,2,4"`` for a flag such as ``--concurrency``."""
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise ScenarioError(f"command line: {flag}: expected a comma-separated list, got {text!r}")
+    try:
+        return [kind(t) for t in items]
+    except ValueError:
+        name = "integers" if kind is int else "numbers"
+        msg = f"command line: {flag}: expected comma-separated {name}, got {text!r}"
+        raise ScenarioError(msg) from None
+
+
+def load_scenario(path: Path, overrides: Overrides | None = None) -> Scenario:
+    """Read and validate ``path``; apply ``overrides`` before validation."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read the scenario: {exc.strerror or exc}") from None
+    return parse_scenario(text, str(path), overrides)
+
+
+def parse_scenario(text: str, source: str, overrides: Overrides | None = None) -> Scenario:
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        where = ""
+        mark = getattr(exc, "problem_mark", None)
+        if mark is not None:
+            where = f" at line {mark.line + 1}, column {mark.column + 1}"
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ScenarioError(f"{source}: YAML syntax error{where}: {problem}") from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        got = type(raw).__name__
+        raise ScenarioError(f"{source}: expected a mapping of scenario fields, got {got}")
+    overrides = overrides or {}
+    for path, value in overrides.values():
+        _set_path(raw, path, value)
+    try:
+        return Scenario.model_validate(raw)
+    except ValidationError as exc:
+        raise ScenarioError(_one_line(exc, source, overrides)) from None
+
+
+def _set_path(raw: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    node = raw
+    for key in path[:-1]:
+        child = node.get(key)
+        if not isinstance(child, dict):
+            child = {}
+            node[key] = child
+        node = child
+    node[path[-1]] = value
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in _UNION_TAGS:
+            continue  # discriminated-union tag, not a user-visible key
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "(top level)"
+
+
+def _one_line(exc: ValidationError, source: str, overrides: Overrides) -> str:
+    err = exc.errors(include_url=False)[0]
+    loc = tuple(err["loc"])
+    field = _field_path(loc)
+    for flag, (path, _) in overrides.items():
+        if tuple(str(p) for p in loc[: len(path)]) == path:
+            source = f"command line {flag}"
+            break
+    msg = str(err["msg"])
+    if err["type"] == "extra_forbidden":
+        msg = "unknown field"
+    elif err["type"] == "missing":
+        msg = "required field is missing"
+    elif msg.startswith("Value error, "):
+        msg = msg[len("Value error, ") :]
+    text = f"{source}: {field}: {msg}"
+    if err["type"] not in {"missing", "extra_forbidden"} and "input" in err:
+        shown = repr(err["input"])
+        if len(shown) <= 60 and not isinstance(err["input"], dict):
+            text += f" (got {shown})"
+    extra = exc.error_count() - 1
+    if extra:
+        text += f" [and {extra} more error{'s' if extra > 1 else ''}]"
+    return text.replace("\n", " ")

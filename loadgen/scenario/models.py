@@ -1,0 +1,219 @@
+"""The scenario: what to load, how hard, and what counts as good enough.
+
+Pydantic models at the edge, strict (``extra="forbid"``), one description per
+field; ``docs/scenario.md`` documents the same fields. Nothing here does I/O.
+
+Imports: pydantic only.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = [
+    "API_NAMES",
+    "Distribution",
+    "FixedDist",
+    "LoadSpec",
+    "MockSpec",
+    "PercentileBounds",
+    "Scenario",
+    "SlaSpec",
+    "TargetSpec",
+    "TelemetrySpec",
+    "Timeouts",
+    "UniformDist",
+    "WorkloadSpec",
+]
+
+API_NAMES = ("openai-completions", "openai-chat", "tgi")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Timeouts(_Strict):
+    connect: float = Field(10.0, gt=0, description="Seconds to open the TCP connection.")
+    first_token: float = Field(
+        300.0, gt=0, description="Seconds from send to the first generated token."
+    )
+    idle: float = Field(
+        120.0, gt=0, description="Longest gap in seconds between two chunks of one stream."
+    )
+    total: float = Field(1800.0, gt=0, description="Seconds for the whole request.")
+
+
+class MockSpec(_Strict):
+    profile: str | None = Field(
+        None, description="Built-in mock engine profile (see docs/mock.md); None = its default."
+    )
+    args: list[str] = Field(
+        default_factory=list,
+        description="Extra command-line arguments for `loadgen mock` (e.g. ['--itl-ms', '10']).",
+    )
+
+
+class TargetSpec(_Strict):
+    url: str = Field(
+        "mock",
+        description="Base URL of the server (http://host:port), or `mock` for the built-in server.",
+    )
+    api: Literal["openai-completions", "openai-chat", "tgi"] = Field(
+        "openai-chat", description="Wire protocol: openai-completions | openai-chat | tgi."
+    )
+    model: str = Field("mock-model", min_length=1, description="Model name sent in each request.")
+    api_key_env: str | None = Field(
+        None, description="Environment variable holding the API key (sent as a Bearer token)."
+    )
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict, description="Merged into every request body (e.g. ignore_eos)."
+    )
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="Extra HTTP headers sent with every request."
+    )
+    http2: bool = Field(False, description="Use HTTP/2 (httpx transport) instead of aiohttp.")
+    timeouts_s: Timeouts = Field(
+        default_factory=Timeouts, description="Per-request timeouts in seconds."
+    )
+    mock: MockSpec = Field(
+        default_factory=MockSpec, description="Options for the built-in mock (url: mock)."
+    )
+
+
+class FixedDist(_Strict):
+    dist: Literal["fixed"] = Field(description="Every request gets `value`.")
+    value: int = Field(ge=1, description="The token count.")
+
+
+class UniformDist(_Strict):
+    dist: Literal["uniform"] = Field(description="Integers drawn uniformly in [min, max].")
+    min: int = Field(ge=1, description="Smallest token count.")
+    max: int = Field(ge=1, description="Largest token count.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> UniformDist:
+        if self.max < self.min:
+            raise ValueError(f"max ({self.max}) must be >= min ({self.min})")
+        return self
+
+
+Distribution = Annotated[FixedDist | UniformDist, Field(discriminator="dist")]
+
+
+class WorkloadSpec(_Strict):
+    seed: int = Field(0, ge=0, description="Seed of every random draw (0 is a valid seed).")
+    prompt_tokens: Distribution = Field(
+        default_factory=lambda: FixedDist(dist="fixed", value=128),
+        description="Prompt length in tokens.",
+    )
+    output_tokens: Distribution = Field(
+        default_factory=lambda: FixedDist(dist="fixed", value=128),
+        description="Output length in tokens, sent as max_tokens.",
+    )
+
+
+class LoadSpec(_Strict):
+    mode: Literal["concurrency", "rate"] = Field(
+        "concurrency", description="concurrency (closed loop) | rate (open loop)."
+    )
+    concurrency: list[Annotated[int, Field(ge=1)]] | None = Field(
+        None, min_length=1, description="Closed loop: one step per number of concurrent requests."
+    )
+    rate: list[Annotated[float, Field(gt=0)]] | None = Field(
+        None, min_length=1, description="Open loop: one step per request rate (requests/s)."
+    )
+    arrival: Literal["poisson", "gamma", "constant"] = Field(
+        "poisson", description="Open loop arrival process."
+    )
+    burstiness: float = Field(
+        1.0, gt=0, description="Gamma shape; 1 = Poisson, <1 burstier, >1 steadier (as vLLM)."
+    )
+    max_concurrency: int | None = Field(
+        None, ge=1, description="Open loop: cap on requests in flight (None = no cap)."
+    )
+    requests_per_step: int | None = Field(
+        None, ge=1, description="Measured requests per step (warm-up not included)."
+    )
+    duration_s: float | None = Field(
+        None, gt=0, description="Length of each step in seconds (instead of requests_per_step)."
+    )
+    warmup_requests: int = Field(
+        0, ge=0, description="Requests sent first in each step, excluded from the metrics."
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> LoadSpec:
+        if self.mode == "concurrency":
+            if not self.concurrency:
+                raise ValueError("mode concurrency needs a non-empty `concurrency` list")
+        elif not self.rate:
+            raise ValueError("mode rate needs a non-empty `rate` list")
+        if self.requests_per_step is None and self.duration_s is None:
+            raise ValueError("give `requests_per_step` or `duration_s`")
+        if self.requests_per_step is not None and self.duration_s is not None:
+            raise ValueError("give only one of `requests_per_step` and `duration_s`")
+        return self
+
+    @property
+    def points(self) -> list[float]:
+        """The sweep's load values, in order."""
+        values = self.concurrency if self.mode == "concurrency" else self.rate
+        return [float(v) for v in values or []]
+
+
+class PercentileBounds(_Strict):
+    mean: float | None = Field(None, gt=0, description="Bound on the mean, in ms.")
+    p50: float | None = Field(None, gt=0, description="Bound on the median, in ms.")
+    p90: float | None = Field(None, gt=0, description="Bound on the 90th percentile, in ms.")
+    p95: float | None = Field(None, gt=0, description="Bound on the 95th percentile, in ms.")
+    p99: float | None = Field(None, gt=0, description="Bound on the 99th percentile, in ms.")
+
+    def items(self) -> list[tuple[str, float]]:
+        return [(k, v) for k, v in self.model_dump().items() if v is not None]
+
+
+class SlaSpec(_Strict):
+    ttft_ms: PercentileBounds = Field(
+        default_factory=PercentileBounds, description="Bounds on time to first token."
+    )
+    tpot_ms: PercentileBounds = Field(
+        default_factory=PercentileBounds, description="Bounds on time per output token."
+    )
+    itl_ms: PercentileBounds = Field(
+        default_factory=PercentileBounds, description="Bounds on inter-token latency."
+    )
+    e2e_ms: PercentileBounds = Field(
+        default_factory=PercentileBounds, description="Bounds on end-to-end latency."
+    )
+    max_error_rate: float | None = Field(
+        None, ge=0, le=1, description="Largest allowed fraction of failed requests."
+    )
+
+
+class TelemetrySpec(_Strict):
+    agents: list[str] = Field(
+        default_factory=list, description="URLs of `loadgen agent` sidecars to poll."
+    )
+    server_metrics: str | None = Field(
+        None, description="URL of the server's Prometheus /metrics endpoint to scrape."
+    )
+    token_env: str | None = Field(
+        None, description="Environment variable holding the agents' bearer token."
+    )
+    interval_s: float = Field(1.0, gt=0, description="Polling interval in seconds.")
+
+
+class Scenario(_Strict):
+    name: str = Field("scenario", min_length=1, description="Name shown in reports.")
+    target: TargetSpec = Field(default_factory=TargetSpec, description="The server under test.")
+    workload: WorkloadSpec = Field(
+        default_factory=WorkloadSpec, description="Prompts and output lengths."
+    )
+    load: LoadSpec = Field(description="The sweep: load values and step length.")
+    sla: SlaSpec = Field(default_factory=SlaSpec, description="Service-level objectives.")
+    telemetry: TelemetrySpec = Field(
+        default_factory=TelemetrySpec, description="Server-side telemetry sources."
+    )

@@ -1,0 +1,159 @@
+"""The schema of ``summary.json``: what metrics produce and every output reads.
+
+Pydantic, because it is an edge: written by ``loadgen run``, read back by
+``loadgen report`` and ``loadgen compare``. Latencies are milliseconds,
+rates per second. Outputs (console, CSV, Markdown, HTML, plots) import this
+module and nothing of the measuring side.
+
+Imports: pydantic.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "PERCENTILES",
+    "ClientHealth",
+    "Distribution",
+    "LittleCheck",
+    "LoadPoint",
+    "RequestCounts",
+    "SlaCheck",
+    "SlaResult",
+    "StepSummary",
+    "Summary",
+    "Throughput",
+    "TokenCounts",
+]
+
+#: Percentiles reported for every latency metric; the key is ``p`` + the number
+#: with ``.`` written ``_`` (p99.9 -> ``p99_9``).
+PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Distribution(_Model):
+    """Summary statistics of one latency metric, in ms. Empty when ``count`` is 0."""
+
+    count: int = 0
+    mean: float | None = None
+    std: float | None = None
+    min: float | None = None
+    p50: float | None = None
+    p90: float | None = None
+    p95: float | None = None
+    p99: float | None = None
+    p99_9: float | None = None
+    max: float | None = None
+
+
+class LoadPoint(_Model):
+    mode: str
+    concurrency: int | None = None
+    rate: float | None = None
+    arrival: str | None = None
+    burstiness: float | None = None
+    max_concurrency: int | None = None
+
+
+class RequestCounts(_Model):
+    total: int = 0
+    ok: int = 0
+    failed: int = 0
+    warmup: int = 0
+    errors: dict[str, int] = Field(default_factory=dict)
+    error_rate: float = 0.0
+
+
+class Throughput(_Model):
+    requests_per_s: float = 0.0
+    output_tokens_per_s: float = 0.0
+    input_tokens_per_s: float = 0.0
+    goodput_requests_per_s: float | None = None
+
+
+class TokenCounts(_Model):
+    output_total: int = 0
+    input_total: int = 0
+    output_events_total: int = 0
+    count_mismatches: int = 0
+    server_counts: int = 0  # requests whose counts came from the server's usage block
+
+
+class SlaCheck(_Model):
+    metric: str  # e.g. "ttft_ms", "error_rate"
+    stat: str  # e.g. "p99", "value"
+    bound: float
+    value: float | None
+    margin: float | None  # bound - value (positive = headroom)
+    passed: bool
+
+
+class SlaResult(_Model):
+    passed: bool = True
+    checks: list[SlaCheck] = Field(default_factory=list)
+    good_requests: int | None = None
+
+
+class ClientHealth(_Model):
+    """Was loadgen itself the bottleneck? See docs/metrics.md."""
+
+    cpu_util: float = 0.0  # loadgen process CPU seconds per wall second (1.0 = one core)
+    loop_lag_p99_ms: float | None = None
+    loop_lag_max_ms: float | None = None
+    send_lag_p99_ms: float | None = None  # open loop: sent - scheduled
+    saturated: bool = False
+    warnings: list[str] = Field(default_factory=list)
+
+
+class LittleCheck(_Model):
+    """Little's law: mean in flight = throughput x mean latency."""
+
+    mean_in_flight: float
+    predicted: float
+    ratio: float | None
+    flagged: bool
+
+
+class StepSummary(_Model):
+    index: int
+    load: LoadPoint
+    started_ns: int = 0
+    ended_ns: int = 0
+    duration_s: float = 0.0
+    requests: RequestCounts = Field(default_factory=RequestCounts)
+    ttft_ms: Distribution = Field(default_factory=Distribution)
+    ttft_from_scheduled_ms: Distribution | None = None
+    itl_ms: Distribution = Field(default_factory=Distribution)
+    tpot_ms: Distribution = Field(default_factory=Distribution)
+    e2e_ms: Distribution = Field(default_factory=Distribution)
+    throughput: Throughput = Field(default_factory=Throughput)
+    tokens: TokenCounts = Field(default_factory=TokenCounts)
+    sla: SlaResult = Field(default_factory=SlaResult)
+    client: ClientHealth = Field(default_factory=ClientHealth)
+    little: LittleCheck | None = None
+    telemetry: dict[str, Any] | None = None
+    cost: dict[str, float] | None = None
+    interrupted: bool = False
+
+
+class Summary(_Model):
+    loadgen_version: str
+    name: str
+    run_id: str
+    target_url: str
+    api: str
+    model: str
+    #: one (monotonic, wall-clock) pair taken together at the start
+    clock_anchor: dict[str, int]
+    metrics_profile: str = "loadgen"
+    steps: list[StepSummary] = Field(default_factory=list)
+    verdict: dict[str, Any] | None = None
+    interrupted: bool = False
+    sla: dict[str, Any] = Field(default_factory=dict)
