@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import logging
 import math
 import os
@@ -29,7 +30,6 @@ __all__ = ["build_parser", "main"]
 log = logging.getLogger("loadgen.agent")
 PROG = "loadgen-agent"
 DEFAULT_PORT = 9347
-LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,6 +55,15 @@ def build_parser() -> argparse.ArgumentParser:
     # For tests and benchmarks only (docs/agent.md): N fake GPUs instead of NVML.
     p.add_argument("--fake-nvml", type=int, metavar="N", default=None, help=argparse.SUPPRESS)
     return p
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: assume it is reachable from elsewhere
+        return False
 
 
 def _fail(message: str) -> int:
@@ -98,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sampler = None
     if sampler is None and not args.host_stats:
         return _fail(f"no NVML ({why}); nothing to sample. Use --host-stats for host CPU/memory")
-    if args.host not in LOOPBACK and not token:
+    if not _is_loopback(args.host) and not token:
         log.warning(
             "listening on %s without a token: anyone who can reach this port can read "
             "the telemetry; pass --token-env NAME",

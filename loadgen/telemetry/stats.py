@@ -1,0 +1,275 @@
+"""Per-step telemetry statistics: what ``summary.json`` says about the GPUs and the server.
+
+Owns :class:`TelemetryStore` (the compact in-memory copy of what the collector
+wrote to telemetry.jsonl, all times already in loadgen's monotonic ns) and the
+pure computation of :meth:`TelemetryStore.step_stats`. Formulas, over the step
+window ``[start_ns, end_ns]``:
+
+- util / power mean and max: plain mean and max of the samples in the window
+  (the agent samples on a fixed grid, so a plain mean is a time mean).
+- memory used peak: max of ``mem_used_bytes`` in the window; in ``total``,
+  the sum of the per-GPU peaks.
+- energy_j = sum of the positive increments of the cumulative energy series,
+  linearly interpolated at the window edges (a counter reset is skipped, not
+  subtracted). ``energy_coverage`` = covered time / window length.
+- j_per_output_token = energy_j / output_tokens; output_tokens_per_j = its
+  inverse. Per GPU this is that GPU's share of the energy per token of the
+  whole step. Left ``None`` when no tokens or coverage < 0.9.
+- server gauges (running, waiting, kv_usage) mean and max over scrapes in the
+  window; counters (preemptions, prompt/generation tokens) as the last value in
+  the window minus the last value at or before ``start_ns`` (else the first in
+  the window).
+
+Imports: the standard library only.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+__all__ = ["MIN_ENERGY_COVERAGE", "Gap", "TelemetryStore"]
+
+MIN_ENERGY_COVERAGE = 0.9
+SERVER_GAUGES = ("running", "waiting", "kv_usage")
+SERVER_COUNTERS = (
+    ("preemptions", "preemptions_total"),
+    ("prompt_tokens", "prompt_tokens_total"),
+    ("generation_tokens", "generation_tokens_total"),
+)
+
+# (t_ns, util_pct, mem_used_bytes, power_w, energy_j)
+GpuPoint = tuple[int, float | None, float | None, float | None, float | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    source: str
+    kind: str  # "agent" | "server_metrics"
+    t_ns: int
+    error: str
+
+
+@dataclass(slots=True)
+class _GpuSeries:
+    name: str | None = None
+    energy_source: str | None = None
+    points: list[GpuPoint] = field(default_factory=list)
+
+
+def _mean_max(values: Iterable[float | None]) -> dict[str, float] | None:
+    vs = [v for v in values if v is not None]
+    if not vs:
+        return None
+    return {"mean": sum(vs) / len(vs), "max": max(vs)}
+
+
+def _energy(points: list[tuple[int, float]], a: int, b: int) -> tuple[float | None, float]:
+    """(joules over [a, b] from a cumulative series, covered share of [a, b])."""
+    if len(points) < 2 or b <= a:
+        return None, 0.0
+    points = sorted(points)
+    times = [t for t, _ in points]
+    lo, hi = max(a, times[0]), min(b, times[-1])
+    if hi <= lo:
+        return None, 0.0
+
+    def at(t: int) -> float:
+        i = bisect.bisect_left(times, t)
+        if times[i] == t:
+            return points[i][1]
+        (t1, e1), (t2, e2) = points[i - 1], points[i]
+        return e1 + (e2 - e1) * (t - t1) / (t2 - t1)
+
+    chain = [at(lo)] + [e for t, e in points if lo < t < hi] + [at(hi)]
+    total = sum(max(0.0, e2 - e1) for e1, e2 in itertools.pairwise(chain))
+    return total, (hi - lo) / (b - a)
+
+
+def _per_token(energy: float | None, coverage: float, tokens: int) -> dict[str, float | None]:
+    if energy is None or tokens <= 0 or coverage < MIN_ENERGY_COVERAGE:
+        return {"j_per_output_token": None, "output_tokens_per_j": None}
+    return {
+        "j_per_output_token": energy / tokens,
+        "output_tokens_per_j": tokens / energy if energy > 0 else None,
+    }
+
+
+class TelemetryStore:
+    """Everything step_stats needs, appended by the collector (under its lock)."""
+
+    def __init__(self, agents: list[str], server_metrics: str | None) -> None:
+        self.agents = agents
+        self.server_metrics = server_metrics
+        self.gpus: dict[tuple[str, int], _GpuSeries] = {}
+        self.hosts: dict[str, list[tuple[int, float | None, float | None]]] = {}
+        self.server: list[tuple[int, dict[str, object]]] = []
+        self.gaps: list[Gap] = []
+
+    def add_health(self, agent: str, health: dict[str, object]) -> None:
+        """Take GPU names from an agent's /health reply."""
+        gpus = health.get("gpus")
+        for g in gpus if isinstance(gpus, list) else []:
+            if isinstance(g, dict) and isinstance(g.get("index"), int):
+                series = self.gpus.setdefault((agent, g["index"]), _GpuSeries())
+                series.name = str(g.get("name"))
+
+    def add_row(self, agent: str, row: dict[str, object], t_ns: int) -> None:
+        """One agent sample (the JSON the agent sent), stamped in loadgen time."""
+        g = row.get
+        if row.get("kind") == "host":
+            self.hosts.setdefault(agent, []).append(
+                (t_ns, _num(g("cpu_util_pct")), _num(g("mem_used_bytes")))
+            )
+            return
+        gpu = row.get("gpu")
+        if not isinstance(gpu, int):
+            return
+        series = self.gpus.setdefault((agent, gpu), _GpuSeries())
+        if isinstance(g("energy_source"), str):
+            series.energy_source = str(g("energy_source"))
+        series.points.append(
+            (
+                t_ns,
+                _num(g("util_gpu_pct")),
+                _num(g("mem_used_bytes")),
+                _num(g("power_w")),
+                _num(g("energy_j")),
+            )
+        )
+
+    def step_stats(self, start_ns: int, end_ns: int, output_tokens: int) -> dict[str, object]:
+        computed = (
+            self._gpu_stats(agent, idx, s, start_ns, end_ns, output_tokens)
+            for (agent, idx), s in sorted(self.gpus.items())
+        )
+        gpus = [x for x in computed if x is not None]
+        return {
+            "window": {
+                "start_ns": start_ns,
+                "end_ns": end_ns,
+                "duration_s": (end_ns - start_ns) / 1e9,
+            },
+            "output_tokens": output_tokens,
+            "gpus": gpus,
+            "total": _total(gpus, output_tokens),
+            "hosts": self._host_stats(start_ns, end_ns),
+            "server": self._server_stats(start_ns, end_ns),
+            "gaps": self._gaps(start_ns, end_ns, gpus),
+        }
+
+    def _gpu_stats(
+        self, agent: str, idx: int, s: _GpuSeries, a: int, b: int, tokens: int
+    ) -> dict[str, object] | None:
+        inside = [p for p in s.points if a <= p[0] <= b]
+        if not inside:
+            return None
+        energy, coverage = _energy([(p[0], p[4]) for p in s.points if p[4] is not None], a, b)
+        peak = max((p[2] for p in inside if p[2] is not None), default=None)
+        return {
+            "agent": agent,
+            "gpu": idx,
+            "name": s.name,
+            "samples": len(inside),
+            "util_pct": _mean_max(p[1] for p in inside),
+            "mem_used_bytes": {"peak": peak} if peak is not None else None,
+            "power_w": _mean_max(p[3] for p in inside),
+            "energy_j": energy,
+            "energy_source": s.energy_source,
+            "energy_coverage": coverage,
+            **_per_token(energy, coverage, tokens),
+        }
+
+    def _host_stats(self, a: int, b: int) -> list[dict[str, object]]:
+        out: list[dict[str, object]] = []
+        for agent, points in sorted(self.hosts.items()):
+            inside = [p for p in points if a <= p[0] <= b]
+            if inside:
+                peak = max((p[2] for p in inside if p[2] is not None), default=None)
+                out.append(
+                    {
+                        "agent": agent,
+                        "samples": len(inside),
+                        "cpu_util_pct": _mean_max(p[1] for p in inside),
+                        "mem_used_bytes": {"peak": peak} if peak is not None else None,
+                    }
+                )
+        return out
+
+    def _server_stats(self, a: int, b: int) -> dict[str, object] | None:
+        inside = [(t, v) for t, v in self.server if a <= t <= b]
+        if self.server_metrics is None or not inside:
+            return None
+        before = [(t, v) for t, v in self.server if t <= a]
+        base = before[-1][1] if before else inside[0][1]
+        last = inside[-1][1]
+        out: dict[str, object] = {
+            "source": self.server_metrics,
+            "engine": last.get("engine"),
+            "scrapes": len(inside),
+        }
+        for key in SERVER_GAUGES:
+            out[key] = _mean_max(_num(v.get(key)) for _, v in inside)
+        for name, key in SERVER_COUNTERS:
+            first, end = _num(base.get(key)), _num(last.get(key))
+            ok = first is not None and end is not None and end >= first
+            out[name] = end - first if ok and end is not None and first is not None else None
+        return out
+
+    def _gaps(self, a: int, b: int, gpus: list[dict[str, object]]) -> list[dict[str, object]]:
+        grouped: dict[tuple[str, str], list[Gap]] = {}
+        for gap in self.gaps:
+            if a <= gap.t_ns <= b:
+                grouped.setdefault((gap.source, gap.kind), []).append(gap)
+        out: list[dict[str, object]] = [
+            {
+                "source": source,
+                "kind": kind,
+                "failures": len(gs),
+                "first_ns": gs[0].t_ns,
+                "last_ns": gs[-1].t_ns,
+                "error": gs[-1].error,
+            }
+            for (source, kind), gs in grouped.items()
+        ]
+        seen = {g["agent"] for g in gpus} | {h for h, pts in self.hosts.items() if pts}
+        silent = [a for a in self.agents if a not in seen and (a, "agent") not in grouped]
+        out.extend(
+            {"source": a, "kind": "agent", "failures": 0, "error": "no samples in the window"}
+            for a in silent
+        )
+        return out
+
+
+def _total(gpus: list[dict[str, object]], tokens: int) -> dict[str, object] | None:
+    if not gpus:
+        return None
+    energies = [g["energy_j"] for g in gpus]
+    energy = (
+        sum(float(e) for e in energies if isinstance(e, float)) if None not in energies else None
+    )
+    coverage = min(float(str(g["energy_coverage"])) for g in gpus)
+    utils = [g["util_pct"] for g in gpus if isinstance(g["util_pct"], dict)]
+    powers = [g["power_w"] for g in gpus if isinstance(g["power_w"], dict)]
+    peaks = [g["mem_used_bytes"] for g in gpus if isinstance(g["mem_used_bytes"], dict)]
+    return {
+        "gpus": len(gpus),
+        "util_pct": {
+            "mean": sum(u["mean"] for u in utils) / len(utils),
+            "max": max(u["max"] for u in utils),
+        }
+        if utils
+        else None,
+        "mem_used_bytes": {"peak": sum(p["peak"] for p in peaks)} if peaks else None,
+        "power_w": {"mean": sum(p["mean"] for p in powers)} if powers else None,
+        "energy_j": energy,
+        "energy_coverage": coverage,
+        **_per_token(energy, coverage, tokens),
+    }
+
+
+def _num(value: object) -> float | None:
+    """A JSON number as is (ints stay ints), anything else as ``None``."""
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None

@@ -1,0 +1,118 @@
+"""The agent as a process: start-up line, exit codes, flags, shutdown by signal."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+
+from loadgen.agent import build_parser, main
+
+ROOT = Path(__file__).resolve().parents[2]
+Spawn = Callable[..., tuple[subprocess.Popen[str], str]]
+Stop = Callable[[subprocess.Popen[str]], int]
+
+
+def _nvml_present() -> bool:
+    import pynvml
+
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError:
+        return False
+    pynvml.nvmlShutdown()
+    return True
+
+
+@pytest.mark.skipif(_nvml_present(), reason="this machine has NVML")
+def test_no_nvml_one_line_and_exit_2() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "loadgen.agent", "--port", "0"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no NVML" in lines[0] and "--host-stats" in lines[0]
+
+
+def test_host_stats_serves_host_rows_and_stops_cleanly(agent_proc: Spawn, stop: Stop) -> None:
+    proc, url = agent_proc("--host-stats", "--interval-ms", "50")
+    assert url.startswith("http://127.0.0.1:")
+    rows = httpx.get(f"{url}/samples?since=0", timeout=5).json()["samples"]
+    assert rows and all(r["kind"] == "host" for r in rows)
+    assert stop(proc) == 0
+
+
+def test_fake_nvml_with_token(agent_proc: Spawn) -> None:
+    _, url = agent_proc("--fake-nvml", "3", "--token-env", "AGENT_TOKEN", env={"AGENT_TOKEN": "t"})
+    assert httpx.get(f"{url}/samples", timeout=5).status_code == 401
+    health = httpx.get(f"{url}/health", timeout=5).json()
+    assert len(health["gpus"]) == 3 and health["fake_nvml"] and health["auth"]
+    ok = httpx.get(f"{url}/samples", headers={"Authorization": "Bearer t"}, timeout=5)
+    assert {r["gpu"] for r in ok.json()["samples"]} == {0, 1, 2}
+
+
+def test_warning_text_on_public_bind() -> None:
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "loadgen.agent",
+            "--port",
+            "0",
+            "--fake-nvml",
+            "1",
+            "--host",
+            "0.0.0.0",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().startswith(
+            "loadgen-agent listening"
+        )
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=10)
+    assert "without a token" in err and "--token-env" in err
+
+
+def test_bad_input_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--no-such-flag"]) == 2
+    assert main(["--interval-ms", "0"]) == 2
+    assert main(["--fake-nvml", "1", "--token-env", "LOADGEN_TEST_UNSET_VAR"]) == 2
+    assert "LOADGEN_TEST_UNSET_VAR" in capsys.readouterr().err
+    assert main(["--help"]) == 0
+
+
+def test_port_in_use_exit_2() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "loadgen.agent", "--fake-nvml", "1", "--port", str(port)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    assert done.returncode == 2 and "cannot listen" in done.stderr
+
+
+def test_parser_flags() -> None:
+    flags = {opt for a in build_parser()._actions for opt in a.option_strings}
+    expected = {"--host", "--port", "--interval-ms", "--buffer-s", "--token-env", "--host-stats"}
+    assert expected <= flags
