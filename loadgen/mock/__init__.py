@@ -1,0 +1,13 @@
+"""loadgen's built-in inference server: a continuous-batching engine simulator.
+
+Serves OpenAI completions/chat exactly as vLLM streams them, TGI's native
+``/generate`` and ``/generate_stream``, ``/v1/models``, ``/health`` and
+``/metrics`` (vLLM names), with seeded faults and a ground-truth file. A
+separate small package: it imports nothing from the rest of loadgen, only the
+standard library, orjson and (when installed) uvloop. See docs/mock.md.
+"""
+
+from loadgen.mock.config import DEFAULT_PROFILE, FAULT_KINDS, PROFILES, Profile, Settings
+from loadgen.mock.server import main, serve
+
+__all__ = ["DEFAULT_PROFILE", "FAULT_KINDS", "PROFILES", "Profile", "Settings", "main", "serve"]

@@ -1,0 +1,188 @@
+"""Schedulers that decide when each token is produced.
+
+``BatchEngine`` is the continuous-batching model (vLLM-like step loop):
+requests queue on arrival; each step admits waiting requests while
+``running < max_num_seqs`` and the KV budget allows, lasts
+
+    step_base_ms + decode_ms_per_seq * running + prefill_ms_per_token * admitted prompt tokens
+
+and gives every running request one token at its end, written in one pass.
+When the KV budget runs out the youngest running request is preempted (sent
+back to the head of the queue; it re-prefills prompt + generated tokens).
+
+``FixedPacer`` is the fixed mode: request i gets token k at
+``recv_ns + ttft + k * itl``, all absolute deadlines kept in one heap; each
+wake-up writes every due token in one pass.
+
+Both sleep only through ``timer.Timer``. Imports only the standard library and
+the mock's own modules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import time
+from collections import deque
+
+from loadgen.mock.config import Profile
+from loadgen.mock.gen import Gen
+from loadgen.mock.metrics import Metrics
+from loadgen.mock.timer import SPIN_NS, Timer, spin_until
+
+__all__ = ["BatchEngine", "FixedPacer", "step_ns"]
+
+_pc = time.perf_counter_ns
+# A step that ends this late after its deadline restarts the schedule from now
+# instead of catching up with a burst of short steps.
+MAX_LAG_NS = 2_000_000
+
+
+def step_ns(profile: Profile, running: int, prefill_tokens: int) -> int:
+    """Step duration = step_base + decode_per_seq * running + prefill_per_token * admitted."""
+    ms = (
+        profile.step_base_ms
+        + profile.decode_ms_per_seq * running
+        + profile.prefill_ms_per_token * prefill_tokens
+    )
+    return int(ms * 1_000_000)
+
+
+class BatchEngine:
+    """Continuous batching in simulated-but-real time."""
+
+    def __init__(self, profile: Profile, loop: asyncio.AbstractEventLoop, metrics: Metrics):
+        self.profile = profile
+        self.metrics = metrics
+        self.waiting: deque[Gen] = deque()
+        self.running: list[Gen] = []
+        self.kv_used = 0
+        self.step_end_ns = 0
+        self.in_step = False
+        self.timer = Timer(loop, self._on_timer)
+
+    def gauges(self) -> tuple[int, int, float]:
+        waiting = sum(1 for g in self.waiting if not g.dead)
+        return len(self.running), waiting, self.kv_used / self.profile.kv_cache_tokens
+
+    def submit(self, gen: Gen) -> None:
+        self.waiting.append(gen)
+        if not self.in_step:
+            self._begin_step(_pc())
+
+    def close(self) -> None:
+        self.timer.close()
+
+    def _need(self, gen: Gen) -> int:
+        """KV tokens a request needs to be admitted (with preemption: its context)."""
+        if self.profile.preemption:
+            return gen.spec.prompt_tokens + gen.emitted + 1
+        return gen.spec.prompt_tokens + gen.n_out
+
+    def _admit(self) -> int:
+        prefill = 0
+        budget = self.profile.kv_cache_tokens
+        while self.waiting and len(self.running) < self.profile.max_num_seqs:
+            gen = self.waiting[0]
+            if gen.dead:
+                self.waiting.popleft()
+                continue
+            need = self._need(gen)
+            if self.kv_used + need > budget and self.running:
+                break
+            self.waiting.popleft()
+            gen.kv = need if not self.profile.preemption else need - 1
+            self.kv_used += gen.kv
+            prefill += gen.spec.prompt_tokens + gen.emitted
+            self.running.append(gen)
+        return prefill
+
+    def _make_room(self) -> None:
+        """Every running request grows by one token; preempt the youngest until it fits."""
+        if not self.profile.preemption:
+            return
+        budget = self.profile.kv_cache_tokens
+        while len(self.running) > 1 and self.kv_used + len(self.running) > budget:
+            gen = self.running.pop()
+            self.kv_used -= gen.kv
+            gen.kv = 0
+            self.waiting.appendleft(gen)
+            self.metrics.preemptions += 1
+
+    def _begin_step(self, start_ns: int) -> None:
+        prefill = self._admit()
+        self._make_room()
+        if not self.running:
+            self.in_step = False
+            return
+        self.in_step = True
+        self.step_end_ns = start_ns + step_ns(self.profile, len(self.running), prefill)
+        self.timer.arm(self.step_end_ns)
+
+    def _on_timer(self) -> None:
+        if not self.in_step:
+            return
+        if self.step_end_ns - _pc() > SPIN_NS:
+            self.timer.arm(self.step_end_ns)
+            return
+        spin_until(self.step_end_ns)
+        self._end_step()
+
+    def _end_step(self) -> None:
+        keep = []
+        grow = 0 if not self.profile.preemption else 1
+        for gen in self.running:
+            if gen.emit():
+                self.kv_used -= gen.kv
+                gen.kv = 0
+            else:
+                gen.kv += grow
+                self.kv_used += grow
+                keep.append(gen)
+        self.running = keep
+        now = _pc()
+        late = now - self.step_end_ns
+        self._begin_step(self.step_end_ns if late < MAX_LAG_NS else now)
+
+
+class FixedPacer:
+    """Fixed TTFT/ITL per request, or the whole response at TTFT in burst mode."""
+
+    def __init__(self, ttft_ms: float, itl_ms: float, burst: bool, loop: asyncio.AbstractEventLoop):
+        self.ttft_ns = int(ttft_ms * 1_000_000)
+        self.itl_ns = int(itl_ms * 1_000_000)
+        self.burst = burst
+        self.heap: list[tuple[int, int, Gen]] = []
+        self.order = itertools.count()
+        self.timer = Timer(loop, self._on_timer)
+
+    def gauges(self) -> tuple[int, int, float]:
+        return len(self.heap), 0, 0.0
+
+    def submit(self, gen: Gen) -> None:
+        deadline = gen.sched_ns + self.ttft_ns
+        heapq.heappush(self.heap, (deadline, next(self.order), gen))
+        self.timer.arm(deadline)
+
+    def close(self) -> None:
+        self.timer.close()
+
+    def _on_timer(self) -> None:
+        heap = self.heap
+        itl = self.itl_ns
+        burst = self.burst
+        now = _pc()
+        while heap:
+            deadline = heap[0][0]
+            if deadline > now:
+                if deadline - now > SPIN_NS:
+                    self.timer.arm(deadline)
+                    return
+                now = spin_until(deadline)
+            _, order, gen = heapq.heappop(heap)
+            if burst:
+                gen.emit_all()
+            elif not gen.emit():
+                heapq.heappush(heap, (deadline + itl, order, gen))
+            now = _pc()

@@ -1,0 +1,310 @@
+"""Token events and response bodies, byte for byte as vLLM and TGI send them.
+
+Owns the OpenAI chat/completions SSE chunks (vLLM's field order and nulls),
+TGI's ``data:{"index",..,"token",..}`` events, and the non-streaming JSON
+bodies. Per request the constant parts are encoded once; the per-token events
+of the common case are pre-framed (chunked encoding included) so the hot path
+writes a ready ``bytes`` object. Imports only the standard library, orjson and
+``wire``.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import orjson
+
+from loadgen.mock.wire import CHUNK_END, chunk
+
+__all__ = [
+    "EMPTY_SHARE",
+    "TEXTS",
+    "ChatEvents",
+    "CompletionEvents",
+    "Events",
+    "TgiEvents",
+    "variant_sequence",
+    "variants_of",
+]
+
+# Variant 0 is the empty text vLLM sends for a partial UTF-8 byte.
+TEXTS = ("", " tok", " the", " a", " of", " and", " to", " in")
+_TEXT_JSON = tuple(orjson.dumps(t) for t in TEXTS)
+_TOKEN_IDS = (239, 11497, 279, 264, 315, 323, 311, 304)
+_LOGPROBS = (b"-1.5", b"-0.25", b"-0.5", b"-0.75", b"-1.0", b"-0.125", b"-0.375", b"-2.0")
+EMPTY_SHARE = 0.04
+SEQ_LEN = 4096
+SEQ_MASK = SEQ_LEN - 1
+DONE = chunk(b"data: [DONE]\n\n")
+
+
+def variant_sequence(seed: int) -> bytes:
+    """A seeded cyclic sequence of text variants, ~4 % of them empty."""
+    rng = random.Random(seed)
+    return bytes(
+        0 if rng.random() < EMPTY_SHARE else rng.randrange(1, len(TEXTS)) for _ in range(SEQ_LEN)
+    )
+
+
+def variants_of(seq: bytes, offset: int, n: int) -> bytes:
+    """The variants of ``n`` tokens starting at ``offset`` in the cyclic ``seq``."""
+    start = offset & SEQ_MASK
+    out = seq[start : start + n]
+    while len(out) < n:
+        out += seq[: n - len(out)]
+    return out
+
+
+def _text(variants: bytes) -> str:
+    return "".join(TEXTS[v] for v in variants)
+
+
+class Events:
+    """Encoder of one request's stream; subclasses fill in the formats.
+
+    ``frames[v]`` is the chunk-framed event of a middle token of variant ``v``,
+    or ``None`` when events differ per token (TGI index, continuous usage).
+    """
+
+    frames: list[bytes] | None = None
+    needs_text = False
+
+    def first(self) -> bytes:
+        """Bytes written just before the first token event (chat's role event)."""
+        return b""
+
+    def token(self, k: int, v: int) -> bytes:
+        """Chunk-framed event of middle token ``k`` (0-based), variant ``v``."""
+        raise NotImplementedError
+
+    def last(self, k: int, v: int, finish: str, variants: bytes) -> bytes:
+        """Chunk-framed event of the final token.
+
+        ``variants`` holds the variant of every token when ``needs_text`` is set.
+        """
+        raise NotImplementedError
+
+    def trailer(self, n: int, done: bool) -> bytes:
+        """What follows the last token: usage event, ``[DONE]``, end of body."""
+        return CHUNK_END
+
+    def malformed(self) -> bytes:
+        """A chunk-framed event whose JSON is cut short."""
+        return chunk(b'data: {"id":"cmpl-x","choices":[{"delta":{"content":" tok"\n\n')
+
+    def body(self, variants: bytes, finish: str) -> bytes:
+        """The non-streaming JSON response; ``variants`` of every token."""
+        raise NotImplementedError
+
+
+class _OpenAIEvents(Events):
+    object_name = b""
+    id_prefix = ""
+
+    def __init__(
+        self, rid: str, model: str, created: int, prompt_tokens: int, spec_usage: tuple[bool, bool]
+    ):
+        self.rid = self.id_prefix + rid
+        self.model = model
+        self.created = created
+        self.prompt_tokens = prompt_tokens
+        self.include_usage, self.continuous = spec_usage
+        self.pre = b'data: {"id":%s,"object":"%s","created":%d,"model":%s,"choices":[' % (
+            orjson.dumps(self.rid),
+            self.object_name,
+            created,
+            orjson.dumps(model),
+        )
+        if not self.continuous:
+            self.frames = [self._event(self._choice(v, None), 0) for v in range(len(TEXTS))]
+
+    def _usage(self, completion: int) -> bytes:
+        return b'{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d}' % (
+            self.prompt_tokens,
+            self.prompt_tokens + completion,
+            completion,
+        )
+
+    def _event(self, choice: bytes, completion: int, suffix: bytes = b"") -> bytes:
+        usage = b',"usage":' + self._usage(completion) if self.continuous else b""
+        return chunk(self.pre + choice + b"]" + usage + suffix + b"}\n\n")
+
+    def _choice(self, v: int, finish: str | None) -> bytes:
+        raise NotImplementedError
+
+    def token(self, k: int, v: int) -> bytes:
+        if self.frames is not None:
+            return self.frames[v]
+        return self._event(self._choice(v, None), k + 1)
+
+    def last(self, k: int, v: int, finish: str, variants: bytes) -> bytes:
+        return self._event(self._choice(v, finish), k + 1)
+
+    def trailer(self, n: int, done: bool) -> bytes:
+        out = b""
+        if self.include_usage:
+            out = chunk(self.pre + b'],"usage":' + self._usage(n) + b"}\n\n")
+        return out + DONE + CHUNK_END if done else out + CHUNK_END
+
+    def _usage_obj(self, n: int) -> dict[str, Any]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "total_tokens": self.prompt_tokens + n,
+            "completion_tokens": n,
+            "prompt_tokens_details": None,
+        }
+
+
+class ChatEvents(_OpenAIEvents):
+    """vLLM ``/v1/chat/completions`` chunks (``chat.completion.chunk``)."""
+
+    object_name = b"chat.completion.chunk"
+    id_prefix = "chatcmpl-"
+
+    def first(self) -> bytes:
+        role = b'{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,'
+        role += b'"finish_reason":null}'
+        return self._event(role, 0, b',"prompt_token_ids":null')
+
+    def _choice(self, v: int, finish: str | None) -> bytes:
+        head = b'{"index":0,"delta":{"content":' + _TEXT_JSON[v] + b'},"logprobs":null,'
+        if finish is None:
+            return head + b'"finish_reason":null,"token_ids":null}'
+        return head + b'"finish_reason":"%s","stop_reason":null,"token_ids":null}' % finish.encode()
+
+    def body(self, variants: bytes, finish: str) -> bytes:
+        n = len(variants)
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": _text(variants),
+            "refusal": None,
+            "annotations": None,
+            "audio": None,
+            "function_call": None,
+            "tool_calls": [],
+            "reasoning_content": None,
+        }
+        choice = {
+            "index": 0,
+            "message": message,
+            "logprobs": None,
+            "finish_reason": finish,
+            "stop_reason": None,
+        }
+        return orjson.dumps(
+            {
+                "id": self.rid,
+                "object": "chat.completion",
+                "created": self.created,
+                "model": self.model,
+                "choices": [choice],
+                "service_tier": None,
+                "system_fingerprint": None,
+                "usage": self._usage_obj(n),
+                "prompt_logprobs": None,
+                "kv_transfer_params": None,
+            }
+        )
+
+
+class CompletionEvents(_OpenAIEvents):
+    """vLLM ``/v1/completions`` chunks (``text_completion``)."""
+
+    object_name = b"text_completion"
+    id_prefix = "cmpl-"
+
+    def _choice(self, v: int, finish: str | None) -> bytes:
+        reason = b"null" if finish is None else b'"%s"' % finish.encode()
+        return (
+            b'{"index":0,"text":%s,"logprobs":null,"finish_reason":%s,"stop_reason":null,'
+            b'"prompt_token_ids":null,"token_ids":null}' % (_TEXT_JSON[v], reason)
+        )
+
+    def body(self, variants: bytes, finish: str) -> bytes:
+        n = len(variants)
+        choice = {
+            "index": 0,
+            "text": _text(variants),
+            "logprobs": None,
+            "finish_reason": finish,
+            "stop_reason": None,
+            "prompt_logprobs": None,
+        }
+        return orjson.dumps(
+            {
+                "id": self.rid,
+                "object": "text_completion",
+                "created": self.created,
+                "model": self.model,
+                "choices": [choice],
+                "usage": self._usage_obj(n),
+                "kv_transfer_params": None,
+            }
+        )
+
+
+def _tgi_token(v: int) -> bytes:
+    return b'{"id":%d,"text":%s,"logprob":%s,"special":false}' % (
+        _TOKEN_IDS[v],
+        _TEXT_JSON[v],
+        _LOGPROBS[v],
+    )
+
+
+class TgiEvents(Events):
+    """TGI ``/generate_stream`` events (axum SSE: ``data:`` without a space)."""
+
+    needs_text = True
+
+    def __init__(self, prompt_tokens: int, details: bool, seed: int | None):
+        self.prompt_tokens = prompt_tokens
+        self.details = details
+        self.seed = seed
+        self.tails = [
+            b',"token":' + _tgi_token(v) + b',"generated_text":null,"details":null}\n\n'
+            for v in range(len(TEXTS))
+        ]
+
+    def token(self, k: int, v: int) -> bytes:
+        return chunk(b'data:{"index":%d%s' % (k + 1, self.tails[v]))
+
+    def last(self, k: int, v: int, finish: str, variants: bytes) -> bytes:
+        details = b"null"
+        if self.details:
+            details = orjson.dumps(
+                {
+                    "finish_reason": finish,
+                    "generated_tokens": k + 1,
+                    "seed": self.seed,
+                    "input_length": self.prompt_tokens,
+                }
+            )
+        return chunk(
+            b'data:{"index":%d,"token":%s,"generated_text":%s,"details":%s}\n\n'
+            % (k + 1, _tgi_token(v), orjson.dumps(_text(variants)), details)
+        )
+
+    def malformed(self) -> bytes:
+        return chunk(b'data:{"index":1,"token":{"id":\n\n')
+
+    def body(self, variants: bytes, finish: str) -> bytes:
+        out: dict[str, Any] = {"generated_text": _text(variants)}
+        if self.details:
+            tokens = [
+                {
+                    "id": _TOKEN_IDS[v],
+                    "text": TEXTS[v],
+                    "logprob": float(_LOGPROBS[v]),
+                    "special": False,
+                }
+                for v in variants
+            ]
+            out["details"] = {
+                "finish_reason": finish,
+                "generated_tokens": len(variants),
+                "seed": self.seed,
+                "prefill": [],
+                "tokens": tokens,
+            }
+        return orjson.dumps(out)

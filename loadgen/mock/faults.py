@@ -1,0 +1,45 @@
+"""Seeded fault choice: which fault, if any, a generation request gets.
+
+Owns the fault plan built from ``--fault`` rules. Every rule draws its number
+for every request, whether or not an earlier rule fired, so adding a rule does
+not shift the others' choices. At most one fault per request: the first rule
+(in ``--fault`` order) that fires wins. Imports only the standard library and
+``config``.
+"""
+
+from __future__ import annotations
+
+import random
+
+from loadgen.mock.config import FaultRule
+
+__all__ = ["MID_STREAM", "PRE_HEADER", "FaultPlan", "fault_position"]
+
+PRE_HEADER = frozenset({"reset", "http500", "http503", "http429"})
+MID_STREAM = frozenset({"disconnect", "stall", "malformed"})
+
+
+class FaultPlan:
+    """Picks the fault of each generation request, counting requests from 1."""
+
+    def __init__(self, rules: tuple[FaultRule, ...], seed: int):
+        self.rules = rules
+        self.rng = random.Random(f"faults:{seed}")
+        self.count = 0
+
+    def pick(self) -> str | None:
+        self.count += 1
+        chosen = None
+        for rule in self.rules:
+            if rule.every:
+                hit = self.count % rule.every == 0
+            else:
+                hit = self.rng.random() < rule.probability
+            if hit and chosen is None:
+                chosen = rule.kind
+        return chosen
+
+
+def fault_position(n_out: int) -> int:
+    """Index of the token a mid-stream fault strikes before: half-way through."""
+    return n_out // 2

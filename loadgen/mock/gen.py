@@ -1,0 +1,317 @@
+"""One generation in progress: writes its tokens, faults and truth record.
+
+Owns the per-request output side. The engine or pacer calls ``emit()`` once per
+token; the plain streaming path writes one pre-framed ``bytes`` object and
+stamps ``perf_counter_ns()`` right after. Mid-stream faults (disconnect, stall,
+malformed, split, no_done) live in ``FaultyStreamGen`` so the common path stays
+branch-free. ``BodyGen`` answers non-streaming requests with one JSON body.
+Imports only the standard library and the mock's own modules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from loadgen.mock.events import SEQ_MASK, Events, variants_of
+from loadgen.mock.faults import fault_position
+from loadgen.mock.metrics import Metrics
+from loadgen.mock.request import GenSpec
+from loadgen.mock.truth import TruthWriter
+from loadgen.mock.wire import JSON_TYPE, simple_response
+
+__all__ = ["BodyGen", "Conn", "Ctx", "FaultyStreamGen", "Gen", "StreamGen"]
+
+log = logging.getLogger("loadgen.mock")
+_pc = time.perf_counter_ns
+
+
+class Conn(Protocol):
+    """What a generation needs from its connection."""
+
+    transport: asyncio.Transport
+    keep_alive: bool
+
+    def response_done(self) -> None: ...
+
+
+@dataclass(slots=True)
+class Ctx:
+    """Server-wide state shared by all generations."""
+
+    loop: asyncio.AbstractEventLoop
+    metrics: Metrics
+    truth: TruthWriter | None
+    seq: bytes
+    stall_s: float
+
+
+class Gen:
+    """Base: bookkeeping, completion, truth record."""
+
+    __slots__ = (
+        "conn",
+        "ctx",
+        "dead",
+        "emitted",
+        "events",
+        "fault",
+        "finish",
+        "first_ns",
+        "kv",
+        "n_out",
+        "offset",
+        "path",
+        "recv_ns",
+        "rid",
+        "sched_ns",
+        "spec",
+        "token_ns",
+    )  # fmt: skip
+
+    def __init__(
+        self, ctx: Ctx, conn: Conn, spec: GenSpec, events: Events, *, rid: str | None,
+        path: str, recv_ns: int, n_out: int, finish: str, offset: int, fault: str | None,
+    ):  # fmt: skip
+        self.ctx = ctx
+        self.conn = conn
+        self.spec = spec
+        self.events = events
+        self.rid = rid
+        self.path = path
+        self.recv_ns = recv_ns
+        self.sched_ns = recv_ns  # when generation may start (slow_first_byte moves it)
+        self.n_out = n_out
+        self.finish = finish
+        self.offset = offset
+        self.fault = fault
+        self.emitted = 0
+        self.kv = 0
+        self.first_ns = 0
+        self.dead = False
+        self.token_ns: list[int] = []
+
+    def emit(self) -> bool:
+        """Produce the next token; True when the request is over."""
+        raise NotImplementedError
+
+    def emit_all(self) -> None:
+        """Burst mode: produce every remaining token now."""
+        while not self.emit():
+            pass
+
+    def abort(self) -> None:
+        """The client went away: stop, count it, record it."""
+        if not self.dead:
+            self.dead = True
+            self._record(200, "abort", _pc())
+
+    def _variant(self, k: int) -> int:
+        return self.ctx.seq[(self.offset + k) & SEQ_MASK]
+
+    def _first(self, now: int) -> None:
+        self.first_ns = now
+        self.ctx.metrics.first_token(self.recv_ns, now, self.spec.prompt_tokens)
+
+    def _record(self, status: int, reason: str, end_ns: int) -> None:
+        self.ctx.metrics.finished(self.recv_ns, end_ns, self.emitted, reason)
+        if self.ctx.truth is not None:
+            record: dict[str, Any] = {
+                "request_id": self.rid,
+                "path": self.path,
+                "recv_ns": self.recv_ns,
+                "token_ns": self.token_ns,
+                "prompt_tokens": self.spec.prompt_tokens,
+                "output_tokens": self.emitted,
+                "status": status,
+                "fault": self.fault,
+                "end_ns": end_ns,
+            }
+            self.ctx.truth.add(record)
+
+    def _complete(self) -> None:
+        self.dead = True
+        self._record(200, self.finish, _pc())
+        self.conn.response_done()
+
+
+class StreamGen(Gen):
+    """Streaming response without faults: the hot path."""
+
+    __slots__ = ("frames", "opening", "write")
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.write = self.conn.transport.write
+        self.frames = self.events.frames
+        self.opening = self.events.first()
+
+    def _token(self, k: int) -> bytes:
+        v = self.ctx.seq[(self.offset + k) & SEQ_MASK]
+        data = self.frames[v] if self.frames is not None else self.events.token(k, v)
+        return self.opening + data if k == 0 else data
+
+    def _ending(self, k: int, done: bool = True) -> bytes:
+        variants = b""
+        if self.events.needs_text:
+            variants = variants_of(self.ctx.seq, self.offset, k + 1)
+        last = self.events.last(k, self._variant(k), self.finish, variants)
+        return (self.opening if k == 0 else b"") + last + self.events.trailer(k + 1, done)
+
+    def emit(self) -> bool:
+        if self.dead:
+            return True
+        k = self.emitted
+        self.emitted = k + 1
+        if k + 1 < self.n_out:
+            self.write(self._token(k))
+            now = _pc()
+            self.token_ns.append(now)
+            if k == 0:
+                self._first(now)
+            return False
+        self.write(self._ending(k))
+        now = _pc()
+        self.token_ns.append(now)
+        if k == 0:
+            self._first(now)
+        self._complete()
+        return True
+
+    def emit_all(self) -> None:
+        if self.dead:
+            return
+        n = self.n_out
+        parts = [self._token(k) for k in range(self.emitted, n - 1)]
+        parts.append(self._ending(n - 1))
+        first = self.emitted == 0
+        self.write(b"".join(parts))
+        now = _pc()
+        self.token_ns.extend([now] * (n - self.emitted))
+        self.emitted = n
+        if first:
+            self._first(now)
+        self._complete()
+
+
+class FaultyStreamGen(StreamGen):
+    """Streaming response carrying one mid-stream or framing fault."""
+
+    __slots__ = ("at", "held", "pending")
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.at = fault_position(self.n_out)
+        self.held: list[bytes] | None = None
+        self.pending: deque[tuple[bytes, bool]] = deque()
+
+    def emit(self) -> bool:
+        if self.dead:
+            return True
+        k = self.emitted
+        last = k + 1 >= self.n_out
+        if k == self.at and self.fault in ("disconnect", "stall"):
+            self._strike(k)
+            if self.dead:
+                return True
+        self.emitted = k + 1
+        if last:
+            data = self._ending(k, done=self.fault != "no_done")
+        elif k == self.at and self.fault == "malformed":
+            data = (self.opening if k == 0 else b"") + self.events.malformed()
+        else:
+            data = self._token(k)
+        self._out(data, last)
+        return last
+
+    def emit_all(self) -> None:
+        while not self.dead and not self.emit():
+            pass
+
+    def _strike(self, k: int) -> None:
+        log.warning("fault %s request=%s after %d tokens", self.fault, self.rid, k)
+        if self.fault == "disconnect":
+            self.dead = True
+            self.conn.transport.close()
+            self._record(200, "abort", _pc())
+        else:
+            self.held = []
+            self.ctx.loop.call_later(self.ctx.stall_s, self._release)
+
+    def _out(self, data: bytes, last: bool) -> None:
+        if self.held is not None:
+            self.held.append(data)
+            return
+        if self.fault == "split":
+            self._split(data, last)
+            return
+        self.write(data)
+        self._stamp(last)
+
+    def _stamp(self, last: bool) -> None:
+        now = _pc()
+        self.token_ns.append(now)
+        if len(self.token_ns) == 1:
+            self._first(now)
+        if last:
+            self._complete()
+
+    def _release(self) -> None:
+        held, self.held = self.held or [], None
+        if self.dead or self.conn.transport.is_closing():
+            return
+        for i, data in enumerate(held):
+            self._out(data, i == len(held) - 1 and self.emitted >= self.n_out)
+
+    def _split(self, data: bytes, last: bool) -> None:
+        """Cut the event at odd offsets; the pieces go out one loop turn apart."""
+        cuts = sorted({1 + (7 * len(data)) // 13 | 1, 1 + (11 * len(data)) // 17 | 1})
+        pieces = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+        was_idle = not self.pending
+        for i, piece in enumerate(pieces):
+            self.pending.append((piece, i == len(pieces) - 1))
+        if last:
+            self.pending.append((b"", True))  # marks completion after the stamp
+        if was_idle:
+            self._drain()
+
+    def _drain(self) -> None:
+        if not self.pending or self.conn.transport.is_closing():
+            return
+        piece, ends_event = self.pending.popleft()
+        if piece:
+            self.write(piece)
+            if ends_event:
+                self._stamp(False)
+        elif ends_event:
+            self._complete()
+            return
+        if self.pending:
+            self.ctx.loop.call_soon(self._drain)
+
+
+class BodyGen(Gen):
+    """Non-streaming response: tokens are timed, the body goes out at the end."""
+
+    __slots__ = ()
+
+    def emit(self) -> bool:
+        if self.dead:
+            return True
+        k = self.emitted
+        self.emitted = k + 1
+        if k == 0:
+            self._first(_pc())
+        if k + 1 < self.n_out:
+            return False
+        variants = variants_of(self.ctx.seq, self.offset, self.n_out)
+        body = self.events.body(variants, self.finish)
+        self.conn.transport.write(
+            simple_response(200, body, keep_alive=self.conn.keep_alive, content_type=JSON_TYPE)
+        )
+        self._complete()
+        return True

@@ -1,0 +1,154 @@
+"""A minimal HTTP/1.1 server connection on a raw ``asyncio.Protocol``.
+
+Owns request parsing (request line, headers, Content-Length bodies),
+keep-alive and pipelining (one response at a time per connection, later
+requests wait in the buffer). The receive time of a request is stamped with
+``perf_counter_ns()`` as soon as the bytes that complete it arrive, before any
+parsing. Chunked request bodies are refused with 411. Imports only the
+standard library and ``wire``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import cast
+
+from loadgen.mock.wire import JSON_TYPE, HttpError, fastapi_error, simple_response
+
+__all__ = ["MAX_BODY", "MAX_HEAD", "HttpConn", "Request", "parse_request"]
+
+MAX_HEAD = 64 * 1024
+MAX_BODY = 64 * 1024 * 1024
+_pc = time.perf_counter_ns
+
+
+@dataclass(slots=True)
+class Request:
+    """One parsed request."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    keep_alive: bool
+    recv_ns: int
+
+
+def parse_request(buf: bytearray, recv_ns: int) -> Request | None:
+    """Take one complete request off the front of ``buf``; None if incomplete."""
+    end = buf.find(b"\r\n\r\n")
+    if end < 0:
+        if len(buf) > MAX_HEAD:
+            raise fastapi_error(431, "Request Header Fields Too Large")
+        return None
+    lines = buf[:end].decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ")
+    if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
+        raise fastapi_error(400, "Invalid HTTP request line")
+    method, target, version = parts
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    if "chunked" in headers.get("transfer-encoding", "").lower():
+        raise fastapi_error(411, "Length Required: loadgen-mock needs a Content-Length body")
+    try:
+        length = int(headers.get("content-length", "0"))
+    except ValueError:
+        raise fastapi_error(400, "Invalid Content-Length") from None
+    if length < 0 or length > MAX_BODY:
+        raise fastapi_error(413, "Content Too Large")
+    start = end + 4
+    if len(buf) < start + length:
+        return None
+    body = bytes(buf[start : start + length])
+    del buf[: start + length]
+    conn_header = headers.get("connection", "").lower()
+    http10 = version == "HTTP/1.0"
+    keep_alive = conn_header == "keep-alive" if http10 else conn_header != "close"
+    path = target.split("?", 1)[0]
+    return Request(method, path, headers, body, keep_alive, recv_ns)
+
+
+Handler = Callable[["HttpConn", Request], None]
+
+
+class HttpConn(asyncio.Protocol):
+    """One client connection; ``handler`` answers each request in turn.
+
+    The handler must eventually call ``response_done()`` (or close the
+    transport); until then further requests stay in the buffer.
+    """
+
+    def __init__(self, handler: Handler, on_lost: Callable[[HttpConn], None]):
+        self.handler = handler
+        self.on_lost = on_lost
+        self.buf = bytearray()
+        self.busy = False
+        self.in_loop = False
+        self.keep_alive = True
+        self.closed = False
+        self.current: object | None = None  # the Gen in progress, if any
+        self.transport: asyncio.Transport = None  # type: ignore[assignment]
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
+
+    def data_received(self, data: bytes) -> None:
+        now = _pc()
+        self.buf += data
+        if not self.busy:
+            self._process(now)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self.on_lost(self)
+
+    def response_done(self) -> None:
+        """The current response is complete: close or serve the next request."""
+        self.busy = False
+        self.current = None
+        if self.closed:
+            return
+        if not self.keep_alive:
+            self.transport.close()
+            return
+        if self.buf and not self.in_loop:
+            self._process(_pc())
+
+    def send_simple(
+        self,
+        status: int,
+        body: bytes,
+        *,
+        content_type: bytes = JSON_TYPE,
+        extra: tuple[tuple[bytes, bytes], ...] = (),
+    ) -> None:
+        """Write a complete response and finish it."""
+        response = simple_response(
+            status, body, keep_alive=self.keep_alive, content_type=content_type, extra=extra
+        )
+        self.transport.write(response)
+        self.response_done()
+
+    def _process(self, now: int) -> None:
+        self.in_loop = True
+        try:
+            while not self.busy and not self.closed and self.buf:
+                try:
+                    request = parse_request(self.buf, now)
+                except HttpError as exc:
+                    self.keep_alive = False
+                    self.busy = True
+                    self.send_simple(exc.status, exc.body)
+                    return
+                if request is None:
+                    return
+                self.busy = True
+                self.keep_alive = request.keep_alive
+                self.handler(self, request)
+        finally:
+            self.in_loop = False

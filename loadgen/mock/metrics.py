@@ -1,0 +1,106 @@
+"""Prometheus ``/metrics`` with vLLM's names, labels and meanings.
+
+Owns the counters and histograms the server updates as requests progress and
+the text exposition format (0.0.4) they are rendered in. Gauges (running,
+waiting, KV-cache usage) are read from the engine at scrape time. Imports only
+the standard library.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable
+
+__all__ = ["E2E_BUCKETS", "TTFT_BUCKETS", "Histogram", "Metrics"]
+
+# vLLM's bucket bounds (vllm/v1/metrics/loggers.py).
+TTFT_BUCKETS = (
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0,
+    2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0,
+)  # fmt: skip
+E2E_BUCKETS = (
+    0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0,
+    50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0,
+)  # fmt: skip
+FINISH_REASONS = ("stop", "length", "abort")
+
+
+class Histogram:
+    """Cumulative-bucket histogram in seconds."""
+
+    def __init__(self, bounds: tuple[float, ...]):
+        self.bounds = bounds
+        self.counts = [0] * (len(bounds) + 1)
+        self.total = 0.0
+
+    def observe(self, seconds: float) -> None:
+        self.counts[bisect.bisect_left(self.bounds, seconds)] += 1
+        self.total += seconds
+
+    def lines(self, name: str, labels: str) -> list[str]:
+        out = []
+        running = 0
+        for bound, count in zip(self.bounds, self.counts, strict=False):
+            running += count
+            out.append(f'{name}_bucket{{{labels},le="{bound}"}} {float(running)}')
+        running += self.counts[-1]
+        out.append(f'{name}_bucket{{{labels},le="+Inf"}} {float(running)}')
+        out.append(f"{name}_count{{{labels}}} {float(running)}")
+        out.append(f"{name}_sum{{{labels}}} {self.total}")
+        return out
+
+
+class Metrics:
+    """Server-wide counters; ``gauges`` returns (running, waiting, kv usage 0..1)."""
+
+    def __init__(self, model_name: str, gauges: Callable[[], tuple[int, int, float]]):
+        self.labels = f'engine="0",model_name="{model_name}"'
+        self.gauges = gauges
+        self.prompt_tokens = 0
+        self.generation_tokens = 0
+        self.preemptions = 0
+        self.success = dict.fromkeys(FINISH_REASONS, 0)
+        self.ttft = Histogram(TTFT_BUCKETS)
+        self.e2e = Histogram(E2E_BUCKETS)
+
+    def first_token(self, recv_ns: int, now_ns: int, prompt_tokens: int) -> None:
+        self.ttft.observe((now_ns - recv_ns) / 1e9)
+        self.prompt_tokens += prompt_tokens
+
+    def finished(self, recv_ns: int, now_ns: int, tokens: int, reason: str) -> None:
+        """A request ended; ``reason`` is stop, length or abort."""
+        self.generation_tokens += tokens
+        self.success[reason] = self.success.get(reason, 0) + 1
+        if reason != "abort":
+            self.e2e.observe((now_ns - recv_ns) / 1e9)
+
+    def render(self) -> bytes:
+        running, waiting, kv = self.gauges()
+        lab = self.labels
+        families: list[tuple[str, str, str, list[str]]] = [
+            ("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.",
+             [f"vllm:num_requests_running{{{lab}}} {float(running)}"]),
+            ("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.",
+             [f"vllm:num_requests_waiting{{{lab}}} {float(waiting)}"]),
+            ("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.",
+             [f"vllm:kv_cache_usage_perc{{{lab}}} {kv}"]),
+            ("vllm:num_preemptions", "counter", "Cumulative number of preemption from the engine.",
+             [f"vllm:num_preemptions_total{{{lab}}} {float(self.preemptions)}"]),
+            ("vllm:prompt_tokens", "counter", "Number of prefill tokens processed.",
+             [f"vllm:prompt_tokens_total{{{lab}}} {float(self.prompt_tokens)}"]),
+            ("vllm:generation_tokens", "counter", "Number of generation tokens processed.",
+             [f"vllm:generation_tokens_total{{{lab}}} {float(self.generation_tokens)}"]),
+            ("vllm:request_success", "counter", "Count of successfully processed requests.",
+             [f'vllm:request_success_total{{{lab},finished_reason="{r}"}} {float(n)}'
+              for r, n in self.success.items()]),
+            ("vllm:time_to_first_token_seconds", "histogram",
+             "Histogram of time to first token in seconds.",
+             self.ttft.lines("vllm:time_to_first_token_seconds", lab)),
+            ("vllm:e2e_request_latency_seconds", "histogram",
+             "Histogram of e2e request latency in seconds.",
+             self.e2e.lines("vllm:e2e_request_latency_seconds", lab)),
+        ]  # fmt: skip
+        out: list[str] = []
+        for name, kind, text, samples in families:
+            out.extend((f"# HELP {name} {text}", f"# TYPE {name} {kind}", *samples))
+        return ("\n".join(out) + "\n").encode()

@@ -1,0 +1,299 @@
+"""The mock server: routes, generation set-up, pre-header faults, start and stop.
+
+Owns the wiring: which path answers what (OpenAI completions/chat, TGI
+generate/generate_stream, /v1/models, /health, /metrics), the sampled output
+length of each request, the choice of scheduler (``BatchEngine`` or
+``FixedPacer``), and the process life cycle (listening line, SIGTERM/SIGINT,
+flushing the truth file). Imports only the standard library, orjson, uvloop
+when present, and the mock's own modules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+from typing import Any
+
+import orjson
+
+from loadgen.mock.config import Settings, settings_from_argv
+from loadgen.mock.engine import BatchEngine, FixedPacer
+from loadgen.mock.events import (
+    SEQ_LEN,
+    ChatEvents,
+    CompletionEvents,
+    Events,
+    TgiEvents,
+    variant_sequence,
+)
+from loadgen.mock.faults import MID_STREAM, PRE_HEADER, FaultPlan
+from loadgen.mock.gen import BodyGen, Ctx, FaultyStreamGen, Gen, StreamGen
+from loadgen.mock.http import HttpConn, Request
+from loadgen.mock.metrics import Metrics
+from loadgen.mock.request import (
+    API_CHAT,
+    API_COMPLETIONS,
+    API_TGI,
+    GenSpec,
+    parse_openai,
+    parse_tgi,
+)
+from loadgen.mock.truth import TruthWriter
+from loadgen.mock.wire import (
+    SSE_TYPE,
+    HttpError,
+    fastapi_error,
+    response_head,
+    tgi_error,
+    vllm_error,
+)
+
+__all__ = ["MockServer", "main", "serve"]
+
+log = logging.getLogger("loadgen.mock")
+
+# path -> (method, api or endpoint name, streaming for TGI)
+ROUTES: dict[str, tuple[str, str]] = {
+    "/v1/completions": ("POST", API_COMPLETIONS),
+    "/v1/chat/completions": ("POST", API_CHAT),
+    "/generate": ("POST", "tgi"),
+    "/generate_stream": ("POST", "tgi_stream"),
+    "/v1/models": ("GET", "models"),
+    "/health": ("GET", "health"),
+    "/metrics": ("GET", "metrics"),
+}
+METRICS_TYPE = b"text/plain; version=0.0.4; charset=utf-8"
+STREAM_ONLY = MID_STREAM | {"split", "no_done"}
+
+
+class MockServer:
+    """Per-process state: scheduler, metrics, truth file, fault plan, connections."""
+
+    def __init__(self, settings: Settings, loop: asyncio.AbstractEventLoop):
+        self.settings = settings
+        self.loop = loop
+        self.model_name = settings.model or "loadgen-mock"
+        self.rng = random.Random(settings.seed)
+        self.engine: BatchEngine | FixedPacer
+        self.metrics = Metrics(self.model_name, lambda: self.engine.gauges())
+        if settings.fixed:
+            self.engine = FixedPacer(settings.ttft_ms, settings.itl_ms, settings.burst, loop)
+        else:
+            self.engine = BatchEngine(settings.profile, loop, self.metrics)
+        self.truth = TruthWriter(settings.truth, loop) if settings.truth else None
+        self.faults = FaultPlan(settings.faults, settings.seed)
+        seq = variant_sequence(settings.seed)
+        self.ctx = Ctx(loop, self.metrics, self.truth, seq, settings.stall_s)
+        self.conns: set[HttpConn] = set()
+
+    def protocol(self) -> HttpConn:
+        conn = HttpConn(self.handle, self._lost)
+        self.conns.add(conn)
+        return conn
+
+    def close(self) -> None:
+        for conn in list(self.conns):
+            if conn.transport is not None:
+                conn.transport.abort()
+        self.engine.close()
+        if self.truth is not None:
+            self.truth.close()
+
+    def _lost(self, conn: HttpConn) -> None:
+        self.conns.discard(conn)
+        if isinstance(conn.current, Gen):
+            conn.current.abort()
+
+    def handle(self, conn: HttpConn, req: Request) -> None:
+        route = ROUTES.get(req.path)
+        if route is None:
+            exc = fastapi_error(404, "Not Found")
+            conn.send_simple(exc.status, exc.body)
+            return
+        method, name = route
+        if req.method != method:
+            exc = fastapi_error(405, "Method Not Allowed")
+            conn.send_simple(exc.status, exc.body, extra=((b"allow", method.encode()),))
+        elif name == "health":
+            conn.send_simple(200, b"")
+        elif name == "metrics":
+            conn.send_simple(200, self.metrics.render(), content_type=METRICS_TYPE)
+        elif name == "models":
+            conn.send_simple(200, self._models())
+        else:
+            self._generate(conn, req, name)
+
+    def _models(self) -> bytes:
+        created = int(time.time())
+        card = {
+            "id": self.model_name,
+            "object": "model",
+            "created": created,
+            "owned_by": "vllm",
+            "root": self.model_name,
+            "parent": None,
+            "max_model_len": self.settings.profile.max_model_len,
+        }
+        return orjson.dumps({"object": "list", "data": [card]})
+
+    def _parse(self, req: Request, name: str) -> GenSpec:
+        limit = self.settings.profile.max_model_len
+        if name.startswith("tgi"):
+            return parse_tgi(req.body, name == "tgi_stream", self.settings.model, limit)
+        return parse_openai(req.body, name, self.settings.model, limit)
+
+    def _generate(self, conn: HttpConn, req: Request, name: str) -> None:
+        rid = req.headers.get("x-request-id")
+        try:
+            spec = self._parse(req, name)
+        except HttpError as exc:
+            self._record_refusal(req, rid, exc.status, None, 0)
+            conn.send_simple(exc.status, exc.body)
+            return
+        fault = self.faults.pick()
+        if fault in STREAM_ONLY and not spec.stream:
+            fault = None
+        if fault is not None:
+            log.warning("fault %s request=%s path=%s", fault, rid, req.path)
+        if fault in PRE_HEADER:
+            self._pre_header_fault(conn, req, spec, rid, fault)
+            return
+        gen = self._make_gen(conn, req, spec, rid, fault)
+        conn.current = gen
+        if fault == "slow_first_byte":
+            delay = self.settings.slow_first_byte_s
+            gen.sched_ns += int(delay * 1e9)
+            self.loop.call_later(delay, self._start, conn, gen)
+        else:
+            self._start(conn, gen)
+
+    def _make_gen(
+        self, conn: HttpConn, req: Request, spec: GenSpec, rid: str | None, fault: str | None
+    ) -> Gen:
+        rng = random.Random(f"{self.settings.seed}:{rid}") if rid is not None else self.rng
+        n_out, finish = self._length(spec, rng)
+        offset = rng.randrange(SEQ_LEN)
+        response_id = rid if rid is not None else f"{rng.getrandbits(128):032x}"
+        events: Events
+        if spec.api == API_TGI:
+            events = TgiEvents(spec.prompt_tokens, spec.details, spec.seed)
+        else:
+            kind = ChatEvents if spec.api == API_CHAT else CompletionEvents
+            usage = (spec.include_usage, spec.continuous_usage)
+            events = kind(response_id, spec.model, int(time.time()), spec.prompt_tokens, usage)
+        cls: type[Gen] = StreamGen
+        if not spec.stream:
+            cls = BodyGen
+        elif fault in STREAM_ONLY:
+            cls = FaultyStreamGen
+        return cls(
+            self.ctx, conn, spec, events, rid=rid, path=req.path, recv_ns=req.recv_ns,
+            n_out=n_out, finish=finish, offset=offset, fault=fault,
+        )  # fmt: skip
+
+    def _length(self, spec: GenSpec, rng: random.Random) -> tuple[int, str]:
+        """Output length: max_tokens with ignore_eos, else a seeded natural length."""
+        if spec.ignore_eos:
+            return spec.max_tokens, "length"
+        natural = 1 + int(rng.expovariate(1.0 / self.settings.profile.mean_output_tokens))
+        n = min(spec.max_tokens, max(spec.min_tokens, natural))
+        if n == spec.max_tokens:
+            return n, "length"
+        return n, "eos_token" if spec.api == API_TGI else "stop"
+
+    def _start(self, conn: HttpConn, gen: Gen) -> None:
+        if conn.closed:
+            gen.abort()
+            return
+        if gen.spec.stream:
+            extra = ((b"x-request-id", gen.rid.encode()),) if gen.rid else ()
+            ctype = SSE_TYPE if gen.spec.api != API_TGI else b"text/event-stream"
+            conn.transport.write(
+                response_head(200, ctype, length=None, keep_alive=conn.keep_alive, extra=extra)
+            )
+        self.engine.submit(gen)
+
+    def _pre_header_fault(
+        self, conn: HttpConn, req: Request, spec: GenSpec, rid: str | None, fault: str
+    ) -> None:
+        if fault == "reset":
+            sock = conn.transport.get_extra_info("socket")
+            if sock is not None:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            conn.transport.abort()
+            self._record_refusal(req, rid, 0, fault, spec.prompt_tokens)
+            return
+        status = int(fault[4:])
+        message = f"injected fault {fault} (loadgen-mock)"
+        exc = tgi_error(status, message, "overloaded") if spec.api == API_TGI else None
+        exc = exc or vllm_error(status, message)
+        extra: tuple[tuple[bytes, bytes], ...] = ()
+        if status == 429:
+            extra = ((b"retry-after", str(self.settings.retry_after_s).encode()),)
+        self._record_refusal(req, rid, status, fault, spec.prompt_tokens)
+        conn.send_simple(status, exc.body, extra=extra)
+
+    def _record_refusal(
+        self, req: Request, rid: str | None, status: int, fault: str | None, prompt: int
+    ) -> None:
+        if self.truth is None:
+            return
+        record: dict[str, Any] = {
+            "request_id": rid,
+            "path": req.path,
+            "recv_ns": req.recv_ns,
+            "token_ns": [],
+            "prompt_tokens": prompt,
+            "output_tokens": 0,
+            "status": status,
+            "fault": fault,
+            "end_ns": time.perf_counter_ns(),
+        }
+        self.truth.add(record)
+
+
+async def serve(settings: Settings, stop: asyncio.Event | None = None) -> None:
+    """Listen, print the listening line, serve until ``stop`` or SIGTERM/SIGINT."""
+    loop = asyncio.get_running_loop()
+    server = MockServer(settings, loop)
+    listener = await loop.create_server(
+        server.protocol, settings.host, settings.port, reuse_address=True, backlog=4096
+    )
+    port = listener.sockets[0].getsockname()[1]
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    sys.stdout.write(f"loadgen-mock listening on http://{host}:{port}\n")
+    sys.stdout.flush()
+    stop = stop or asyncio.Event()
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        listener.close()
+        server.close()
+        await listener.wait_closed()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m loadgen.mock`` and ``loadgen mock``."""
+    settings = settings_from_argv(argv)
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        stream=sys.stderr,
+        format="%(asctime)s loadgen-mock %(levelname)s %(message)s",
+    )
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(serve(settings))
+    else:
+        uvloop.run(serve(settings))
+    return 0
