@@ -1,0 +1,48 @@
+"""Helpers for integration tests: scenarios run for real against real sockets on 127.0.0.1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loadgen.records import Record, read_records
+from loadgen.runner.run import RunOptions, run_scenario
+from loadgen.scenario import Scenario
+from loadgen.summary import Summary
+
+
+def make_scenario(**sections: Any) -> Scenario:
+    base: dict[str, Any] = {
+        "name": "it",
+        "target": {"url": "mock", "api": "openai-chat", "model": "m"},
+        "workload": {
+            "prompt_tokens": {"dist": "fixed", "value": 16},
+            "output_tokens": {"dist": "fixed", "value": 16},
+        },
+        "load": {"mode": "concurrency", "concurrency": [1], "requests_per_step": 4},
+    }
+    for key, value in sections.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            base[key] = {**base[key], **value}
+        else:
+            base[key] = value
+    return Scenario.model_validate(base)
+
+
+class Runner:
+    def __init__(self, tmp_path: Path) -> None:
+        self.tmp_path = tmp_path
+        self.count = 0
+
+    def __call__(self, scenario: Scenario) -> tuple[Summary, list[Record], Path]:
+        self.count += 1
+        out = self.tmp_path / f"run{self.count}"
+        summary = run_scenario(scenario, RunOptions(out_dir=out, quiet=True))
+        return summary, list(read_records(out / "records.jsonl")), out
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Runner:
+    return Runner(tmp_path)

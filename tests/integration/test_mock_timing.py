@@ -1,0 +1,82 @@
+"""Acceptance of the core path: exact timings against the mock, over a real socket."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from loadgen.summary import Summary
+
+from .conftest import Runner, make_scenario
+
+
+def test_fixed_ttft_and_itl_are_measured_exactly(run: Runner) -> None:
+    sc = make_scenario(
+        target={
+            "extra_body": {"ignore_eos": True},
+            "mock": {"args": ["--ttft-ms", "50", "--itl-ms", "10"]},
+        },
+        workload={"output_tokens": {"dist": "fixed", "value": 64}},
+        load={"concurrency": [8], "requests_per_step": 32, "warmup_requests": 8},
+    )
+    summary, records, out = run(sc)
+    step = summary.steps[0]
+    assert step.requests.failed == 0 and step.requests.ok == 32
+    assert step.ttft_ms.p50 is not None and abs(step.ttft_ms.p50 - 50.0) < 1.0
+    assert step.itl_ms.p50 is not None and abs(step.itl_ms.p50 - 10.0) < 0.3
+    measured = [r for r in records if not r.warmup]
+    assert len(measured) == 32
+    assert all(r.output_tokens == 64 and r.output_events == 64 for r in measured)
+    assert step.tokens.count_mismatches == 0
+    # the summary on disk is the same, valid document
+    assert Summary.model_validate_json((out / "summary.json").read_bytes()) == summary
+
+
+def test_nothing_listening_gives_connection_errors_and_a_valid_summary(run: Runner) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port that was free a moment ago
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    sc = make_scenario(
+        target={"url": f"http://127.0.0.1:{port}", "timeouts_s": {"connect": 2}},
+        load={"concurrency": [1, 4], "requests_per_step": 6, "warmup_requests": 1},
+        sla={"max_error_rate": 0.01},
+    )
+    summary, records, out = run(sc)
+    assert len(summary.steps) == 2
+    assert len(records) == 14
+    assert {r.error_kind for r in records} == {"connect_error"}
+    for step in summary.steps:
+        assert step.requests.errors == {"connect_error": 6}
+        assert step.requests.ok == 0 and step.requests.error_rate == 1.0
+        assert not step.sla.passed
+    doc = orjson.loads((out / "summary.json").read_bytes())
+    assert doc["steps"][1]["load"] == {
+        "mode": "concurrency",
+        "concurrency": 4,
+        "rate": None,
+        "arrival": None,
+        "burstiness": None,
+        "max_concurrency": None,
+    }
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "openai-chat"])
+def test_usage_counts_match_events(run: Runner, api: str) -> None:
+    sc = make_scenario(
+        target={"api": api, "mock": {"args": ["--ttft-ms", "5", "--itl-ms", "1"]}},
+        workload={
+            "prompt_tokens": {"dist": "uniform", "min": 5, "max": 50},
+            "output_tokens": {"dist": "uniform", "min": 1, "max": 40},
+        },
+        load={"concurrency": [4], "requests_per_step": 20},
+    )
+    summary, records, _ = run(sc)
+    step = summary.steps[0]
+    assert step.requests.ok == 20
+    assert step.tokens.count_mismatches == 0
+    assert step.tokens.server_counts == 20
+    for r in records:
+        assert r.prompt_tokens_server == r.prompt_tokens_requested  # the mock counts words
+        assert r.output_tokens <= r.max_tokens
