@@ -1,0 +1,43 @@
+"""Imports stay one-way: the agent imports nothing from loadgen; telemetry only loadgen.clock."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parents[2] / "loadgen"
+
+
+def _loadgen_imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == "loadgen"}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found |= {node.module} if node.module.split(".")[0] == "loadgen" else set()
+    return found
+
+
+@pytest.mark.parametrize(
+    ("package", "allowed"),
+    [
+        ("agent", ("loadgen.agent",)),
+        ("telemetry", ("loadgen.telemetry", "loadgen.clock")),
+    ],
+)
+def test_imports(package: str, allowed: tuple[str, ...]) -> None:
+    for path in sorted((PKG / package).glob("*.py")):
+        for name in _loadgen_imports(path):
+            assert name.startswith(allowed), f"{path.name} imports {name}"
+
+
+def test_public_api_is_pinned() -> None:
+    import loadgen.agent
+    import loadgen.telemetry
+
+    assert loadgen.agent.__all__ == ["build_parser", "main"]
+    assert "TelemetryCollector" in loadgen.telemetry.__all__
+    for name in loadgen.telemetry.__all__:
+        assert hasattr(loadgen.telemetry, name)
