@@ -15,6 +15,8 @@ def _loadgen_imports(path: Path) -> set[str]:
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.split(".")[0] == "loadgen"}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "loadgen":
+            found |= {f"loadgen.{a.name}" for a in node.names}  # from loadgen import clock
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found |= {node.module} if node.module.split(".")[0] == "loadgen" else set()
     return found
