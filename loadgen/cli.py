@@ -121,6 +121,19 @@ def agent(ctx: click.Context) -> None:
     sys.exit(agent_main(list(ctx.args)))
 
 
+def _register_output_commands() -> None:
+    """`loadgen report` and `loadgen compare` live with the outputs they write."""
+    try:
+        from loadgen.report.commands import compare, report
+    except ImportError:  # not built yet
+        return
+    cli.add_command(report)
+    cli.add_command(compare)
+
+
+_register_output_commands()
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: one line on stderr for any error loadgen expects."""
     try:

@@ -27,6 +27,7 @@ __all__ = [
     "Summary",
     "Throughput",
     "TokenCounts",
+    "Verdict",
 ]
 
 #: Percentiles reported for every latency metric; the key is ``p`` + the number
@@ -143,6 +144,21 @@ class StepSummary(_Model):
     interrupted: bool = False
 
 
+class Verdict(_Model):
+    """The sweep's answer: the highest load that met every SLA bound."""
+
+    mode: str  # "concurrency" | "rate"
+    sweep: str = "list"  # "list" | "auto" | "sla-search"
+    max_passing: float | None = None  # the highest passing load value, None if none passed
+    goodput_requests_per_s: float | None = None  # at max_passing
+    output_tokens_per_s: float | None = None  # at max_passing
+    bracket: list[float] | None = None  # sla-search: [passing, failing] around the answer
+    tolerance: float | None = None  # sla-search: the bracket width aimed for
+    saturation_rps: float | None = None  # auto: throughput found by the saturation probe
+    stopped_early: str | None = None  # why the sweep stopped before its last step
+    text: str = ""  # one sentence for people
+
+
 class Summary(_Model):
     loadgen_version: str
     name: str
@@ -154,6 +170,6 @@ class Summary(_Model):
     clock_anchor: dict[str, int]
     metrics_profile: str = "loadgen"
     steps: list[StepSummary] = Field(default_factory=list)
-    verdict: dict[str, Any] | None = None
+    verdict: Verdict | None = None
     interrupted: bool = False
     sla: dict[str, Any] = Field(default_factory=dict)
