@@ -181,8 +181,11 @@ class FixedPacer:
                     return
                 now = spin_until(deadline)
             _, order, gen = heapq.heappop(heap)
-            if burst:
+            if burst or itl == 0:
                 gen.emit_all()
-            elif not gen.emit():
-                heapq.heappush(heap, (deadline + itl, order, gen))
+                continue
+            # Behind schedule, every token already due goes out in one write.
+            due = 1 + (now - deadline) // itl
+            if not (gen.emit() if due == 1 else gen.emit_n(due)):
+                heapq.heappush(heap, (deadline + due * itl, order, gen))
             now = _pc()

@@ -99,10 +99,13 @@ class Gen:
         """Produce the next token; True when the request is over."""
         raise NotImplementedError
 
+    def emit_n(self, m: int) -> bool:
+        """Produce up to ``m`` tokens now (a late scheduler catching up)."""
+        return any(self.emit() for _ in range(m))
+
     def emit_all(self) -> None:
         """Burst mode: produce every remaining token now."""
-        while not self.emit():
-            pass
+        self.emit_n(self.n_out)
 
     def abort(self) -> None:
         """The client went away: stop, count it, record it."""
@@ -166,36 +169,39 @@ class StreamGen(Gen):
         if self.dead:
             return True
         k = self.emitted
-        self.emitted = k + 1
-        if k + 1 < self.n_out:
+        if k + 1 >= self.n_out:
+            return self.emit_n(1)
+        frames = self.frames
+        if frames is not None and k:
+            self.write(frames[self.ctx.seq[(self.offset + k) & SEQ_MASK]])
+        else:
             self.write(self._token(k))
-            now = _pc()
-            self.token_ns.append(now)
-            if k == 0:
-                self._first(now)
-            return False
-        self.write(self._ending(k))
         now = _pc()
+        self.emitted = k + 1
         self.token_ns.append(now)
         if k == 0:
             self._first(now)
-        self._complete()
-        return True
+        return False
 
-    def emit_all(self) -> None:
+    def emit_n(self, m: int) -> bool:
+        """Write the next ``m`` tokens (fewer if the response ends) in one write."""
         if self.dead:
-            return
-        n = self.n_out
-        parts = [self._token(k) for k in range(self.emitted, n - 1)]
-        parts.append(self._ending(n - 1))
-        first = self.emitted == 0
+            return True
+        k0 = self.emitted
+        k1 = min(k0 + m, self.n_out)
+        last = k1 == self.n_out
+        parts = [self._token(k) for k in range(k0, k1 - 1 if last else k1)]
+        if last:
+            parts.append(self._ending(k1 - 1))
         self.write(b"".join(parts))
         now = _pc()
-        self.token_ns.extend([now] * (n - self.emitted))
-        self.emitted = n
-        if first:
+        self.token_ns.extend([now] * (k1 - k0))
+        self.emitted = k1
+        if k0 == 0:
             self._first(now)
-        self._complete()
+        if last:
+            self._complete()
+        return last
 
 
 class FaultyStreamGen(StreamGen):
@@ -228,9 +234,7 @@ class FaultyStreamGen(StreamGen):
         self._out(data, last)
         return last
 
-    def emit_all(self) -> None:
-        while not self.dead and not self.emit():
-            pass
+    emit_n = Gen.emit_n  # token by token: a fault may strike between any two
 
     def _strike(self, k: int) -> None:
         log.warning("fault %s request=%s after %d tokens", self.fault, self.rid, k)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 __all__ = ["LEAD_NS", "SPIN_NS", "Timer", "spin_until"]
 
 LEAD_NS = 100_000
-SPIN_NS = 120_000
+SPIN_NS = 60_000
 _NEVER = 1 << 62
 
 
