@@ -113,6 +113,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             "the telemetry; pass --token-env NAME",
             args.host,
         )
+    state = _state(args, sampler, token)
+    try:
+        return asyncio.run(_serve(state, args.host, args.port))
+    finally:
+        if nvml is not None and sampler is not None:
+            nvml.nvmlShutdown()
+
+
+def _state(args: argparse.Namespace, sampler: Sampler | None, token: str | None) -> AgentState:
+    """The ring, the sampling thread and what /health reports, from the flags."""
     sources: list[Callable[[], Sequence[Row]]] = []
     if sampler is not None:
         sources.append(sampler.sample)
@@ -122,10 +132,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows_per_tick = (len(sampler.gpus) if sampler else 0) + (1 if args.host_stats else 0)
     interval_ns = round(args.interval_ms * 1e6)
     ring = Ring(math.ceil(args.buffer_s * 1e9 / interval_ns) * rows_per_tick)
-    thread = SamplingThread(ring, sources, interval_ns)
-    state = AgentState(
+    return AgentState(
         ring=ring,
-        thread=thread,
+        thread=SamplingThread(ring, sources, interval_ns),
         sampler=sampler,
         interval_s=interval_ns / 1e9,
         buffer_s=args.buffer_s,
@@ -133,11 +142,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         fake=args.fake_nvml is not None,
         token=token,
     )
-    try:
-        return asyncio.run(_serve(state, args.host, args.port))
-    finally:
-        if nvml is not None and sampler is not None:
-            nvml.nvmlShutdown()
 
 
 async def _serve(state: AgentState, host: str, port: int) -> int:

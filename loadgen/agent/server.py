@@ -74,24 +74,7 @@ def build_app(state: AgentState) -> web.Application:
     app = web.Application(middlewares=middlewares)
 
     async def health(_: web.Request) -> web.Response:
-        sampler = state.sampler
-        return _json(
-            {
-                "status": "ok",
-                "agent": "loadgen-agent",
-                "version": VERSION,
-                "driver_version": sampler.driver_version() if sampler else None,
-                "fake_nvml": state.fake,
-                "gpus": [g.describe() for g in sampler.gpus] if sampler else [],
-                "host_stats": state.host_stats,
-                "interval_s": state.interval_s,
-                "buffer_s": state.buffer_s,
-                "buffered_rows": len(state.ring),
-                "auth": state.token is not None,
-                "clock": "CLOCK_MONOTONIC",
-                "stats": _stats(state),
-            }
-        )
+        return _json(_health(state))
 
     async def clock(_: web.Request) -> web.Response:
         return _json({"mono_ns": time.monotonic_ns(), "wall_ns": time.time_ns()})
@@ -130,6 +113,25 @@ def build_app(state: AgentState) -> web.Application:
     app.router.add_get("/samples", samples)
     app.router.add_get("/metrics", metrics)
     return app
+
+
+def _health(state: AgentState) -> dict[str, object]:
+    sampler = state.sampler
+    return {
+        "status": "ok",
+        "agent": "loadgen-agent",
+        "version": VERSION,
+        "driver_version": sampler.driver_version() if sampler else None,
+        "fake_nvml": state.fake,
+        "gpus": [g.describe() for g in sampler.gpus] if sampler else [],
+        "host_stats": state.host_stats,
+        "interval_s": state.interval_s,
+        "buffer_s": state.buffer_s,
+        "buffered_rows": len(state.ring),
+        "auth": state.token is not None,
+        "clock": "CLOCK_MONOTONIC",
+        "stats": _stats(state),
+    }
 
 
 def _stats(state: AgentState) -> dict[str, int]:
