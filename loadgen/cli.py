@@ -124,7 +124,7 @@ def agent(ctx: click.Context) -> None:
 def _register_output_commands() -> None:
     """`loadgen report` and `loadgen compare` live with the outputs they write."""
     try:
-        from loadgen.report.commands import compare, report
+        from loadgen.report.commands import compare, report  # type: ignore[import-not-found,unused-ignore]
     except ImportError:  # not built yet
         return
     cli.add_command(report)

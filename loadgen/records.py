@@ -47,7 +47,8 @@ class Record:
     prompt_tokens_requested: int
     max_tokens: int
     scheduled_ns: int | None = None  # open loop: when the schedule said to send
-    sent_ns: int = 0
+    start_ns: int = 0  # loadgen began the request (before the HTTP library ran)
+    sent_ns: int = 0  # the request's last byte went to the socket (= start_ns if unknown)
     headers_ns: int | None = None
     first_token_ns: int | None = None
     last_token_ns: int | None = None

@@ -124,6 +124,7 @@ class LittleCheck(_Model):
 
 class StepSummary(_Model):
     index: int
+    role: str = "step"  # "step", or "probe" for sweep auto's saturation probe
     load: LoadPoint
     started_ns: int = 0
     ended_ns: int = 0

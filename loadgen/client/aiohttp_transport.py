@@ -17,6 +17,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import aiohttp
+from aiohttp.abc import AbstractStreamWriter
+from aiohttp.payload import BytesPayload
 
 from loadgen.client.transport import HttpRequest, TransportError
 from loadgen.clock import now_ns
@@ -26,12 +28,38 @@ __all__ = ["AiohttpTransport"]
 READ_BUFSIZE = 4 * 1024 * 1024
 
 
-class _AiohttpResponse:
-    __slots__ = ("_resp", "status")
+class _StampedBody(BytesPayload):
+    """The request body; notes when it is handed to the socket.
 
-    def __init__(self, resp: aiohttp.ClientResponse) -> None:
+    aiohttp (on Python < 3.12) writes the body from a task of its own, a loop
+    iteration after ``post()`` is called; under load that can be a millisecond
+    later. Stamping here makes ``sent_ns`` the moment the request left.
+    """
+
+    written_ns = 0
+
+    async def write(self, writer: AbstractStreamWriter) -> None:
+        self.written_ns = now_ns()  # the write below reaches the socket before it awaits
+        await super().write(writer)
+
+    async def write_with_length(
+        self, writer: AbstractStreamWriter, content_length: int | None
+    ) -> None:
+        self.written_ns = now_ns()
+        await super().write_with_length(writer, content_length)
+
+
+class _AiohttpResponse:
+    __slots__ = ("_body", "_resp", "status")
+
+    def __init__(self, resp: aiohttp.ClientResponse, body: _StampedBody) -> None:
         self._resp = resp
+        self._body = body
         self.status = resp.status
+
+    @property
+    def sent_ns(self) -> int | None:
+        return self._body.written_ns or None
 
     async def chunks(self) -> AsyncIterator[tuple[int, bytes]]:
         readany = self._resp.content.readany
@@ -75,8 +103,9 @@ class AiohttpTransport:
 
     @asynccontextmanager
     async def open(self, request: HttpRequest) -> AsyncIterator[_AiohttpResponse]:
+        body = _StampedBody(request.body, content_type="application/json")
         try:
-            resp = await self._session.post(request.url, data=request.body, headers=request.headers)
+            resp = await self._session.post(request.url, data=body, headers=request.headers)
         except aiohttp.ConnectionTimeoutError as exc:
             raise TransportError("connect_timeout", _detail(exc)) from None
         except aiohttp.ClientConnectorError as exc:
@@ -88,7 +117,7 @@ class AiohttpTransport:
         except aiohttp.ClientError as exc:
             raise TransportError("connect_error", _detail(exc)) from None
         try:
-            yield _AiohttpResponse(resp)
+            yield _AiohttpResponse(resp, body)
         finally:
             resp.release() if resp.content.at_eof() else resp.close()
 

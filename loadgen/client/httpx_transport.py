@@ -28,6 +28,10 @@ class _HttpxResponse:
         self._resp = resp
         self.status = resp.status_code
 
+    @property
+    def sent_ns(self) -> None:
+        return None  # httpx has no hook at the socket write: loadgen's start stamp stands
+
     async def chunks(self) -> AsyncIterator[tuple[int, bytes]]:
         try:
             async for data in self._resp.aiter_raw():

@@ -86,7 +86,7 @@ class Requester:
         rec, req = self.build(spec, step)
         rec.scheduled_ns = scheduled_ns
         t = self._timeouts
-        rec.sent_ns = sent = now_ns()
+        rec.start_ns = rec.sent_ns = sent = now_ns()
         total_deadline = sent + t.total_ns
         try:
             async with asyncio.timeout_at(
@@ -120,6 +120,7 @@ class Requester:
         armed = 0  # the idle deadline the timer is set to, once tokens flow
         async with self._transport.open(req) as resp:
             rec.headers_ns = now_ns()
+            rec.sent_ns = resp.sent_ns or rec.start_ns
             rec.http_status = resp.status
             if resp.status >= 400:
                 body = await resp.read_prefix(200)

@@ -42,6 +42,11 @@ class TransportError(Exception):
 class Response(Protocol):
     status: int
 
+    @property
+    def sent_ns(self) -> int | None:
+        """When the request's last byte went to the socket, if the transport knows."""
+        ...
+
     def chunks(self) -> AsyncIterator[tuple[int, bytes]]:
         """Body bytes as they arrive, each stamped with :func:`loadgen.clock.now_ns`."""
         ...

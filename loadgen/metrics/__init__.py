@@ -3,7 +3,7 @@
 from loadgen.metrics.latency import e2e_ns, itl_gaps_ns, tpot_ns, ttft_from_scheduled_ns, ttft_ns
 from loadgen.metrics.sla import check_sla, request_meets_sla
 from loadgen.metrics.stats import distribution_ms
-from loadgen.metrics.step import summarize_step
+from loadgen.metrics.step import step_cost, summarize_step
 
 __all__ = [
     "check_sla",
@@ -11,6 +11,7 @@ __all__ = [
     "e2e_ns",
     "itl_gaps_ns",
     "request_meets_sla",
+    "step_cost",
     "summarize_step",
     "tpot_ns",
     "ttft_from_scheduled_ns",

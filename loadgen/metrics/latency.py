@@ -7,6 +7,8 @@ Imports: loadgen.records.
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from loadgen.records import Record
 
 __all__ = ["e2e_ns", "itl_gaps_ns", "tpot_ns", "ttft_from_scheduled_ns", "ttft_ns"]
@@ -36,7 +38,7 @@ def itl_gaps_ns(r: Record) -> list[int]:
     Events that arrived in the same read share one stamp, so their gap is 0.
     """
     t = r.token_ns
-    return [b - a for a, b in zip(t, t[1:], strict=False)]
+    return [b - a for a, b in pairwise(t)]
 
 
 def tpot_ns(r: Record) -> float | None:

@@ -56,7 +56,10 @@ def request_meets_sla(r: Record, sla: SlaSpec) -> bool:
 
 
 def check_sla(step: StepSummary, sla: SlaSpec) -> SlaResult:
-    """Every stated bound against the step's measured value."""
+    """Every stated bound against the step's measured value.
+
+    A step with no successful request never passes, whatever bounds are stated.
+    """
     checks: list[SlaCheck] = []
     for metric in ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"):
         dist = getattr(step, metric).model_dump()
@@ -65,7 +68,8 @@ def check_sla(step: StepSummary, sla: SlaSpec) -> SlaResult:
             checks.append(_check(metric, stat, bound, value))
     if sla.max_error_rate is not None:
         checks.append(_check("error_rate", "value", sla.max_error_rate, step.requests.error_rate))
-    return SlaResult(passed=all(c.passed for c in checks), checks=checks)
+    passed = step.requests.ok > 0 and all(c.passed for c in checks)
+    return SlaResult(passed=passed, checks=checks)
 
 
 def _check(metric: str, stat: str, bound: float, value: float | None) -> SlaCheck:

@@ -29,7 +29,7 @@ from loadgen.summary import (
     TokenCounts,
 )
 
-__all__ = ["LITTLE_TOLERANCE", "summarize_step"]
+__all__ = ["LITTLE_TOLERANCE", "step_cost", "summarize_step"]
 
 #: Little's-law disagreement (ratio away from 1) that gets flagged.
 LITTLE_TOLERANCE = 0.15
@@ -75,7 +75,7 @@ def summarize_step(
             [v for r in ok if (v := ttft_from_scheduled_ns(r)) is not None]
         )
     step.itl_ms = distribution_ms([g for r in ok for g in itl_gaps_ns(r)])
-    step.tpot_ms = distribution_ms([v for r in ok if (v := tpot_ns(r)) is not None])
+    step.tpot_ms = distribution_ms([t for r in ok if (t := tpot_ns(r)) is not None])
     step.e2e_ms = distribution_ms([e2e_ns(r) for r in ok])
     step.tokens = TokenCounts(
         output_total=sum(r.output_tokens for r in ok),
@@ -109,3 +109,18 @@ def little_check(mean_in_flight: float, measured: Sequence[Record], window_s: fl
     return LittleCheck(
         mean_in_flight=mean_in_flight, predicted=predicted, ratio=ratio, flagged=flagged
     )
+
+
+def step_cost(step: StepSummary, usd_per_hour: float) -> dict[str, float]:
+    """USD per million output tokens and per 1,000 requests at the step's throughput.
+
+    cost per token = (usd_per_hour / 3600) / output tokens per second.
+    """
+    usd_per_s = usd_per_hour / 3600.0
+    out: dict[str, float] = {"usd_per_hour": usd_per_hour}
+    t = step.throughput
+    if t.output_tokens_per_s > 0:
+        out["usd_per_million_output_tokens"] = usd_per_s / t.output_tokens_per_s * 1e6
+    if t.requests_per_s > 0:
+        out["usd_per_1000_requests"] = usd_per_s / t.requests_per_s * 1e3
+    return out

@@ -10,6 +10,7 @@ Imports: asyncio, numpy, loadgen.clock, loadgen.summary.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,7 +18,7 @@ import numpy as np
 from loadgen.clock import NS_PER_MS, NS_PER_S, cpu_ns, now_ns, sleep_until
 from loadgen.summary import ClientHealth
 
-__all__ = ["LoopMonitor", "SATURATION"]
+__all__ = ["SATURATION", "LoopMonitor"]
 
 #: Thresholds past which a step is flagged as limited by loadgen itself.
 SATURATION = {"cpu_util": 0.9, "loop_lag_p99_ms": 5.0, "send_lag_p99_ms": 10.0}
@@ -40,10 +41,8 @@ class LoopMonitor:
     async def stop(self) -> None:
         if self._task is not None:
             self._task.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-            except asyncio.CancelledError:
-                pass
             self._task = None
 
     async def _run(self) -> None:

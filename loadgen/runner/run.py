@@ -13,23 +13,30 @@ import asyncio
 import contextlib
 import os
 import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from loadgen import __version__
 from loadgen.client import ADAPTERS, Requester, RequestTimeouts, make_transport
 from loadgen.clock import NS_PER_S, anchor
-from loadgen.metrics import summarize_step
+from loadgen.metrics import step_cost, summarize_step
 from loadgen.records import Record, RecordWriter
 from loadgen.report.console import format_step
 from loadgen.report.files import write_resolved_scenario, write_summary
 from loadgen.report.progress import Progress
 from loadgen.runner.drivers import closed_loop, open_loop
 from loadgen.runner.monitor import LoopMonitor
+from loadgen.runner.sweep import Point, make_sweep, verdict
 from loadgen.runner.target import MockServer
-from loadgen.scenario.models import Scenario
+from loadgen.scenario.models import LoadSpec, Scenario
 from loadgen.summary import LoadPoint, StepSummary, Summary
-from loadgen.workload import RequestSource, arrival_offsets_ns, plan_requests, step_rng
+
+if TYPE_CHECKING:
+    from loadgen.telemetry import TelemetryCollector
+
+from loadgen.workload import RequestSource, RequestSpec, arrival_offsets_ns, plan_requests, step_rng
 
 __all__ = ["RunOptions", "run_scenario"]
 
@@ -64,18 +71,38 @@ def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
             api=scenario.target.api,
             model=scenario.target.model,
             clock_anchor={"monotonic_ns": a.monotonic_ns, "wall_ns": a.wall_ns},
-            sla=scenario.sla.model_dump(exclude_none=True),
+            sla={k: v for k, v in scenario.sla.model_dump(exclude_none=True).items() if v != {}},
         )
         writer = stack.enter_context(contextlib.closing(RecordWriter(records_path)))
         progress = Progress(enabled=False if opts.quiet else opts.progress)
         stack.callback(progress.stop)
-        session = _Session(scenario, url, opts, summary, writer, progress)
+        telemetry = _start_telemetry(scenario, url, opts.out_dir)
+        if telemetry is not None:
+            stack.callback(telemetry.stop)
+        session = _Session(scenario, url, opts, summary, writer, progress, telemetry)
         with asyncio.Runner(loop_factory=_loop_factory()) as runner:
             runner.run(session.run())
     return summary
 
 
-def _loop_factory() -> object | None:
+def _start_telemetry(sc: Scenario, url: str, out_dir: Path) -> TelemetryCollector | None:
+    spec = sc.telemetry
+    server = spec.server_metrics
+    if server == "target":
+        server = url.rstrip("/") + "/metrics"
+    if not spec.agents and not server:
+        return None
+    from loadgen.telemetry import TelemetryCollector
+
+    token = os.environ.get(spec.token_env) if spec.token_env else None
+    collector = TelemetryCollector(
+        list(spec.agents), server, out_dir / "telemetry.jsonl", token, spec.interval_s
+    )
+    collector.start()
+    return collector
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     try:
         import uvloop
     except ImportError:
@@ -92,6 +119,7 @@ class _Session:
         summary: Summary,
         writer: RecordWriter,
         progress: Progress,
+        telemetry: TelemetryCollector | None,
     ) -> None:
         self.scenario = scenario
         self.url = url
@@ -99,11 +127,12 @@ class _Session:
         self.summary = summary
         self.writer = writer
         self.progress = progress
+        self.telemetry = telemetry
 
     async def run(self) -> None:
         sc = self.scenario
         load = sc.load
-        limit = int(max(load.points)) if load.mode == "concurrency" else load.max_concurrency or 0
+        limit = _pool_limit(load)
         transport = make_transport(
             http2=sc.target.http2, limit=limit, connect_timeout_s=sc.target.timeouts_s.connect
         )
@@ -121,10 +150,15 @@ class _Session:
             timeouts=RequestTimeouts.from_seconds(t.first_token, t.idle, t.total),
             run_id=self.opts.run_id,
         )
+        sweep = make_sweep(load)
         try:
-            for index, point in enumerate(load.points):
+            index = 0
+            while (point := sweep.next_point()) is not None:
                 step = await self.run_step(requester, index, point)
+                index += 1
+                sweep.observe(point, step)
                 self.summary.steps.append(step)
+                self.summary.verdict = verdict(sweep)
                 write_summary(self.summary, self.opts.out_dir / "summary.json")
                 if not self.opts.quiet:
                     self.progress.print(format_step(step))
@@ -136,19 +170,20 @@ class _Session:
             self.writer.flush()
             await transport.aclose()
 
-    async def run_step(self, requester: Requester, index: int, point: float) -> StepSummary:
+    async def run_step(self, requester: Requester, index: int, at: Point) -> StepSummary:
         sc = self.scenario
         load = sc.load
+        point = at.value
         w = load.warmup_requests
         rng = step_rng(sc.workload.seed, index, 0)
         records: list[Record] = []
         monitor = LoopMonitor()
         send_lags: list[int] = []
 
-        async def send(spec: object, scheduled: int | None) -> Record:
+        async def send(spec: RequestSpec, scheduled: int | None) -> Record:
             monitor.in_flight += 1
             try:
-                return await requester.send(spec, index, scheduled)  # type: ignore[arg-type]
+                return await requester.send(spec, index, scheduled)
             finally:
                 monitor.in_flight -= 1
 
@@ -157,13 +192,13 @@ class _Session:
             records.append(rec)
             self.progress.record(rec)
 
-        lp = _load_point(sc, point)
+        lp = _load_point(sc, at)
         n = load.requests_per_step
         self.progress.start_step(f"step {index} ({lp.mode} {point:g})", n)
         monitor.start()
         interrupted = False
         try:
-            if load.mode == "concurrency":
+            if at.mode == "concurrency":
                 if n is not None:
                     specs = iter(plan_requests(sc.workload, rng, w + n, warmup=w))
                 else:
@@ -207,7 +242,7 @@ class _Session:
         measured = [r for r in records if not r.warmup]
         start = min((r.sent_ns for r in measured), default=0)
         end = max((r.end_ns for r in measured), default=0)
-        return summarize_step(
+        step = summarize_step(
             index,
             lp,
             records,
@@ -216,21 +251,34 @@ class _Session:
             mean_in_flight=monitor.mean_in_flight(start, end),
             interrupted=interrupted,
         )
+        step.role = at.role
+        if sc.cost.usd_per_hour is not None:
+            step.cost = step_cost(step, sc.cost.usd_per_hour)
+        if self.telemetry is not None and end > start:
+            step.telemetry = self.telemetry.step_stats(start, end, step.tokens.output_total)
+        return step
 
 
-def _chain(first: list[object], source: RequestSource):  # type: ignore[no-untyped-def]
+def _chain(first: list[RequestSpec], source: RequestSource) -> Iterator[RequestSpec]:
     yield from first
     while True:
         yield source()
 
 
-def _load_point(sc: Scenario, point: float) -> LoadPoint:
+def _pool_limit(load: LoadSpec) -> int:
+    """Connections the run may need at once (0 = no limit): never a cap on the load."""
+    if load.sweep == "auto" or load.mode == "rate":
+        return load.max_concurrency or 0
+    return int(max(load.points))
+
+
+def _load_point(sc: Scenario, at: Point) -> LoadPoint:
     load = sc.load
-    if load.mode == "concurrency":
-        return LoadPoint(mode="concurrency", concurrency=int(point))
+    if at.mode == "concurrency":
+        return LoadPoint(mode="concurrency", concurrency=int(at.value))
     return LoadPoint(
         mode="rate",
-        rate=point,
+        rate=at.value,
         arrival=load.arrival,
         burstiness=load.burstiness,
         max_concurrency=load.max_concurrency,

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
     "API_NAMES",
+    "CostSpec",
     "Distribution",
     "FixedDist",
     "LoadSpec",
@@ -21,6 +22,7 @@ __all__ = [
     "PercentileBounds",
     "Scenario",
     "SlaSpec",
+    "StopEarly",
     "TargetSpec",
     "TelemetrySpec",
     "Timeouts",
@@ -115,7 +117,21 @@ class WorkloadSpec(_Strict):
     )
 
 
+class StopEarly(_Strict):
+    max_error_rate: float = Field(
+        0.5, ge=0, le=1, description="Stop the sweep after a step with a higher error rate."
+    )
+    sla_factor: float = Field(
+        4.0, gt=1, description="Stop after a step whose value exceeds an SLA bound this many times."
+    )
+
+
 class LoadSpec(_Strict):
+    sweep: Literal["list", "auto", "sla-search"] = Field(
+        "list",
+        description="list: the given values in order; auto: saturation probe, then rates up to "
+        "the maximum; sla-search: bisection for the highest load meeting the SLA.",
+    )
     mode: Literal["concurrency", "rate"] = Field(
         "concurrency", description="concurrency (closed loop) | rate (open loop)."
     )
@@ -143,14 +159,35 @@ class LoadSpec(_Strict):
     warmup_requests: int = Field(
         0, ge=0, description="Requests sent first in each step, excluded from the metrics."
     )
+    auto_points: int = Field(8, ge=2, description="sweep auto: number of rates to run.")
+    probe_concurrency: int = Field(
+        64, ge=1, description="sweep auto: concurrency of the saturation probe."
+    )
+    search_tolerance: float | None = Field(
+        None,
+        gt=0,
+        description="sweep sla-search: stop when the bracket is this narrow "
+        "(default 1 for concurrency, 5% of the upper bound for rate).",
+    )
+    max_search_steps: int = Field(
+        12, ge=2, description="sweep sla-search: most steps the bisection may run."
+    )
+    stop_early: StopEarly | None = Field(
+        default_factory=StopEarly,
+        description="When to abandon a sweep early; null runs every step whatever happens.",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> LoadSpec:
-        if self.mode == "concurrency":
+        if self.sweep == "auto":
+            pass  # the rates come from the saturation probe
+        elif self.mode == "concurrency":
             if not self.concurrency:
                 raise ValueError("mode concurrency needs a non-empty `concurrency` list")
         elif not self.rate:
             raise ValueError("mode rate needs a non-empty `rate` list")
+        if self.sweep == "sla-search" and len(set(self.points)) < 2:
+            raise ValueError("sweep sla-search needs two values: a low and a high bound")
         if self.requests_per_step is None and self.duration_s is None:
             raise ValueError("give `requests_per_step` or `duration_s`")
         if self.requests_per_step is not None and self.duration_s is not None:
@@ -198,12 +235,20 @@ class TelemetrySpec(_Strict):
         default_factory=list, description="URLs of `loadgen agent` sidecars to poll."
     )
     server_metrics: str | None = Field(
-        None, description="URL of the server's Prometheus /metrics endpoint to scrape."
+        None,
+        description="URL of the server's Prometheus /metrics endpoint to scrape; "
+        "`target` means <target url>/metrics.",
     )
     token_env: str | None = Field(
         None, description="Environment variable holding the agents' bearer token."
     )
     interval_s: float = Field(1.0, gt=0, description="Polling interval in seconds.")
+
+
+class CostSpec(_Strict):
+    usd_per_hour: float | None = Field(
+        None, gt=0, description="What the serving hardware costs per hour, in USD."
+    )
 
 
 class Scenario(_Strict):
@@ -217,3 +262,4 @@ class Scenario(_Strict):
     telemetry: TelemetrySpec = Field(
         default_factory=TelemetrySpec, description="Server-side telemetry sources."
     )
+    cost: CostSpec = Field(default_factory=CostSpec, description="Price of the hardware.")

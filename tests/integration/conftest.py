@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,4 +46,11 @@ class Runner:
 
 @pytest.fixture
 def run(tmp_path: Path) -> Runner:
+    """Runs a scenario into a fresh results directory; returns summary, records, dir."""
     return Runner(tmp_path)
+
+
+@pytest.fixture
+def scenario() -> Callable[..., Scenario]:
+    """Builds a scenario: the base below with each given section merged in."""
+    return make_scenario

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import orjson
 import pytest
 
+from loadgen.records import Record
+from loadgen.scenario import Scenario
 from loadgen.summary import Summary
 
-from .conftest import Runner, make_scenario
+RunFixture = Callable[[Scenario], tuple[Summary, list[Record], Path]]
+Make = Callable[..., Scenario]
 
 
-def test_fixed_ttft_and_itl_are_measured_exactly(run: Runner) -> None:
-    sc = make_scenario(
+def test_fixed_ttft_and_itl_are_measured_exactly(run: RunFixture, scenario: Make) -> None:
+    sc = scenario(
         target={
             "extra_body": {"ignore_eos": True},
             "mock": {"args": ["--ttft-ms", "50", "--itl-ms", "10"]},
@@ -32,15 +38,22 @@ def test_fixed_ttft_and_itl_are_measured_exactly(run: Runner) -> None:
     assert Summary.model_validate_json((out / "summary.json").read_bytes()) == summary
 
 
-def test_nothing_listening_gives_connection_errors_and_a_valid_summary(run: Runner) -> None:
+def test_nothing_listening_gives_connection_errors_and_a_valid_summary(
+    run: RunFixture, scenario: Make
+) -> None:
     import socket
 
     with socket.socket() as s:  # a port that was free a moment ago
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    sc = make_scenario(
+    sc = scenario(
         target={"url": f"http://127.0.0.1:{port}", "timeouts_s": {"connect": 2}},
-        load={"concurrency": [1, 4], "requests_per_step": 6, "warmup_requests": 1},
+        load={
+            "concurrency": [1, 4],
+            "requests_per_step": 6,
+            "warmup_requests": 1,
+            "stop_early": None,
+        },
         sla={"max_error_rate": 0.01},
     )
     summary, records, out = run(sc)
@@ -63,8 +76,8 @@ def test_nothing_listening_gives_connection_errors_and_a_valid_summary(run: Runn
 
 
 @pytest.mark.parametrize("api", ["openai-completions", "openai-chat"])
-def test_usage_counts_match_events(run: Runner, api: str) -> None:
-    sc = make_scenario(
+def test_usage_counts_match_events(run: RunFixture, scenario: Make, api: str) -> None:
+    sc = scenario(
         target={"api": api, "mock": {"args": ["--ttft-ms", "5", "--itl-ms", "1"]}},
         workload={
             "prompt_tokens": {"dist": "uniform", "min": 5, "max": 50},
@@ -80,3 +93,18 @@ def test_usage_counts_match_events(run: Runner, api: str) -> None:
     for r in records:
         assert r.prompt_tokens_server == r.prompt_tokens_requested  # the mock counts words
         assert r.output_tokens <= r.max_tokens
+
+
+def test_a_dead_server_stops_the_sweep_early(run: RunFixture, scenario: Make) -> None:
+    sc = scenario(
+        target={"url": "http://127.0.0.1:9", "timeouts_s": {"connect": 2}},
+        load={"concurrency": [1, 2, 4], "requests_per_step": 3},
+    )
+    summary, records, _ = run(sc)
+    assert len(summary.steps) == 1
+    assert len(records) == 3
+    assert summary.verdict is not None
+    assert summary.verdict.stopped_early == (
+        "step 0: error rate 100% > stop_early.max_error_rate 50%"
+    )
+    assert summary.verdict.max_passing is None

@@ -284,6 +284,7 @@ async def _poll_waiting(url: str, model: str, concurrency: int) -> tuple[float, 
     return seen["running"], seen["waiting"]
 
 
+@pytest.mark.slow  # starts a second server (~30 s)
 def test_max_num_seqs_queues_the_rest(vllm_server_seqs4: VllmServer) -> None:
     running, waiting = asyncio.run(_poll_waiting(vllm_server_seqs4.url, vllm_server_seqs4.model, 8))
     assert running == 4

@@ -1,0 +1,171 @@
+"""Which load to run next: the sweep strategies, pure functions of the steps so far.
+
+- list: the scenario's values in order.
+- auto: a closed-loop saturation probe at ``probe_concurrency`` measures the
+  highest request rate; then ``auto_points`` open-loop rates spread evenly up
+  to it (``max/N, 2·max/N, ..., max``), like GuideLLM's sweep.
+- sla-search: bisection between a passing and a failing load until the
+  bracket is narrower than the tolerance; the answer is the passing end.
+
+Every strategy also stops early when a step's error rate, or its miss of an
+SLA bound, is past ``load.stop_early`` (so a sweep never hammers a dead
+server), and says why.
+
+Imports: loadgen.scenario.models, loadgen.summary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from loadgen.scenario.models import LoadSpec
+from loadgen.summary import StepSummary, Verdict
+
+__all__ = ["Point", "Sweep", "early_stop_reason", "make_sweep", "verdict"]
+
+
+@dataclass(slots=True, frozen=True)
+class Point:
+    mode: str  # "concurrency" | "rate"
+    value: float
+    role: str = "step"
+
+
+def early_stop_reason(step: StepSummary, load: LoadSpec) -> str | None:
+    """Why the sweep should stop after ``step``, or None."""
+    rules = load.stop_early
+    if rules is None or step.requests.total == 0:
+        return None
+    if step.requests.error_rate > rules.max_error_rate:
+        return (
+            f"step {step.index}: error rate {step.requests.error_rate:.0%} "
+            f"> stop_early.max_error_rate {rules.max_error_rate:.0%}"
+        )
+    for c in step.sla.checks:
+        if (
+            c.value is not None
+            and c.metric != "error_rate"
+            and c.value > c.bound * rules.sla_factor
+        ):
+            return (
+                f"step {step.index}: {c.metric}.{c.stat} {c.value:.1f} is over "
+                f"{rules.sla_factor:g}x its bound {c.bound:g}"
+            )
+    return None
+
+
+@dataclass(slots=True)
+class Sweep:
+    """Yields points until done; ``observe`` feeds back each finished step."""
+
+    load: LoadSpec
+    kind: str
+    queue: list[Point] = field(default_factory=list)
+    done: list[tuple[Point, StepSummary]] = field(default_factory=list)
+    stopped: str | None = None
+    saturation_rps: float | None = None
+    low: float | None = None  # sla-search: highest known passing load
+    high: float | None = None  # sla-search: lowest known failing load
+
+    def next_point(self) -> Point | None:
+        if self.stopped is not None:
+            return None
+        if self.kind == "sla-search" and not self.queue:
+            return self._bisect()
+        return self.queue.pop(0) if self.queue else None
+
+    def observe(self, point: Point, step: StepSummary) -> None:
+        self.done.append((point, step))
+        if point.role == "probe":
+            self._after_probe(step)
+            return
+        if self.kind == "sla-search":
+            self._search_update(point, step)
+        reason = early_stop_reason(step, self.load)
+        if reason is not None and (self.kind != "sla-search" or self.low is None):
+            self.stopped = reason
+            self.queue.clear()
+
+    def _after_probe(self, probe: StepSummary) -> None:
+        rps = probe.throughput.requests_per_s
+        if rps <= 0:
+            self.stopped = "the saturation probe completed no request"
+            return
+        self.saturation_rps = rps
+        n = self.load.auto_points
+        self.queue = [Point("rate", round(rps * k / n, 4)) for k in range(1, n + 1)]
+
+    # -- sla-search ------------------------------------------------------------------
+
+    @property
+    def tolerance(self) -> float:
+        if self.load.search_tolerance is not None:
+            return self.load.search_tolerance
+        return 1.0 if self.load.mode == "concurrency" else 0.05 * max(self.load.points)
+
+    def _search_update(self, point: Point, step: StepSummary) -> None:
+        if step.sla.passed:
+            self.low = max(self.low or point.value, point.value)
+        else:
+            self.high = min(self.high or point.value, point.value)
+
+    def _bisect(self) -> Point | None:
+        lo, hi = min(self.load.points), max(self.load.points)
+        tried = {p.value for p, _ in self.done}
+        if lo not in tried:
+            return Point(self.load.mode, lo)
+        if self.low is None:
+            self.stopped = f"the lowest load ({lo:g}) already misses the SLA"
+            return None
+        if hi not in tried:
+            return Point(self.load.mode, hi)
+        if self.high is None:
+            return None  # the highest load passes: nothing to search
+        if self.high - self.low <= self.tolerance or len(self.done) >= self.load.max_search_steps:
+            return None
+        mid = (self.low + self.high) / 2
+        if self.load.mode == "concurrency":
+            mid = float(int(mid))
+            if mid in tried:
+                return None
+        return Point(self.load.mode, mid)
+
+
+def make_sweep(load: LoadSpec) -> Sweep:
+    sweep = Sweep(load=load, kind=load.sweep)
+    if load.sweep == "list":
+        sweep.queue = [Point(load.mode, v) for v in load.points]
+    elif load.sweep == "auto":
+        sweep.queue = [Point("concurrency", float(load.probe_concurrency), role="probe")]
+    return sweep
+
+
+def verdict(sweep: Sweep) -> Verdict:
+    """The highest load that met every SLA bound, with goodput there."""
+    steps = [(p, s) for p, s in sweep.done if p.role == "step"]
+    mode = steps[0][0].mode if steps else sweep.load.mode
+    passing = [(p, s) for p, s in steps if s.sla.passed and not s.interrupted]
+    v = Verdict(mode=mode, sweep=sweep.kind, stopped_early=sweep.stopped)
+    v.saturation_rps = sweep.saturation_rps
+    if sweep.kind == "sla-search":
+        v.tolerance = sweep.tolerance
+        if sweep.low is not None and sweep.high is not None:
+            v.bracket = [sweep.low, sweep.high]
+    unit = "concurrency" if mode == "concurrency" else "rate"
+    suffix = "" if mode == "concurrency" else " req/s"
+    if not passing:
+        v.text = f"no {unit} met the SLA"
+    else:
+        best_p, best_s = max(passing, key=lambda ps: ps[0].value)
+        v.max_passing = best_p.value
+        v.goodput_requests_per_s = best_s.throughput.goodput_requests_per_s
+        v.output_tokens_per_s = best_s.throughput.output_tokens_per_s
+        v.text = (
+            f"max {unit} meeting the SLA: {best_p.value:g}{suffix}; "
+            f"goodput there: {v.goodput_requests_per_s or 0:.2f} req/s"
+        )
+        if v.bracket:
+            v.text += f" (the SLA fails at {v.bracket[1]:g}{suffix})"
+    if sweep.stopped:
+        v.text += f"; stopped early: {sweep.stopped}"
+    return v
