@@ -15,6 +15,7 @@ import logging
 import time
 from collections import deque
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any, Protocol
 
 from loadgen.mock.events import SEQ_MASK, Events, variants_of
@@ -22,7 +23,7 @@ from loadgen.mock.faults import fault_position
 from loadgen.mock.metrics import Metrics
 from loadgen.mock.request import GenSpec
 from loadgen.mock.truth import TruthWriter
-from loadgen.mock.wire import JSON_TYPE, simple_response
+from loadgen.mock.wire import CHUNK_END, JSON_TYPE, chunk, simple_response, unchunk
 
 __all__ = ["BodyGen", "Conn", "Ctx", "FaultyStreamGen", "Gen", "StreamGen"]
 
@@ -272,9 +273,18 @@ class FaultyStreamGen(StreamGen):
             self._out(data, i == len(held) - 1 and self.emitted >= self.n_out)
 
     def _split(self, data: bytes, last: bool) -> None:
-        """Cut the event at odd offsets; the pieces go out one loop turn apart."""
-        cuts = sorted({1 + (7 * len(data)) // 13 | 1, 1 + (11 * len(data)) // 17 | 1})
-        pieces = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+        """Cut the SSE bytes at odd offsets, each piece its own HTTP chunk and TCP write.
+
+        The pieces go out one loop turn apart, so a client sees an event arrive
+        in parts, across chunk boundaries as a re-chunking proxy would make them.
+        """
+        payload, ended = unchunk(data)
+        n = len(payload)
+        cuts = sorted({(7 * n // 13) | 1, (11 * n // 17) | 1} - {0, n})
+        bounds = [0, *cuts, n]
+        pieces = [chunk(payload[a:b]) for a, b in pairwise(bounds)]
+        if ended:
+            pieces[-1] += CHUNK_END
         was_idle = not self.pending
         for i, piece in enumerate(pieces):
             self.pending.append((piece, i == len(pieces) - 1))

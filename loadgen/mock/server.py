@@ -266,14 +266,14 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> None:
     listener = await loop.create_server(
         server.protocol, settings.host, settings.port, reuse_address=True, backlog=4096
     )
-    port = listener.sockets[0].getsockname()[1]
-    host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    sys.stdout.write(f"loadgen-mock listening on http://{host}:{port}\n")
-    sys.stdout.flush()
     stop = stop or asyncio.Event()
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
+    port = listener.sockets[0].getsockname()[1]
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    sys.stdout.write(f"loadgen-mock listening on http://{host}:{port}\n")
+    sys.stdout.flush()
     try:
         await stop.wait()
     finally:

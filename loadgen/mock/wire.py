@@ -20,6 +20,7 @@ __all__ = [
     "response_head",
     "simple_response",
     "tgi_error",
+    "unchunk",
     "vllm_error",
 ]
 
@@ -87,6 +88,20 @@ def response_head(
 def chunk(data: bytes) -> bytes:
     """One chunk of a chunked body."""
     return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+def unchunk(data: bytes) -> tuple[bytes, bool]:
+    """Payload of whole chunk frames, and whether the terminating chunk was among them."""
+    out: list[bytes] = []
+    i = 0
+    while i < len(data):
+        j = data.index(b"\r\n", i)
+        size = int(data[i:j], 16)
+        if size == 0:
+            return b"".join(out), True
+        out.append(data[j + 2 : j + 2 + size])
+        i = j + 4 + size
+    return b"".join(out), False
 
 
 def simple_response(

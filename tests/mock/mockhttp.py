@@ -176,7 +176,8 @@ class MockProc:
         return self.proc.returncode
 
     def log(self) -> str:
-        self.stderr.flush()
+        if not self.stderr.closed:
+            self.stderr.flush()
         return self.stderr_path.read_text()
 
 
