@@ -48,6 +48,7 @@ class Stream(asyncio.Protocol):
         transport.write(self.request)  # type: ignore[attr-defined]
 
     def data_received(self, data: bytes) -> None:
+        self.counter[1] += 1
         window = self.tail + data
         self.counter[0] += window.count(PATTERN)
         self.tail = window[-(len(PATTERN) - 1) :]
@@ -90,7 +91,7 @@ async def drive(
     port: int, streams: int, tokens: int, seconds: float, pid: int
 ) -> tuple[float, float]:
     loop = asyncio.get_running_loop()
-    counter = [0]
+    counter = [0, 0]  # events, reads
     request = build_request(port, tokens)
     protocols = []
     for _ in range(streams):
@@ -100,10 +101,16 @@ async def drive(
         )
         protocols.append(proto)
     await asyncio.sleep(1.0)  # warm-up
-    c0, t0, cpu0, own0 = counter[0], time.perf_counter(), cpu_seconds(pid), time.process_time()
+    c0, r0, t0 = counter[0], counter[1], time.perf_counter()
+    cpu0, own0 = cpu_seconds(pid), time.process_time()
     await asyncio.sleep(seconds)
-    c1, t1, cpu1, own1 = counter[0], time.perf_counter(), cpu_seconds(pid), time.process_time()
-    print(f"       (load client used {(own1 - own0) / (t1 - t0):.0%} of a core)", flush=True)
+    c1, r1, t1 = counter[0], counter[1], time.perf_counter()
+    cpu1, own1 = cpu_seconds(pid), time.process_time()
+    print(
+        f"       load client used {(own1 - own0) / (t1 - t0):.0%} of a core; "
+        f"{(c1 - c0) / max(r1 - r0, 1):.2f} events per read (1.00 = every event alone)",
+        flush=True,
+    )
     for proto in protocols:
         proto.stopped = True
     await asyncio.wait([p.done for p in protocols], timeout=5.0)

@@ -1,4 +1,4 @@
-"""Token events and response bodies, byte for byte as vLLM and TGI send them.
+"""Token events and response bodies, byte for byte as vLLM 0.32 and TGI send them.
 
 Owns the OpenAI chat/completions SSE chunks (vLLM's field order and nulls),
 TGI's ``data:{"index",..,"token",..}`` events, and the non-streaming JSON
@@ -119,15 +119,22 @@ class _OpenAIEvents(Events):
         if not self.continuous:
             self.frames = [self._event(self._choice(v, None), 0) for v in range(len(TEXTS))]
 
-    def _usage(self, completion: int) -> bytes:
-        return b'{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d}' % (
+    # vLLM's chat server passes completion_tokens_details=None explicitly in the
+    # per-chunk usage, so it shows up as null there (not in the final usage).
+    usage_extra = b""
+
+    def _usage(self, completion: int, extra: bytes = b"") -> bytes:
+        return b'{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d%s}' % (
             self.prompt_tokens,
             self.prompt_tokens + completion,
             completion,
+            extra,
         )
 
     def _event(self, choice: bytes, completion: int, suffix: bytes = b"") -> bytes:
-        usage = b',"usage":' + self._usage(completion) if self.continuous else b""
+        usage = b""
+        if self.continuous:
+            usage = b',"usage":' + self._usage(completion, self.usage_extra)
         return chunk(self.pre + choice + b"]" + usage + suffix + b"}\n\n")
 
     def _choice(self, v: int, finish: str | None) -> bytes:
@@ -153,6 +160,7 @@ class _OpenAIEvents(Events):
             "total_tokens": self.prompt_tokens + n,
             "completion_tokens": n,
             "prompt_tokens_details": None,
+            "completion_tokens_details": None,
         }
 
 
@@ -161,11 +169,12 @@ class ChatEvents(_OpenAIEvents):
 
     object_name = b"chat.completion.chunk"
     id_prefix = "chatcmpl-"
+    usage_extra = b',"completion_tokens_details":null'
 
     def first(self) -> bytes:
         role = b'{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,'
         role += b'"finish_reason":null}'
-        return self._event(role, 0, b',"prompt_token_ids":null')
+        return self._event(role, 0, b',"prompt_token_ids":null,"prompt_text":null')
 
     def _choice(self, v: int, finish: str | None) -> bytes:
         head = b'{"index":0,"delta":{"content":' + _TEXT_JSON[v] + b'},"logprobs":null,'
@@ -174,16 +183,16 @@ class ChatEvents(_OpenAIEvents):
         return head + b'"finish_reason":"%s","stop_reason":null,"token_ids":null}' % finish.encode()
 
     def body(self, variants: bytes, finish: str) -> bytes:
-        n = len(variants)
-        message: dict[str, Any] = {
+        # vLLM returns model_dump() of its pydantic model: every field, nulls included
+        # (ChatMessage drops an empty tool_calls list).
+        message = {
             "role": "assistant",
             "content": _text(variants),
             "refusal": None,
             "annotations": None,
             "audio": None,
             "function_call": None,
-            "tool_calls": [],
-            "reasoning_content": None,
+            "reasoning": None,
         }
         choice = {
             "index": 0,
@@ -191,21 +200,16 @@ class ChatEvents(_OpenAIEvents):
             "logprobs": None,
             "finish_reason": finish,
             "stop_reason": None,
+            "token_ids": None,
+            "routed_experts": None,
         }
-        return orjson.dumps(
-            {
-                "id": self.rid,
-                "object": "chat.completion",
-                "created": self.created,
-                "model": self.model,
-                "choices": [choice],
-                "service_tier": None,
-                "system_fingerprint": None,
-                "usage": self._usage_obj(n),
-                "prompt_logprobs": None,
-                "kv_transfer_params": None,
-            }
-        )
+        return orjson.dumps({
+            "id": self.rid, "object": "chat.completion", "created": self.created,
+            "model": self.model, "choices": [choice], "service_tier": None,
+            "system_fingerprint": None, "usage": self._usage_obj(len(variants)),
+            "prompt_logprobs": None, "prompt_token_ids": None, "prompt_text": None,
+            "kv_transfer_params": None, "ec_transfer_params": None, "metrics": None,
+        })  # fmt: skip
 
 
 class CompletionEvents(_OpenAIEvents):
@@ -222,26 +226,23 @@ class CompletionEvents(_OpenAIEvents):
         )
 
     def body(self, variants: bytes, finish: str) -> bytes:
-        n = len(variants)
         choice = {
             "index": 0,
             "text": _text(variants),
             "logprobs": None,
             "finish_reason": finish,
             "stop_reason": None,
+            "token_ids": None,
             "prompt_logprobs": None,
+            "prompt_token_ids": None,
+            "routed_experts": None,
         }
-        return orjson.dumps(
-            {
-                "id": self.rid,
-                "object": "text_completion",
-                "created": self.created,
-                "model": self.model,
-                "choices": [choice],
-                "usage": self._usage_obj(n),
-                "kv_transfer_params": None,
-            }
-        )
+        return orjson.dumps({
+            "id": self.rid, "object": "text_completion", "created": self.created,
+            "model": self.model, "choices": [choice], "service_tier": None,
+            "system_fingerprint": None, "usage": self._usage_obj(len(variants)),
+            "kv_transfer_params": None, "ec_transfer_params": None, "metrics": None,
+        })  # fmt: skip
 
 
 def _tgi_token(v: int) -> bytes:

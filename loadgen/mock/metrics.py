@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 __all__ = ["E2E_BUCKETS", "TTFT_BUCKETS", "Histogram", "Metrics"]
 
-# vLLM's bucket bounds (vllm/v1/metrics/loggers.py).
+# vLLM's bucket bounds (vllm/v1/metrics/buckets.py, vLLM 0.32).
 TTFT_BUCKETS = (
     0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0,
     2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0,
@@ -22,7 +22,7 @@ E2E_BUCKETS = (
     0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0,
     50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0,
 )  # fmt: skip
-FINISH_REASONS = ("stop", "length", "abort")
+FINISH_REASONS = ("stop", "length", "abort", "error", "repetition")
 
 
 class Histogram:
@@ -54,7 +54,7 @@ class Metrics:
     """Server-wide counters; ``gauges`` returns (running, waiting, kv usage 0..1)."""
 
     def __init__(self, model_name: str, gauges: Callable[[], tuple[int, int, float]]):
-        self.labels = f'engine="0",model_name="{model_name}"'
+        self.labels = f'model_name="{model_name}",engine="0"'
         self.gauges = gauges
         self.prompt_tokens = 0
         self.generation_tokens = 0

@@ -67,7 +67,7 @@ def test_running_and_waiting_follow_the_load(start_mock: Callable[..., MockProc]
     assert metric(after, "vllm:num_requests_waiting") == 0
     assert metric(after, "vllm:generation_tokens_total") == 120
     assert metric(after, "vllm:prompt_tokens_total") == 60
-    labels = 'engine="0",model_name="loadgen-mock",finished_reason="length"'
+    labels = 'model_name="loadgen-mock",engine="0",finished_reason="length"'
     assert f"vllm:request_success_total{{{labels}}} 12.0" in after
     assert metric(after, "vllm:time_to_first_token_seconds_count") == 12
     assert metric(after, "vllm:e2e_request_latency_seconds_count") == 12

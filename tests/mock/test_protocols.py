@@ -101,6 +101,7 @@ def test_non_streaming_bodies(fast_mock: MockProc) -> None:
         "total_tokens": 9,
         "completion_tokens": 3,
         "prompt_tokens_details": None,
+        "completion_tokens_details": None,
     }
 
 
