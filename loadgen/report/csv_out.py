@@ -1,0 +1,194 @@
+"""``steps.csv``: one row per step, flat columns that pandas or a spreadsheet read directly.
+
+Owns the column names (see docs/reports.md) and :func:`telemetry_fields`, the
+flat view of a step's ``telemetry`` block that the plots and the Markdown
+report also use. Empty cells are values the step does not have (no
+successful request, no telemetry). Booleans are ``True``/``False``, which
+pandas reads as bool.
+
+Imports: the standard library, loadgen.summary.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Any
+
+from loadgen.summary import StepSummary, Summary
+
+__all__ = [
+    "BASE_COLUMNS",
+    "LATENCY_COLUMNS",
+    "STATS",
+    "csv_columns",
+    "load_value",
+    "render_steps_csv",
+    "step_row",
+    "telemetry_fields",
+    "write_steps_csv",
+]
+
+#: Statistics of each latency distribution, as named in summary.json.
+STATS = ("count", "mean", "std", "min", "p50", "p90", "p95", "p99", "p99_9", "max")
+_LATENCY_METRICS = ("ttft_ms", "ttft_from_scheduled_ms", "itl_ms", "tpot_ms", "e2e_ms")
+LATENCY_COLUMNS = tuple(f"{m}_{s}" for m in _LATENCY_METRICS for s in STATS)
+
+BASE_COLUMNS = (
+    "step",
+    "load_mode",
+    "load_value",
+    "concurrency",
+    "rate",
+    "arrival",
+    "max_concurrency",
+    "interrupted",
+    "duration_s",
+    "requests_total",
+    "requests_ok",
+    "requests_failed",
+    "requests_warmup",
+    "error_rate",
+    "errors",
+    *LATENCY_COLUMNS,
+    "requests_per_s",
+    "output_tokens_per_s",
+    "input_tokens_per_s",
+    "goodput_requests_per_s",
+    "output_tokens_total",
+    "input_tokens_total",
+    "token_count_mismatches",
+    "sla_passed",
+    "sla_failed_checks",
+    "client_cpu_util",
+    "client_loop_lag_p99_ms",
+    "client_send_lag_p99_ms",
+    "client_saturated",
+    "little_mean_in_flight",
+    "little_predicted",
+    "little_ratio",
+    "little_flagged",
+)
+
+
+def load_value(step: StepSummary) -> float | None:
+    """The step's concurrency (closed loop) or rate in req/s (open loop)."""
+    load = step.load
+    value = load.concurrency if load.mode == "concurrency" else load.rate
+    return None if value is None else float(value)
+
+
+def _mean_max(block: Any, prefix: str, out: dict[str, float]) -> None:
+    if isinstance(block, dict):
+        for stat in ("mean", "max", "peak"):
+            if isinstance(block.get(stat), int | float):
+                out[f"{prefix}_{stat}"] = float(block[stat])
+
+
+def telemetry_fields(step: StepSummary) -> dict[str, float]:
+    """The step's telemetry as flat numbers: all GPUs together and the server's gauges.
+
+    Keys: ``gpu_count``, ``gpu_util_pct_mean/max``, ``gpu_mem_used_gib_peak``,
+    ``gpu_power_w_mean``, ``gpu_energy_j``, ``gpu_j_per_output_token``,
+    ``gpu_output_tokens_per_j``, ``server_{running,waiting}_{mean,max}``,
+    ``server_kv_usage_pct_{mean,max}``, ``server_preemptions``; a key is absent
+    when the step has no such value.
+    """
+    t = step.telemetry or {}
+    out: dict[str, float] = {}
+    total = t.get("total")
+    if isinstance(total, dict):
+        if isinstance(total.get("gpus"), int):
+            out["gpu_count"] = float(total["gpus"])
+        _mean_max(total.get("util_pct"), "gpu_util_pct", out)
+        mem = total.get("mem_used_bytes")
+        if isinstance(mem, dict) and isinstance(mem.get("peak"), int | float):
+            out["gpu_mem_used_gib_peak"] = float(mem["peak"]) / 2**30
+        _mean_max(total.get("power_w"), "gpu_power_w", out)
+        for key in ("energy_j", "j_per_output_token", "output_tokens_per_j"):
+            if isinstance(total.get(key), int | float):
+                out[f"gpu_{key}"] = float(total[key])
+    server = t.get("server")
+    if isinstance(server, dict):
+        _mean_max(server.get("running"), "server_running", out)
+        _mean_max(server.get("waiting"), "server_waiting", out)
+        kv: dict[str, float] = {}
+        _mean_max(server.get("kv_usage"), "server_kv_usage_pct", kv)
+        out.update({k: v * 100.0 for k, v in kv.items()})
+        if isinstance(server.get("preemptions"), int | float):
+            out["server_preemptions"] = float(server["preemptions"])
+    return out
+
+
+def step_row(step: StepSummary) -> dict[str, Any]:
+    """Every column of one step (cost and telemetry columns only when the step has them)."""
+    load, r, t, c = step.load, step.requests, step.throughput, step.client
+    row: dict[str, Any] = {
+        "step": step.index,
+        "load_mode": load.mode,
+        "load_value": load_value(step),
+        "concurrency": load.concurrency,
+        "rate": load.rate,
+        "arrival": load.arrival,
+        "max_concurrency": load.max_concurrency,
+        "interrupted": step.interrupted,
+        "duration_s": step.duration_s,
+        "requests_total": r.total,
+        "requests_ok": r.ok,
+        "requests_failed": r.failed,
+        "requests_warmup": r.warmup,
+        "error_rate": r.error_rate,
+        "errors": ";".join(f"{k}:{n}" for k, n in r.errors.items()),
+    }
+    for metric in _LATENCY_METRICS:
+        dist = getattr(step, metric)
+        for stat in STATS:
+            row[f"{metric}_{stat}"] = None if dist is None else getattr(dist, stat)
+    row.update(
+        requests_per_s=t.requests_per_s,
+        output_tokens_per_s=t.output_tokens_per_s,
+        input_tokens_per_s=t.input_tokens_per_s,
+        goodput_requests_per_s=t.goodput_requests_per_s,
+        output_tokens_total=step.tokens.output_total,
+        input_tokens_total=step.tokens.input_total,
+        token_count_mismatches=step.tokens.count_mismatches,
+        sla_passed=step.sla.passed,
+        sla_failed_checks=";".join(f"{x.metric}.{x.stat}" for x in step.sla.checks if not x.passed),
+        client_cpu_util=c.cpu_util,
+        client_loop_lag_p99_ms=c.loop_lag_p99_ms,
+        client_send_lag_p99_ms=c.send_lag_p99_ms,
+        client_saturated=c.saturated,
+    )
+    little = step.little
+    row.update(
+        little_mean_in_flight=little.mean_in_flight if little else None,
+        little_predicted=little.predicted if little else None,
+        little_ratio=little.ratio if little else None,
+        little_flagged=little.flagged if little else None,
+    )
+    row.update({f"cost_{k}": v for k, v in (step.cost or {}).items()})
+    row.update({f"telemetry_{k}": v for k, v in telemetry_fields(step).items()})
+    return row
+
+
+def csv_columns(rows: list[dict[str, Any]]) -> list[str]:
+    """The base columns, then the cost and telemetry columns any row has, in first-seen order."""
+    extra: dict[str, None] = {}
+    for row in rows:
+        extra.update({k: None for k in row if k not in BASE_COLUMNS})
+    return [*BASE_COLUMNS, *extra]
+
+
+def render_steps_csv(summary: Summary) -> str:
+    rows = [step_row(s) for s in summary.steps]
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=csv_columns(rows), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    return buf.getvalue()
+
+
+def write_steps_csv(summary: Summary, path: Path) -> None:
+    path.write_text(render_steps_csv(summary), encoding="utf-8")

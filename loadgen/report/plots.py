@@ -1,0 +1,270 @@
+"""The data of every plot, as pure functions: summary (and samples) in, series out.
+
+Owns what each plot shows; :mod:`loadgen.report.figures` only draws it. A
+series is ``{legend label: [(x, y), ...]}``, exactly the points handed to
+matplotlib, so tests check the data rather than pixels.
+
+1. :func:`curve_series`: latency vs output tokens/s (TTFT p50/p99; TPOT and ITL
+   p50/p99), :func:`sla_bounds` the SLA lines, :func:`point_labels` the load
+   of each point.
+2. :func:`throughput_series`: requests/s, goodput and output tokens/s vs load.
+3. :func:`cdf_series`: the CDF of TTFT or ITL, one line per step.
+4. :func:`timeline_series`: requests in flight and output tokens/s over the
+   run; server queue, KV-cache usage and GPU utilisation from telemetry.jsonl.
+5. :func:`telemetry_series`: GPU utilisation, memory and power vs load.
+
+Imports: numpy, loadgen.summary, loadgen.report.csv_out, loadgen.report.samples.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from loadgen.report.csv_out import load_value, telemetry_fields
+from loadgen.report.samples import RunSamples
+from loadgen.summary import StepSummary, Summary
+
+__all__ = [
+    "CURVE_PANELS",
+    "TELEMETRY_PANELS",
+    "Series",
+    "cdf_series",
+    "curve_series",
+    "load_axis_label",
+    "metric_label",
+    "point_label",
+    "point_labels",
+    "sla_bounds",
+    "step_spans",
+    "telemetry_series",
+    "throughput_series",
+    "timeline_origin_ns",
+    "timeline_series",
+]
+
+Series = dict[str, list[tuple[float, float]]]
+
+#: The latency-throughput curve's panels: (metric, stats) drawn on each.
+CURVE_PANELS: tuple[tuple[tuple[str, tuple[str, ...]], ...], ...] = (
+    (("ttft_ms", ("p50", "p99")),),
+    (("tpot_ms", ("p50", "p99")), ("itl_ms", ("p50", "p99"))),
+)
+#: The telemetry plot's panels: (title, y label, telemetry_fields keys -> legend labels).
+TELEMETRY_PANELS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
+    (
+        "GPU utilisation",
+        "utilisation (%)",
+        (("gpu_util_pct_mean", "GPU util mean"), ("gpu_util_pct_max", "GPU util max")),
+    ),
+    ("GPU memory", "memory used (GiB)", (("gpu_mem_used_gib_peak", "GPU memory peak"),)),
+    ("GPU power", "power (W)", (("gpu_power_w_mean", "GPU power mean"),)),
+)
+_NAMES = {
+    "ttft_ms": "TTFT",
+    "ttft_from_scheduled_ms": "TTFT from schedule",
+    "itl_ms": "ITL",
+    "tpot_ms": "TPOT",
+    "e2e_ms": "E2E",
+}
+_NS_PER_S = 1e9
+
+
+def metric_label(metric: str, stat: str) -> str:
+    """``("ttft_ms", "p99_9")`` -> ``"TTFT p99.9"``."""
+    return f"{_NAMES.get(metric, metric)} {stat.replace('_', '.')}"
+
+
+def point_label(step: StepSummary) -> str:
+    """What a point on a curve is: ``c=16`` (concurrency) or ``4 r/s`` (rate)."""
+    value = load_value(step)
+    if value is None:
+        return f"step {step.index}"
+    return f"c={value:g}" if step.load.mode == "concurrency" else f"{value:g} r/s"
+
+
+def load_axis_label(summary: Summary) -> str:
+    mode = summary.steps[0].load.mode if summary.steps else "concurrency"
+    return "concurrency (requests in flight)" if mode == "concurrency" else "offered rate (req/s)"
+
+
+def curve_series(summary: Summary) -> Series:
+    """x = output tokens/s, y = the latency statistic (ms), for every stat of :data:`CURVE_PANELS`.
+
+    Steps without the value (no successful request) are left out.
+    """
+    out: Series = {}
+    for panel in CURVE_PANELS:
+        for metric, stats in panel:
+            for stat in stats:
+                points = [
+                    (s.throughput.output_tokens_per_s, float(v))
+                    for s in summary.steps
+                    if (v := getattr(getattr(s, metric), stat)) is not None
+                ]
+                if points:
+                    out[metric_label(metric, stat)] = points
+    return out
+
+
+def point_labels(summary: Summary, metric: str, stat: str) -> list[tuple[float, float, str]]:
+    """(x, y, load label) of each step on the ``metric stat`` line of the curve."""
+    return [
+        (s.throughput.output_tokens_per_s, float(v), point_label(s))
+        for s in summary.steps
+        if (v := getattr(getattr(s, metric), stat)) is not None
+    ]
+
+
+def sla_bounds(summary: Summary) -> dict[str, float]:
+    """The scenario's latency bounds by legend label: ``{"TTFT p99": 500.0, ...}``."""
+    out: dict[str, float] = {}
+    for metric, bounds in summary.sla.items():
+        if isinstance(bounds, dict):
+            for stat, bound in bounds.items():
+                if isinstance(bound, int | float):
+                    out[metric_label(metric, stat)] = float(bound)
+    return out
+
+
+def throughput_series(summary: Summary) -> Series:
+    """x = concurrency or rate; y = requests/s, goodput requests/s, output tokens/s."""
+    out: Series = {"throughput": [], "goodput": [], "output tokens/s": []}
+    for s in summary.steps:
+        x = load_value(s)
+        if x is None:
+            continue
+        t = s.throughput
+        out["throughput"].append((x, t.requests_per_s))
+        if t.goodput_requests_per_s is not None:
+            out["goodput"].append((x, t.goodput_requests_per_s))
+        out["output tokens/s"].append((x, t.output_tokens_per_s))
+    return {k: v for k, v in out.items() if v}
+
+
+def cdf_series(summary: Summary, samples: RunSamples, metric: str, max_points: int = 400) -> Series:
+    """One empirical CDF per step: (value ms, fraction of samples <= value).
+
+    A step with more than ``max_points`` samples is drawn through evenly spaced
+    order statistics (the first and last included), so the shape is exact at
+    those points and the file stays small.
+    """
+    out: Series = {}
+    for s in summary.steps:
+        values = np.sort(np.asarray(samples.step(s.index).values(metric), dtype=float))
+        n = len(values)
+        if n == 0:
+            continue
+        idx = np.unique(np.linspace(0, n - 1, min(n, max_points)).round().astype(int))
+        fractions = (idx + 1) / n
+        out[point_label(s)] = [
+            (float(values[i]), float(f)) for i, f in zip(idx, fractions, strict=True)
+        ]
+    return out
+
+
+def timeline_origin_ns(summary: Summary, samples: RunSamples | None) -> int:
+    """Time zero of the timeline: the run's clock anchor, or the first send if earlier."""
+    candidates = [summary.clock_anchor.get("monotonic_ns", 0)]
+    if samples is not None and len(samples.sent_ns):
+        candidates.append(min(samples.sent_ns))
+    candidates += [s.started_ns for s in summary.steps if s.started_ns]
+    positive = [c for c in candidates if c > 0]
+    return min(positive) if positive else 0
+
+
+def step_spans(summary: Summary, t0_ns: int) -> list[tuple[float, float, str]]:
+    """(start s, end s, load label) of each step's measured window on the timeline."""
+    return [
+        ((s.started_ns - t0_ns) / _NS_PER_S, (s.ended_ns - t0_ns) / _NS_PER_S, point_label(s))
+        for s in summary.steps
+        if s.ended_ns > s.started_ns > 0
+    ]
+
+
+def _bins(t_min: int, t_max: int, max_bins: int) -> np.ndarray[Any, np.dtype[np.float64]]:
+    span = max(t_max - t_min, 1)
+    n = int(min(max_bins, max(10, span / (0.1 * _NS_PER_S))))
+    return np.linspace(t_min, t_min + span, n + 1)
+
+
+def _in_flight(samples: RunSamples, edges: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """Time-mean requests in flight per bin: the integral of the in-flight count / bin width.
+
+    integral(t) = sum over sent < t of (t - sent) - sum over end < t of (t - end).
+    """
+    sent = np.sort(np.asarray(samples.sent_ns, dtype=float))
+    end = np.sort(np.asarray(samples.end_ns, dtype=float))
+    cum_s, cum_e = np.concatenate(([0.0], np.cumsum(sent))), np.concatenate(([0.0], np.cumsum(end)))
+    k_s, k_e = np.searchsorted(sent, edges), np.searchsorted(end, edges)
+    integral = (k_s * edges - cum_s[k_s]) - (k_e * edges - cum_e[k_e])
+    mean: np.ndarray[Any, Any] = np.diff(integral) / np.diff(edges)
+    return mean
+
+
+def timeline_series(
+    summary: Summary,
+    samples: RunSamples | None,
+    telemetry: list[dict[str, Any]],
+    max_bins: int = 400,
+) -> Series:
+    """x = seconds since :func:`timeline_origin_ns`.
+
+    ``in flight``: time-mean requests in flight per bin (warm-up included);
+    ``output tokens/s``: token events per bin weighted by tokens per event;
+    from telemetry.jsonl, when present: ``server running``, ``server waiting``,
+    ``KV cache usage`` (%) and ``GPU<n> util`` (%) per GPU.
+    """
+    t0 = timeline_origin_ns(summary, samples)
+    out: Series = {}
+    if samples is not None and len(samples.sent_ns):
+        edges = _bins(min(samples.sent_ns), max(samples.end_ns), max_bins)
+        mids = ((edges[:-1] + edges[1:]) / 2 - t0) / _NS_PER_S
+        out["in flight"] = list(
+            zip(mids.tolist(), _in_flight(samples, edges).tolist(), strict=True)
+        )
+        counts, _ = np.histogram(
+            np.asarray(samples.token_ns, dtype=float),
+            bins=edges,
+            weights=np.asarray(samples.token_weight, dtype=float),
+        )
+        rate = counts / (np.diff(edges) / _NS_PER_S)
+        out["output tokens/s"] = list(zip(mids.tolist(), rate.tolist(), strict=True))
+    out.update(_telemetry_timeline(telemetry, t0))
+    return out
+
+
+def _telemetry_timeline(rows: list[dict[str, Any]], t0: int) -> Series:
+    out: Series = {}
+
+    def add(label: str, t: Any, value: Any, scale: float = 1.0) -> None:
+        if isinstance(t, int) and isinstance(value, int | float) and not isinstance(value, bool):
+            out.setdefault(label, []).append(((t - t0) / _NS_PER_S, float(value) * scale))
+
+    gpu_names: dict[tuple[str, int], str] = {}
+    for row in rows:
+        kind, t = row.get("type"), row.get("t_ns")
+        if kind == "server":
+            add("server running", t, row.get("running"))
+            add("server waiting", t, row.get("waiting"))
+            add("KV cache usage", t, row.get("kv_usage"), 100.0)
+        elif kind == "gpu" and isinstance(row.get("gpu"), int):
+            key = (str(row.get("source")), int(row["gpu"]))
+            name = gpu_names.setdefault(key, f"GPU{len(gpu_names)} util")
+            add(name, t, row.get("util_gpu_pct"))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def telemetry_series(summary: Summary) -> Series:
+    """x = concurrency or rate; y = each :data:`TELEMETRY_PANELS` value the steps carry."""
+    out: Series = {}
+    for s in summary.steps:
+        x, fields = load_value(s), telemetry_fields(s)
+        if x is None:
+            continue
+        for _title, _unit, keys in TELEMETRY_PANELS:
+            for key, label in keys:
+                if key in fields:
+                    out.setdefault(label, []).append((x, fields[key]))
+    return out

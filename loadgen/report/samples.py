@@ -1,0 +1,119 @@
+"""Per-request samples read back from ``records.jsonl`` and rows of ``telemetry.jsonl``.
+
+Owns one streaming pass over the records that keeps what the plots and
+``compare``'s bootstrap need and nothing else: per step, the TTFT, TPOT and
+E2E of each successful measured request and the pooled ITL gaps (ms); for the
+timeline, every request's (sent, end) interval and every token event's arrival
+with its weight (the request's output tokens / its token events, so a server
+that sends several tokens per event is counted right). The formulas are those
+of :mod:`loadgen.metrics.latency`, not copies.
+
+Imports: orjson, loadgen.records, loadgen.metrics.latency.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from loadgen.metrics.latency import e2e_ns, itl_gaps_ns, tpot_ns, ttft_ns
+from loadgen.records import Record, read_records
+
+__all__ = [
+    "SAMPLED_METRICS",
+    "RunSamples",
+    "StepSamples",
+    "read_samples",
+    "read_telemetry",
+    "samples_from_records",
+]
+
+#: The latency metrics with per-request samples (the names of StepSummary's fields).
+SAMPLED_METRICS = ("ttft_ms", "itl_ms", "tpot_ms", "e2e_ms")
+
+_NS_PER_MS = 1e6
+
+
+@dataclass(slots=True)
+class StepSamples:
+    """Raw values of one step's measured successful requests, in ms."""
+
+    ttft_ms: list[float] = field(default_factory=list)
+    itl_ms: list[float] = field(default_factory=list)
+    tpot_ms: list[float] = field(default_factory=list)
+    e2e_ms: list[float] = field(default_factory=list)
+
+    def values(self, metric: str) -> list[float]:
+        """The samples of ``metric`` (one of :data:`SAMPLED_METRICS`)."""
+        if metric not in SAMPLED_METRICS:
+            msg = f"no samples for {metric!r}; expected one of {', '.join(SAMPLED_METRICS)}"
+            raise KeyError(msg)
+        values: list[float] = getattr(self, metric)
+        return values
+
+
+@dataclass(slots=True)
+class RunSamples:
+    """Everything of records.jsonl the outputs use, warm-up included in the timeline only."""
+
+    steps: dict[int, StepSamples] = field(default_factory=dict)
+    sent_ns: array[int] = field(default_factory=lambda: array("q"))
+    end_ns: array[int] = field(default_factory=lambda: array("q"))
+    token_ns: array[int] = field(default_factory=lambda: array("q"))
+    token_weight: array[float] = field(default_factory=lambda: array("d"))
+
+    def step(self, index: int) -> StepSamples:
+        return self.steps.get(index) or StepSamples()
+
+    def add(self, r: Record) -> None:
+        if r.end_ns > r.sent_ns > 0:
+            self.sent_ns.append(r.sent_ns)
+            self.end_ns.append(r.end_ns)
+        if r.token_ns:
+            weight = r.output_tokens / len(r.token_ns) if r.output_tokens else 1.0
+            self.token_ns.extend(r.token_ns)
+            self.token_weight.extend([weight] * len(r.token_ns))
+        if r.warmup or not r.ok:
+            return
+        s = self.steps.setdefault(r.step, StepSamples())
+        if (t := ttft_ns(r)) is not None:
+            s.ttft_ms.append(t / _NS_PER_MS)
+        if (p := tpot_ns(r)) is not None:
+            s.tpot_ms.append(p / _NS_PER_MS)
+        s.e2e_ms.append(e2e_ns(r) / _NS_PER_MS)
+        s.itl_ms.extend(g / _NS_PER_MS for g in itl_gaps_ns(r))
+
+
+def samples_from_records(records: Iterable[Record]) -> RunSamples:
+    out = RunSamples()
+    for r in records:
+        out.add(r)
+    return out
+
+
+def read_samples(path: Path) -> RunSamples | None:
+    """The samples of a records.jsonl, or None when the file is absent."""
+    if not path.is_file():
+        return None
+    return samples_from_records(read_records(path))
+
+
+def read_telemetry(path: Path) -> list[dict[str, Any]]:
+    """The JSON lines of a telemetry.jsonl (empty when absent); a torn line is skipped."""
+    if not path.is_file():
+        return []
+    rows: list[dict[str, Any]] = []
+    with path.open("rb") as fh:
+        for line in fh:
+            try:
+                row = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(row, dict):
+                rows.append(row)
+    return rows

@@ -1,0 +1,86 @@
+"""Every output file of a results directory, (re)written from what the run saved.
+
+Owns :func:`write_reports`: reads ``summary.json``, ``records.jsonl``,
+``telemetry.jsonl`` and ``scenario.yaml`` (each but the summary optional) and
+writes ``steps.csv``, ``plots/*.png``, ``report.md`` and ``report.html``.
+The runner calls it at the end of every run, ``loadgen report`` on demand; it
+works on an interrupted run and on steps without a successful request. Each
+file is replaced atomically.
+
+Imports: yaml, pydantic, loadgen.errors, loadgen.summary, loadgen.report.*.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pydantic
+import yaml
+
+from loadgen.errors import ScenarioError
+from loadgen.report.csv_out import render_steps_csv
+from loadgen.report.files import read_summary
+from loadgen.report.samples import read_samples, read_telemetry
+from loadgen.summary import Summary
+
+__all__ = ["REPORT_FILES", "load_summary", "write_reports"]
+
+#: What write_reports writes, besides plots/*.png.
+REPORT_FILES = ("steps.csv", "report.md", "report.html")
+
+
+def load_summary(results_dir: Path) -> Summary:
+    """The summary of a results directory; bad input is a one-line ScenarioError."""
+    where = f"results dir {str(results_dir)!r}"
+    if not results_dir.is_dir():
+        msg = f"{where}: not a directory; expected the folder `loadgen run` wrote"
+        raise ScenarioError(msg)
+    path = results_dir / "summary.json"
+    if not path.is_file():
+        msg = f"{where}: no summary.json; expected the folder `loadgen run` wrote"
+        raise ScenarioError(msg)
+    try:
+        return read_summary(path)
+    except (pydantic.ValidationError, ValueError) as exc:
+        first = str(exc).splitlines()[0]
+        msg = f"{path}: not a loadgen summary ({first})"
+        raise ScenarioError(msg) from None
+
+
+def _read_scenario(path: Path) -> dict[str, Any] | None:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _replace(path: Path, text: str) -> Path:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def write_reports(results_dir: Path) -> list[Path]:
+    """(Re)write steps.csv, plots/*.png, report.md and report.html; return their paths."""
+    from loadgen.report.figures import write_plots
+    from loadgen.report.html import render_html
+    from loadgen.report.markdown import build_document, render_markdown
+
+    summary = load_summary(results_dir)
+    samples = read_samples(results_dir / "records.jsonl")
+    telemetry = read_telemetry(results_dir / "telemetry.jsonl")
+    scenario = _read_scenario(results_dir / "scenario.yaml")
+
+    written = [_replace(results_dir / "steps.csv", render_steps_csv(summary))]
+    plots, notes = write_plots(summary, samples, telemetry, results_dir / "plots")
+    written += plots.values()
+    rel = {name: path.relative_to(results_dir).as_posix() for name, path in plots.items()}
+    blocks = build_document(summary, scenario, rel, notes)
+    written.append(_replace(results_dir / "report.md", render_markdown(blocks)))
+    title = f"loadgen report: {summary.name}"
+    written.append(_replace(results_dir / "report.html", render_html(blocks, results_dir, title)))
+    return written
