@@ -157,7 +157,8 @@ def run_mode(mode: str, args: argparse.Namespace) -> float:
     verdict = "ok" if rate >= TARGETS[mode] else "BELOW TARGET"
     print(
         f"{mode:5s}: {rate:12,.0f} tok/s  server CPU {cpu:4.0%} of one core (pinned to CPU "
-        f"{server_cpu})  streams={args.streams} tokens/request={args.tokens}  "
+        f"{server_cpu}; {rate / max(cpu, 1e-9):,.0f} tok per server CPU-second)  "
+        f"streams={args.streams} tokens/request={args.tokens}  "
         f"target {TARGETS[mode]:,}: {verdict}",
         flush=True,
     )

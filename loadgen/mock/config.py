@@ -55,7 +55,7 @@ PROFILES: dict[str, Profile] = {
     ),
     "a100-llama8b": Profile(
         max_num_seqs=256,
-        kv_cache_tokens=450_000,
+        kv_cache_tokens=430_000,
         step_base_ms=7.5,
         decode_ms_per_seq=0.08,
         prefill_ms_per_token=0.085,
