@@ -1,0 +1,88 @@
+"""``loadgen report`` and ``loadgen compare``: thin click commands over the report library.
+
+Imported by loadgen.cli at start-up, so this module imports only click and
+loadgen.errors; everything else is imported inside the commands. Bad input
+(a missing results dir, no summary.json, a bad --fail-if) is a ScenarioError:
+one line on stderr and exit 2. A regression found by the gate exits 1.
+
+Imports: click, loadgen.errors (loadgen.report.* lazily).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from loadgen.errors import ScenarioError
+
+__all__ = ["EXIT_REGRESSION", "compare", "report"]
+
+EXIT_REGRESSION = 1
+
+
+@click.command()
+@click.argument("results_dir", type=click.Path(path_type=Path))
+def report(results_dir: Path) -> None:
+    """Rebuild steps.csv, report.md, report.html and plots/ of RESULTS_DIR from its saved files."""
+    from loadgen.report.writer import write_reports
+
+    for path in write_reports(results_dir):
+        click.echo(path)
+
+
+@click.command()
+@click.argument("runs", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for the overlay plots and comparison.md (default: compare-<names>/).",
+)
+@click.option(
+    "--fail-if",
+    "fail_if",
+    multiple=True,
+    metavar="EXPR",
+    help='Exit 1 when the last run is worse than the first, e.g. "ttft_ms.p99 > +10%" '
+    "(repeatable; see docs/reports.md).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option(
+    "--resamples",
+    type=click.IntRange(100, 100_000),
+    default=1000,
+    show_default=True,
+    help="Bootstrap resamples.",
+)
+def compare(
+    runs: tuple[Path, ...],
+    out_dir: Path | None,
+    fail_if: tuple[str, ...],
+    seed: int,
+    resamples: int,
+) -> None:
+    """Compare RUN_A RUN_B [RUN_C ...] (results dirs; the first is the baseline)."""
+    from loadgen.report import compare as cmp
+    from loadgen.report.gate import parse_gate
+
+    if len(runs) < 2:
+        raise ScenarioError("compare: give at least two results dirs (the first is the baseline)")
+    gates = [parse_gate(text) for text in fail_if]
+    loaded = cmp.load_runs(runs)
+    results = cmp.run_gates(gates, loaded, seed=seed, resamples=resamples)
+    out = out_dir or cmp.default_out_dir(loaded)
+    cmp.write_comparison(loaded, out, results)
+    for title, table in cmp.comparison_tables(loaded):
+        click.echo(f"{title}\n{cmp.format_table(table)}\n")
+    for r in results:
+        click.echo(r.message())
+    click.echo(f"comparison: {out}")
+    if gates and not cmp.matched_steps([loaded[0], loaded[-1]]):
+        click.echo("regression gate: the first and last runs share no load value", err=True)
+        sys.exit(EXIT_REGRESSION)
+    failed = [r for r in results if r.failed]
+    if failed:
+        click.echo(f"regression: {len(failed)} gate check(s) failed", err=True)
+        sys.exit(EXIT_REGRESSION)

@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from loadgen.cli import main
+from loadgen.metrics.step import summarize_step
+from loadgen.records import Record
+from loadgen.report import compare as cmp
+from loadgen.scenario.models import SlaSpec
+from loadgen.summary import Summary
+
+from .conftest import MS, SLA, T0, make_records
+
+
+def _runs(make_run: Callable[..., Path], data: tuple[Summary, list[Record]]) -> tuple[Path, Path]:
+    """Run A, and run B: A with the c=4 step's TTFT 20 ms longer (40..59 ms) and c=16 missing."""
+    summary, records = data
+    a = make_run("A", summary, records)
+    slow = make_records(1, 20, 40.0, 3.0, T0 + 5_000 * MS)
+    slower = summary.model_copy(deep=True)
+    slower.steps[1] = summarize_step(1, summary.steps[1].load, slow, SlaSpec.model_validate(SLA))
+    del slower.steps[2]
+    b = make_run("B", slower, [r for r in records if r.step not in (1, 2)] + slow)
+    return a, b
+
+
+def test_tables_match_steps_by_load(
+    make_run: Callable[..., Path], run_data: tuple[Summary, list[Record]]
+) -> None:
+    a, b = _runs(make_run, run_data)
+    runs = cmp.load_runs([a, b])
+    matches = cmp.matched_steps(runs)
+    assert [label for label, _ in matches] == ["concurrency 1", "concurrency 4", "concurrency 32"]
+    tables = dict(cmp.comparison_tables(runs))
+    ttft = tables["TTFT p99 (ms)"]
+    assert ttft.header == ("load", "A", "B", "Δ B")
+    assert ttft.rows[0] == ("concurrency 1", "28.81", "28.81", "+0.0%")
+    assert ttft.rows[1] == ("concurrency 4", "38.81", "58.81", "+51.5%")
+    assert ttft.rows[2] == ("concurrency 32", "–", "–", "–")
+    text = cmp.format_table(ttft)
+    assert text.splitlines()[2].split() == ["concurrency", "4", "38.81", "58.81", "+51.5%"]
+
+
+def test_overlay_series(
+    make_run: Callable[..., Path], run_data: tuple[Summary, list[Record]]
+) -> None:
+    a, b = _runs(make_run, run_data)
+    runs = cmp.load_runs([a, b])
+    series = cmp.overlay_series(runs, "ttft_ms")
+    assert set(series) == {"A p50", "A p99", "B p50", "B p99"}
+    assert [y for _, y in series["B p99"]] == pytest.approx([28.81, 58.81])
+    assert [x for x, _ in cmp.throughput_overlay(runs)["A"]] == [1.0, 4.0, 16.0, 32.0]
+
+
+def test_compare_command_exit_codes(
+    make_run: Callable[..., Path],
+    run_data: tuple[Summary, list[Record]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    a, b = _runs(make_run, run_data)
+    out = tmp_path / "cmp"
+    with pytest.raises(SystemExit) as info:
+        main(["compare", str(a), str(b), "--out", str(out), "--fail-if", "ttft_ms.p99 > +10%"])
+    assert info.value.code == 1
+    captured = capsys.readouterr()
+    assert "ttft_ms.p99 > +10% at concurrency 4: 38.81 -> 58.81 (+51.53%, 95% CI" in captured.out
+    assert "REGRESSION, beyond the bound by 41.53%" in captured.out
+    assert "regression: 1 gate check(s) failed" in captured.err
+    assert {p.name for p in out.iterdir()} >= {
+        "comparison.md", "comparison.html", "compare_ttft_ms.png", "compare_throughput.png"
+    }  # fmt: skip
+    md = (out / "comparison.md").read_text()
+    assert "| concurrency 4 | 38.81 | 58.81 | +51.5% |" in md
+    # the other way round: B is the baseline, A is faster: no regression, exit 0
+    main(["compare", str(b), str(a), "--out", str(out), "--fail-if", "ttft_ms.p99 > +10%"])
+    assert "within the bound" in capsys.readouterr().out
+
+
+def test_gate_does_not_fail_on_noise(
+    make_run: Callable[..., Path],
+    run_data: tuple[Summary, list[Record]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """B's summary says p99 +20%, but its requests are A's: the CI includes 0, exit 0."""
+    summary, records = run_data
+    a = make_run("A", summary, records)
+    noisy = summary.model_copy(deep=True)
+    noisy.steps[0].ttft_ms.p99 = (summary.steps[0].ttft_ms.p99 or 0) * 1.2
+    b = make_run("B", noisy, records)
+    main(
+        ["compare", str(a), str(b), "--out", str(tmp_path / "c"), "--fail-if", "ttft_ms.p99 > 10%"]
+    )
+    out = capsys.readouterr().out
+    assert "at concurrency 1: 28.81 -> 34.572 (+20.00%, 95% CI" in out
+    assert "beyond the bound but not significant (CI includes 0): not failed" in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--fail-if", "ttft_ms.p99 > lots"],
+        ["--fail-if", "nope.p99 > 10%"],
+    ],
+)
+def test_compare_bad_input_exits_2_with_one_line(
+    make_run: Callable[..., Path],
+    run_data: tuple[Summary, list[Record]],
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+) -> None:
+    a, b = _runs(make_run, run_data)
+    with pytest.raises(SystemExit) as info:
+        main(["compare", str(a), str(b), *argv])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("loadgen: --fail-if ")
+
+
+def test_compare_and_report_need_results_dirs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for argv in (["compare", str(tmp_path)], ["compare", str(tmp_path), str(tmp_path / "x")],
+                 ["report", str(tmp_path / "missing")]):  # fmt: skip
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        assert info.value.code == 2
+        assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_report_command_rebuilds(results_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    main(["report", str(results_dir)])
+    printed = capsys.readouterr().out.split()
+    assert str(results_dir / "report.html") in printed
+    assert (results_dir / "steps.csv").read_text().startswith("step,load_mode,load_value,")
