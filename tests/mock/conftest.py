@@ -26,6 +26,8 @@ def start_mock(tmp_path: Path) -> Iterator[Callable[..., MockProc]]:
     yield start
     for proc in procs:
         proc.stop()
+    for proc in procs:  # the server must never log a traceback, whatever the test did
+        assert "Traceback" not in proc.log() and "Exception in" not in proc.log()
 
 
 @pytest.fixture(scope="module")
@@ -35,3 +37,4 @@ def fast_mock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MockProc]:
     proc = MockProc(["--ttft-ms", "0", "--itl-ms", "0", "--seed", "3"], path / "mock.err")
     yield proc
     proc.stop()
+    assert "Traceback" not in proc.log() and "Exception in" not in proc.log()
