@@ -245,14 +245,15 @@ def draw_telemetry(summary: Summary) -> Figure:
     """GPU utilisation, memory and power vs load, one panel each."""
     series = p.telemetry_series(summary)
     panels = [x for x in p.TELEMETRY_PANELS if any(label in series for _, label in x[2])]
-    fig = _figure(11, 3.6, 1, max(len(panels), 1))
+    fig = _figure(11, 3.6, 1, max(len(panels), 1), sharex=True)
     xlabel = p.load_axis_label(summary)
+    all_x = [x for pts in series.values() for x, _ in pts]
     for ax, (title, ylabel, keys) in zip(fig.axes, panels, strict=False):
         for _key, label in keys:
             if label in series:
                 xs, ys = zip(*series[label], strict=True)
                 ax.plot(xs, ys, "-", marker="o", ms=4, label=label)
-        _load_ticks(ax, [x for _, label in keys for x, _ in series.get(label, [])])
+        _load_ticks(ax, all_x)
         ax.set_ylim(bottom=0)
         _style(ax, title, xlabel, ylabel)
     fig.suptitle(f"{summary.name}: GPU telemetry vs load", fontsize=12)
