@@ -37,6 +37,9 @@ _pc = time.perf_counter_ns
 # A step that ends this late after its deadline restarts the schedule from now
 # instead of catching up with a burst of short steps.
 MAX_LAG_NS = 2_000_000
+# The pacer returns to the event loop after this many writes, so that a late
+# pacer does not starve the reading of new requests.
+YIELD_EVERY = 64
 
 
 def step_ns(profile: Profile, running: int, prefill_tokens: int) -> int:
@@ -173,8 +176,13 @@ class FixedPacer:
         itl = self.itl_ns
         burst = self.burst
         now = _pc()
+        budget = YIELD_EVERY
         while heap:
             deadline = heap[0][0]
+            budget -= 1
+            if budget < 0:  # let the loop read new requests, then carry on
+                self.timer.arm(deadline)
+                return
             if deadline > now:
                 if deadline - now > SPIN_NS:
                     self.timer.arm(deadline)
