@@ -24,7 +24,9 @@ __all__ = [
     "cpu_ns",
     "loop_time_at",
     "now_ns",
+    "pause",
     "sleep_until",
+    "yield_lag_ns",
 ]
 
 NS_PER_MS = 1_000_000
@@ -79,18 +81,31 @@ def block_for(seconds: float) -> None:
     time.sleep(seconds)
 
 
+#: How early the coarse (event-loop timer) part of :func:`sleep_until` ends.
+#: uvloop's timers have millisecond resolution, so it must end over 1 ms early.
+SPIN_NS = 1_200_000
+
+
 async def sleep_until(deadline_ns: int) -> None:
     """Sleep until the absolute monotonic ``deadline_ns`` (never a relative interval).
 
-    ``asyncio.sleep`` only promises "at least", and the loop's own clock has
-    millisecond-ish granularity under load, so the sleep is cut short by a
-    little and the last stretch is re-checked against :data:`now_ns`.
+    The loop's timer gets within ``SPIN_NS`` of the deadline; the rest is
+    spent yielding to other tasks until the clock says so.
     """
-    while True:
-        remaining = deadline_ns - time.perf_counter_ns()
-        if remaining <= 0:
-            return
-        if remaining > 2 * NS_PER_MS:
-            await asyncio.sleep((remaining - NS_PER_MS) / NS_PER_S)
-        else:
-            await asyncio.sleep(0)
+    remaining = deadline_ns - time.perf_counter_ns()
+    if remaining > SPIN_NS:
+        await asyncio.sleep((remaining - SPIN_NS) / NS_PER_S)
+    while time.perf_counter_ns() < deadline_ns:  # noqa: ASYNC110 (a spin that lets others run)
+        await asyncio.sleep(0)
+
+
+async def pause(seconds: float) -> None:
+    """A coarse relative wait, for periodic housekeeping only (never for a schedule)."""
+    await asyncio.sleep(seconds)
+
+
+async def yield_lag_ns() -> int:
+    """How long one pass through the event loop's ready queue takes right now."""
+    t0 = time.perf_counter_ns()
+    await asyncio.sleep(0)
+    return time.perf_counter_ns() - t0

@@ -68,6 +68,7 @@ class RequestCounts(_Model):
     ok: int = 0
     failed: int = 0
     warmup: int = 0
+    cancelled: int = 0  # in flight when the run was interrupted; not in any metric
     errors: dict[str, int] = Field(default_factory=dict)
     error_rate: float = 0.0
 

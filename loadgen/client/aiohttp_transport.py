@@ -13,12 +13,17 @@ Imports: aiohttp, loadgen.clock, loadgen.client.transport.
 from __future__ import annotations
 
 import asyncio
+import functools
+from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import aiohttp
 from aiohttp.abc import AbstractStreamWriter
+from aiohttp.client_proto import ResponseHandler
 from aiohttp.payload import BytesPayload
+from aiohttp.streams import StreamReader
+from yarl import URL
 
 from loadgen.client.transport import HttpRequest, TransportError
 from loadgen.clock import now_ns
@@ -49,13 +54,73 @@ class _StampedBody(BytesPayload):
         await super().write_with_length(writer, content_length)
 
 
+#: id(reader) -> (arrival ns, bytes) of each piece fed to it, for the readers we watch
+_ARRIVALS: dict[int, deque[tuple[int, int]]] = {}
+
+
+class _StampingReader(StreamReader):
+    """aiohttp's body reader, stamping each piece of data as the parser feeds it.
+
+    Fed from the protocol's ``data_received``, so the stamp is taken when the
+    event loop hands over the socket's bytes, not when the reading coroutine
+    gets its turn, which under many streams can be milliseconds later. No new
+    slots: an existing reader's class is swapped to this one.
+    """
+
+    __slots__ = ()
+
+    def feed_data(self, data: bytes, size: int = 0) -> bool:
+        arrivals = _ARRIVALS.get(id(self))
+        if arrivals is not None and data:
+            arrivals.append((now_ns(), len(data)))
+        return super().feed_data(data, size)
+
+
+class _StampingProtocol(ResponseHandler):
+    """aiohttp's connection protocol, noting when each batch of bytes arrived.
+
+    The bytes that come with the response headers are parsed before loadgen
+    sees the response; these stamps give them their true arrival time.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(loop)
+        self.rx_ns: deque[int] = deque(maxlen=8)
+
+    def data_received(self, data: bytes) -> None:
+        self.rx_ns.append(now_ns())
+        super().data_received(data)
+
+
+def _first_arrival_after(resp: aiohttp.ClientResponse, sent_ns: int) -> int:
+    """When the response's first bytes arrived: the first read after the request left."""
+    conn = resp.connection
+    proto = conn.protocol if conn is not None else None
+    if isinstance(proto, _StampingProtocol):
+        for t in proto.rx_ns:
+            if t >= sent_ns:
+                return t
+    return now_ns()
+
+
 class _AiohttpResponse:
-    __slots__ = ("_body", "_resp", "status")
+    __slots__ = ("_arrivals", "_body", "_early", "_early_ns", "_resp", "status")
 
     def __init__(self, resp: aiohttp.ClientResponse, body: _StampedBody) -> None:
         self._resp = resp
         self._body = body
         self.status = resp.status
+        self._arrivals: deque[tuple[int, int]] | None = None
+        content = resp.content
+        self._early = content.total_bytes  # fed before we could watch: came with the headers
+        self._early_ns = _first_arrival_after(resp, body.written_ns)
+        if type(content) is StreamReader:
+            self._arrivals = deque()
+            _ARRIVALS[id(content)] = self._arrivals
+            content.__class__ = _StampingReader
+
+    def release(self) -> None:
+        _ARRIVALS.pop(id(self._resp.content), None)
 
     @property
     def sent_ns(self) -> int | None:
@@ -63,18 +128,41 @@ class _AiohttpResponse:
 
     async def chunks(self) -> AsyncIterator[tuple[int, bytes]]:
         readany = self._resp.content.readany
+        arrivals = self._arrivals
         try:
             while True:
                 data = await readany()
                 if not data:
                     return
-                yield now_ns(), data
+                if not arrivals and not self._early:
+                    yield now_ns(), data
+                    continue
+                for piece in self._split(data):
+                    yield piece
         except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError) as exc:
             raise TransportError("disconnected", _detail(exc)) from None
         except (ConnectionError, aiohttp.ClientOSError) as exc:
             raise TransportError("disconnected", _detail(exc)) from None
         except aiohttp.ClientError as exc:
             raise TransportError("protocol_error", _detail(exc)) from None
+
+    def _split(self, data: bytes) -> list[tuple[int, bytes]]:
+        """Cut what one read returned back into the pieces that arrived, each with its stamp."""
+        out: list[tuple[int, bytes]] = []
+        off = 0
+        if self._early:
+            n = min(self._early, len(data))
+            out.append((self._early_ns, data[:n]))
+            self._early -= n
+            off = n
+        arrivals = self._arrivals
+        while off < len(data) and arrivals:
+            ns, n = arrivals.popleft()
+            out.append((ns, data[off : off + n]))
+            off += n
+        if off < len(data):
+            out.append((now_ns(), data[off:]))
+        return out
 
     async def read_prefix(self, limit: int) -> bytes:
         try:
@@ -85,9 +173,13 @@ class _AiohttpResponse:
 
 class AiohttpTransport:
     def __init__(self, *, limit: int, connect_timeout_s: float) -> None:
+        self._urls: dict[str, URL] = {}
         self._connector = aiohttp.TCPConnector(
             limit=limit, limit_per_host=0, ttl_dns_cache=None, enable_cleanup_closed=False
         )
+        if hasattr(self._connector, "_factory"):  # stamp bytes as they arrive (see above)
+            loop = asyncio.get_running_loop()
+            self._connector._factory = functools.partial(_StampingProtocol, loop=loop)  # type: ignore[assignment]
         self._session = aiohttp.ClientSession(
             connector=self._connector,
             timeout=aiohttp.ClientTimeout(
@@ -97,6 +189,7 @@ class AiohttpTransport:
             max_line_size=1 << 20,
             max_field_size=1 << 20,
             auto_decompress=False,
+            cookie_jar=aiohttp.DummyCookieJar(),
             skip_auto_headers=("User-Agent",),
             headers={"User-Agent": "loadgen"},
         )
@@ -105,7 +198,9 @@ class AiohttpTransport:
     async def open(self, request: HttpRequest) -> AsyncIterator[_AiohttpResponse]:
         body = _StampedBody(request.body, content_type="application/json")
         try:
-            resp = await self._session.post(request.url, data=body, headers=request.headers)
+            resp = await self._session.post(
+                self._url(request.url), data=body, headers=request.headers
+            )
         except aiohttp.ConnectionTimeoutError as exc:
             raise TransportError("connect_timeout", _detail(exc)) from None
         except aiohttp.ClientConnectorError as exc:
@@ -116,10 +211,19 @@ class AiohttpTransport:
             raise TransportError("protocol_error", _detail(exc)) from None
         except aiohttp.ClientError as exc:
             raise TransportError("connect_error", _detail(exc)) from None
+        response = _AiohttpResponse(resp, body)
         try:
-            yield _AiohttpResponse(resp, body)
+            yield response
         finally:
+            response.release()
             resp.release() if resp.content.at_eof() else resp.close()
+
+    def _url(self, url: str) -> URL:
+        """Parsed once per distinct URL (a run has one or two), not once per request."""
+        parsed = self._urls.get(url)
+        if parsed is None:
+            parsed = self._urls[url] = URL(url)
+        return parsed
 
     async def aclose(self) -> None:
         await self._session.close()

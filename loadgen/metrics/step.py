@@ -45,7 +45,9 @@ def summarize_step(
     mean_in_flight: float | None = None,
     interrupted: bool = False,
 ) -> StepSummary:
-    measured = [r for r in records if not r.warmup]
+    cancelled = sum(1 for r in records if r.error_kind == "cancelled")
+    # Cut short by the user, not by the server: kept in records.jsonl, out of the metrics.
+    measured = [r for r in records if not r.warmup and r.error_kind != "cancelled"]
     ok = [r for r in measured if r.ok]
     errors = Counter(r.error_kind or "unknown" for r in measured if not r.ok)
     start = min((r.sent_ns for r in measured), default=0)
@@ -65,7 +67,8 @@ def summarize_step(
         total=len(measured),
         ok=len(ok),
         failed=len(measured) - len(ok),
-        warmup=len(records) - len(measured),
+        warmup=sum(1 for r in records if r.warmup and r.error_kind != "cancelled"),
+        cancelled=cancelled,
         errors=dict(sorted(errors.items())),
         error_rate=(len(measured) - len(ok)) / len(measured) if measured else 0.0,
     )

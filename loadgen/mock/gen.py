@@ -1,8 +1,10 @@
 """One generation in progress: writes its tokens, faults and truth record.
 
 Owns the per-request output side. The engine or pacer calls ``emit()`` once per
-token; the plain streaming path writes one pre-framed ``bytes`` object and
-stamps ``perf_counter_ns()`` right after. Mid-stream faults (disconnect, stall,
+token; the plain streaming path writes one pre-framed ``bytes`` object,
+stamping ``perf_counter_ns()`` just before the write (a write that wakes the
+reader can get this process preempted right after it, which would make a stamp
+taken after the write late by the reader's whole turn). Mid-stream faults (disconnect, stall,
 malformed, split, no_done) live in ``FaultyStreamGen`` so the common path stays
 branch-free. ``BodyGen`` answers non-streaming requests with one JSON body.
 Imports only the standard library and the mock's own modules.
@@ -173,11 +175,13 @@ class StreamGen(Gen):
         if k + 1 >= self.n_out:
             return self.emit_n(1)
         frames = self.frames
-        if frames is not None and k:
-            self.write(frames[self.ctx.seq[(self.offset + k) & SEQ_MASK]])
-        else:
-            self.write(self._token(k))
-        now = _pc()
+        data = (
+            frames[self.ctx.seq[(self.offset + k) & SEQ_MASK]] if frames is not None and k else None
+        )
+        if data is None:
+            data = self._token(k)
+        now = _pc()  # before the write: waking the reader may preempt us right after it
+        self.write(data)
         self.emitted = k + 1
         self.token_ns.append(now)
         if k == 0:
@@ -194,8 +198,9 @@ class StreamGen(Gen):
         parts = [self._token(k) for k in range(k0, k1 - 1 if last else k1)]
         if last:
             parts.append(self._ending(k1 - 1))
-        self.write(b"".join(parts))
+        data = b"".join(parts)
         now = _pc()
+        self.write(data)
         self.token_ns.extend([now] * (k1 - k0))
         self.emitted = k1
         if k0 == 0:
@@ -254,11 +259,11 @@ class FaultyStreamGen(StreamGen):
         if self.fault == "split":
             self._split(data, last)
             return
-        self.write(data)
-        self._stamp(last)
-
-    def _stamp(self, last: bool) -> None:
         now = _pc()
+        self.write(data)
+        self._stamp(last, now)
+
+    def _stamp(self, last: bool, now: int) -> None:
         self.token_ns.append(now)
         if len(self.token_ns) == 1:
             self._first(now)
@@ -298,9 +303,10 @@ class FaultyStreamGen(StreamGen):
             return
         piece, ends_event = self.pending.popleft()
         if piece:
+            now = _pc()
             self.write(piece)
             if ends_event:
-                self._stamp(False)
+                self._stamp(False, now)
         elif ends_event:
             self._complete()
             return

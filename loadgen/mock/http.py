@@ -89,6 +89,7 @@ class HttpConn(asyncio.Protocol):
         self.buf = bytearray()
         self.busy = False
         self.in_loop = False
+        self.pending = False  # a _process_pending call is scheduled
         self.keep_alive = True
         self.closed = False
         self.current: object | None = None  # the Gen in progress, if any
@@ -98,8 +99,16 @@ class HttpConn(asyncio.Protocol):
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
 
     def data_received(self, data: bytes) -> None:
+        # Stamp now, work later: when many requests arrive in one poll, handling
+        # each in turn here would stamp the last one late by all the others' work.
         now = _pc()
         self.buf += data
+        if not self.busy and not self.pending:
+            self.pending = True
+            asyncio.get_running_loop().call_soon(self._process_pending, now)
+
+    def _process_pending(self, now: int) -> None:
+        self.pending = False
         if not self.busy:
             self._process(now)
 

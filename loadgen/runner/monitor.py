@@ -1,8 +1,9 @@
 """Watching loadgen itself: event-loop lag, requests in flight, CPU use.
 
-A small task wakes every ``period``; how late it wakes is the loop's lag (the
-delay any chunk's timestamp may carry), and at each wake it samples the
-number of requests in flight, for Little's law and the timeline.
+A small task wakes about every ``period`` and measures how long one pass
+through the event loop's ready queue takes (the loop's lag: the delay any
+work waiting its turn carries), and samples the number of requests in
+flight, for Little's law.
 
 Imports: asyncio, numpy, loadgen.clock, loadgen.summary.
 """
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from loadgen.clock import NS_PER_MS, NS_PER_S, cpu_ns, now_ns, sleep_until
+from loadgen.clock import NS_PER_MS, NS_PER_S, cpu_ns, now_ns, pause, yield_lag_ns
 from loadgen.summary import ClientHealth
 
 __all__ = ["SATURATION", "LoopMonitor"]
@@ -46,13 +47,11 @@ class LoopMonitor:
             self._task = None
 
     async def _run(self) -> None:
-        due = now_ns() + self.period_ns
+        period_s = self.period_ns / NS_PER_S
         while True:
-            await sleep_until(due)
-            t = now_ns()
-            self.lags_ns.append(t - due)
-            self.samples.append((t, self.in_flight))
-            due = max(due + self.period_ns, t)
+            await pause(period_s)
+            self.lags_ns.append(await yield_lag_ns())
+            self.samples.append((now_ns(), self.in_flight))
 
     def mean_in_flight(self, start_ns: int, end_ns: int) -> float | None:
         window = [n for t, n in self.samples if start_ns <= t <= end_ns]

@@ -10,6 +10,7 @@ Imports: subprocess, loadgen.errors.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -35,9 +36,15 @@ class MockServer:
 
     def __enter__(self) -> str:
         cmd = [sys.executable, "-m", "loadgen.mock", "--host", "127.0.0.1", "--port", "0"]
+        mock_cpus = _split_cpus()
         with self.log_path.open("wb") as log:
             self.proc = subprocess.Popen(
-                [*cmd, *self.args], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+                [*cmd, *self.args],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                # set in the child before it starts, so every thread of the mock inherits it
+                preexec_fn=(lambda: os.sched_setaffinity(0, mock_cpus)) if mock_cpus else None,
             )
         give_up = now_ns() + int(self.start_timeout_s * NS_PER_S)
         while now_ns() < give_up:
@@ -71,3 +78,22 @@ class MockServer:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def _split_cpus() -> set[int] | None:
+    """Keep loadgen and the mock on different CPUs, when there are at least two.
+
+    On a small machine the scheduler otherwise tends to run the two on one CPU
+    and let the process that just wrote keep running while the woken one
+    waits, which shows as server-side delay that a real, remote server would
+    not have. Returns the CPUs for the mock (loadgen keeps the others), or
+    None where affinity cannot be set.
+    """
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) < 2:
+            return None
+        os.sched_setaffinity(0, set(cpus[:-1]))
+    except (AttributeError, OSError):
+        return None
+    return {cpus[-1]}

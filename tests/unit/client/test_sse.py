@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -46,7 +48,7 @@ def test_byte_by_byte() -> None:
 @settings(max_examples=400, deadline=None)
 def test_any_set_of_cuts(cuts: list[int]) -> None:
     points = [0, *sorted(cuts), len(STREAM)]
-    chunks = [STREAM[a:b] for a, b in zip(points, points[1:], strict=False)]
+    chunks = [STREAM[a:b] for a, b in pairwise(points)]
     assert feed_all(chunks) == EXPECTED
 
 
@@ -66,7 +68,7 @@ def test_generated_streams_with_any_line_ending(
     stream = b"".join(b"data: " + p + eol + eol for p in payloads)
     cuts = data.draw(st.lists(st.integers(0, len(stream)), max_size=10))
     points = [0, *sorted(cuts), len(stream)]
-    chunks = [stream[a:b] for a, b in zip(points, points[1:], strict=False)]
+    chunks = [stream[a:b] for a, b in pairwise(points)]
     assert feed_all(chunks) == payloads
 
 

@@ -146,7 +146,9 @@ def test_failed_sla_when_no_successful_request() -> None:
 
 
 def test_littles_law_flags_a_disagreement() -> None:
-    records = [rec(i, i * 100 * MS, [i * 100 * MS + 5 * MS], i * 100 * MS + 100 * MS) for i in range(10)]
+    records = [
+        rec(i, i * 100 * MS, [i * 100 * MS + 5 * MS], i * 100 * MS + 100 * MS) for i in range(10)
+    ]
     lp = LoadPoint(mode="concurrency", concurrency=1)
     agree = summarize_step(0, lp, records, SlaSpec(), mean_in_flight=1.0)
     assert agree.little is not None and not agree.little.flagged

@@ -13,7 +13,10 @@ from loadgen.cli import main
 GOOD = """
 name: t
 target: {url: "http://127.0.0.1:9", api: openai-chat, model: m}
-workload: {seed: 0, prompt_tokens: {dist: fixed, value: 8}, output_tokens: {dist: uniform, min: 2, max: 4}}
+workload:
+  seed: 0
+  prompt_tokens: {dist: fixed, value: 8}
+  output_tokens: {dist: uniform, min: 2, max: 4}
 load: {mode: concurrency, concurrency: [1, 2], requests_per_step: 4}
 sla: {ttft_ms: {p99: 500}}
 """
