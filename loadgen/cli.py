@@ -47,8 +47,21 @@ def cli() -> None:
 @click.option("--duration", type=str, help="Override load.duration_s (seconds per step).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress and no step tables.")
 @click.option("--fail-on-sla", is_flag=True, help="Exit 1 when a step misses its SLA.")
+@click.option("--usd-per-hour", type=str, help="Override cost.usd_per_hour.")
+@click.option(
+    "--metrics-profile",
+    type=click.Choice(["loadgen", "vllm", "aiperf", "guidellm"]),
+    default="loadgen",
+    show_default=True,
+    help="Whose metric definitions the summary uses (docs/metrics.md).",
+)
 def run(
-    scenario: Path, out_dir: Path | None, quiet: bool, fail_on_sla: bool, **flags: str | None
+    scenario: Path,
+    out_dir: Path | None,
+    quiet: bool,
+    fail_on_sla: bool,
+    metrics_profile: str,
+    **flags: str | None,
 ) -> None:
     """Run the SCENARIO file's sweep and write a results directory."""
     from loadgen.clock import anchor
@@ -61,7 +74,8 @@ def run(
 
         stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(anchor().wall_ns / 1e9))
         out_dir = Path("results") / f"{sc.name}-{stamp}"
-    summary = run_scenario(sc, RunOptions(out_dir=out_dir, quiet=quiet))
+    opts = RunOptions(out_dir=out_dir, quiet=quiet, metrics_profile=metrics_profile)
+    summary = run_scenario(sc, opts)
     missed = [s.index for s in summary.steps if not s.sla.passed]
     if summary.interrupted:
         click.echo(f"interrupted: partial results in {out_dir}", err=True)
@@ -94,6 +108,8 @@ def _overrides(flags: dict[str, str | None]) -> dict[str, tuple[tuple[str, ...],
     if (n := flags.get("requests")) is not None:
         out["--requests"] = (("load", "requests_per_step"), n)
         out["--requests "] = (("load", "duration_s"), None)
+    if (usd := flags.get("usd_per_hour")) is not None:
+        out["--usd-per-hour"] = (("cost", "usd_per_hour"), usd)
     if (d := flags.get("duration")) is not None:
         out["--duration"] = (("load", "duration_s"), d)
         out["--duration "] = (("load", "requests_per_step"), None)

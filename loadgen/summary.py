@@ -134,6 +134,7 @@ class StepSummary(_Model):
     ttft_ms: Distribution = Field(default_factory=Distribution)
     ttft_from_scheduled_ms: Distribution | None = None
     itl_ms: Distribution = Field(default_factory=Distribution)
+    icl_ms: Distribution | None = None  # metrics profile aiperf: inter-chunk latency
     tpot_ms: Distribution = Field(default_factory=Distribution)
     e2e_ms: Distribution = Field(default_factory=Distribution)
     throughput: Throughput = Field(default_factory=Throughput)

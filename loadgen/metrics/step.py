@@ -14,7 +14,8 @@ from collections import Counter
 from collections.abc import Sequence
 
 from loadgen.clock import NS_PER_S
-from loadgen.metrics.latency import e2e_ns, itl_gaps_ns, tpot_ns, ttft_from_scheduled_ns, ttft_ns
+from loadgen.metrics.latency import e2e_ns, ttft_from_scheduled_ns
+from loadgen.metrics.profiles import PROFILES, Profile
 from loadgen.metrics.sla import check_sla, request_meets_sla
 from loadgen.metrics.stats import distribution_ms
 from loadgen.records import Record
@@ -44,7 +45,9 @@ def summarize_step(
     client: ClientHealth | None = None,
     mean_in_flight: float | None = None,
     interrupted: bool = False,
+    profile: Profile = PROFILES["loadgen"],
 ) -> StepSummary:
+    """Counts, latency statistics (by ``profile``'s formulas), throughput and SLA of a step."""
     cancelled = sum(1 for r in records if r.error_kind == "cancelled")
     # Cut short by the user, not by the server: kept in records.jsonl, out of the metrics.
     measured = [r for r in records if not r.warmup and r.error_kind != "cancelled"]
@@ -72,14 +75,16 @@ def summarize_step(
         errors=dict(sorted(errors.items())),
         error_rate=(len(measured) - len(ok)) / len(measured) if measured else 0.0,
     )
-    step.ttft_ms = distribution_ms([v for r in ok if (v := ttft_ns(r)) is not None])
+    step.ttft_ms = distribution_ms([v for r in ok if (v := profile.ttft(r)) is not None])
     if load.mode == "rate":
         step.ttft_from_scheduled_ms = distribution_ms(
             [v for r in ok if (v := ttft_from_scheduled_ns(r)) is not None]
         )
-    step.itl_ms = distribution_ms([g for r in ok for g in itl_gaps_ns(r)])
-    step.tpot_ms = distribution_ms([t for r in ok if (t := tpot_ns(r)) is not None])
-    step.e2e_ms = distribution_ms([e2e_ns(r) for r in ok])
+    step.itl_ms = distribution_ms(profile.itl(ok))
+    if profile.icl is not None:
+        step.icl_ms = distribution_ms(profile.icl(ok))
+    step.tpot_ms = distribution_ms([t for r in ok if (t := profile.tpot(r)) is not None])
+    step.e2e_ms = distribution_ms([e for r in ok if (e := profile.e2e(r)) is not None])
     step.tokens = TokenCounts(
         output_total=sum(r.output_tokens for r in ok),
         input_total=sum(r.prompt_tokens for r in ok),

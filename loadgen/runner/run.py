@@ -23,6 +23,7 @@ from loadgen import __version__
 from loadgen.client import ADAPTERS, Requester, RequestTimeouts, make_transport
 from loadgen.clock import NS_PER_S, anchor
 from loadgen.metrics import step_cost, summarize_step
+from loadgen.metrics.profiles import PROFILES
 from loadgen.records import Record, RecordWriter
 from loadgen.report.console import format_step
 from loadgen.report.files import write_resolved_scenario, write_summary
@@ -48,6 +49,7 @@ class RunOptions:
     quiet: bool = False
     progress: bool | None = None  # None: only on a terminal
     reports: bool = True  # steps.csv, report.md, report.html and plots at the end
+    metrics_profile: str = "loadgen"  # whose metric definitions (loadgen.metrics.profiles)
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
 
 
@@ -73,6 +75,7 @@ def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
             api=scenario.target.api,
             model=scenario.target.model,
             clock_anchor={"monotonic_ns": a.monotonic_ns, "wall_ns": a.wall_ns},
+            metrics_profile=opts.metrics_profile,
             sla={k: v for k, v in scenario.sla.model_dump(exclude_none=True).items() if v != {}},
         )
         writer = stack.enter_context(contextlib.closing(RecordWriter(records_path)))
@@ -276,6 +279,7 @@ class _Session:
             client=health,
             mean_in_flight=monitor.mean_in_flight(start, end),
             interrupted=interrupted,
+            profile=PROFILES[self.opts.metrics_profile],
         )
         step.role = at.role
         if sc.cost.usd_per_hour is not None:

@@ -1,0 +1,134 @@
+"""How many output tokens per second one loadgen process ingests, per CPU core.
+
+Starts the built-in mock in burst mode (each response written in one go, one
+SSE event per token) on its own CPU, then drives it from this process, pinned
+to another CPU, through loadgen's real client path: transport, SSE splitter,
+adapter, records. Prints tokens/s, the client's CPU use and tokens per CPU
+second, for the aiohttp transport (the default) and the httpx one.
+
+    python benchmarks/client_throughput.py [--concurrency 256] [--tokens 128] [--seconds 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import resource
+import subprocess
+import sys
+import time
+
+from loadgen.client import ADAPTERS, Requester, RequestTimeouts
+from loadgen.client.aiohttp_transport import AiohttpTransport
+from loadgen.client.httpx_transport import HttpxTransport
+from loadgen.records import Record
+from loadgen.runner.drivers import closed_loop
+from loadgen.scenario import WorkloadSpec
+from loadgen.workload import RequestSource, step_rng
+
+
+def start_mock(cpu: int | None) -> tuple[subprocess.Popen[bytes], str]:
+    cmd = [sys.executable, "-m", "loadgen.mock", "--port", "0", "--burst", "--ttft-ms", "0"]
+    pre = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, preexec_fn=pre)
+    assert proc.stdout is not None
+    line = proc.stdout.readline().decode()
+    match = re.search(r"(http://\S+)", line)
+    if not match:
+        raise SystemExit(f"mock did not start: {line!r}")
+    return proc, match.group(1)
+
+
+async def drive(
+    url: str, kind: str, concurrency: int, tokens: int, seconds: float
+) -> dict[str, float]:
+    if kind == "aiohttp":
+        transport = AiohttpTransport(limit=concurrency, connect_timeout_s=10)
+    else:
+        transport = HttpxTransport(limit=concurrency, connect_timeout_s=10, http2=False)
+    requester = Requester(
+        transport,
+        ADAPTERS["openai-completions"],
+        base_url=url,
+        model="m",
+        extra_body={"ignore_eos": True},
+        headers={},
+        timeouts=RequestTimeouts.from_seconds(60, 60, 120),
+        run_id="bench",
+    )
+    workload = WorkloadSpec.model_validate(
+        {
+            "prompt_tokens": {"dist": "fixed", "value": 8},
+            "output_tokens": {"dist": "fixed", "value": tokens},
+        }
+    )
+    source = RequestSource(workload, step_rng(0, 0, 0))
+    done: list[Record] = []
+
+    def specs():  # type: ignore[no-untyped-def]
+        while True:
+            yield source()
+
+    async def send(spec, scheduled):  # type: ignore[no-untyped-def]
+        return await requester.send(spec, 0, scheduled)
+
+    # warm the pool, then measure
+    await closed_loop(send, iter([source() for _ in range(concurrency)]), concurrency, done.append)
+    done.clear()
+    r0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+    await closed_loop(send, specs(), concurrency, done.append, duration_ns=int(seconds * 1e9))
+    r1, t1 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+    await transport.aclose()
+    ok = [r for r in done if r.ok]
+    toks = sum(r.output_tokens for r in ok)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    wall = t1 - t0
+    return {
+        "requests_ok": len(ok),
+        "failed": len(done) - len(ok),
+        "tokens_per_s": toks / wall,
+        "cpu_util": cpu / wall,
+        "tokens_per_cpu_s": toks / cpu if cpu else 0.0,
+        "mismatches": sum(1 for r in ok if r.count_mismatch),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--concurrency", type=int, default=256)
+    ap.add_argument("--tokens", type=int, default=128)
+    ap.add_argument("--seconds", type=float, default=8.0)
+    ap.add_argument("--transports", default="aiohttp,httpx")
+    args = ap.parse_args()
+    cpus = sorted(os.sched_getaffinity(0))
+    mock_cpu = cpus[-1] if len(cpus) > 1 else None
+    if mock_cpu is not None:
+        os.sched_setaffinity(0, {cpus[0]})
+    proc, url = start_mock(mock_cpu)
+    try:
+        import uvloop
+
+        runner = uvloop.run
+    except ImportError:
+        runner = asyncio.run
+    try:
+        print(f"mock burst server {url}; client on CPU {cpus[0]}, mock on CPU {mock_cpu}")
+        print(
+            f"concurrency {args.concurrency}, {args.tokens} tokens per response, {args.seconds:g} s"
+        )
+        for kind in args.transports.split(","):
+            res = runner(drive(url, kind, args.concurrency, args.tokens, args.seconds))
+            print(
+                f"{kind:8s} {res['tokens_per_s']:>10,.0f} tok/s  client CPU {res['cpu_util']:.0%}"
+                f"  {res['tokens_per_cpu_s']:>10,.0f} tok per CPU-s  ok {res['requests_ok']:.0f}"
+                f"  failed {res['failed']:.0f}  count mismatches {res['mismatches']:.0f}"
+            )
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""Metric-definition profiles: the same records, measured the way another tool defines them.
+
+Tools disagree on what ITL and TPOT mean, and on when a request starts. A
+profile picks the formulas, so a loadgen summary can sit beside another tool's
+report like for like (docs/metrics.md has the table). ``loadgen`` is the
+default and is what every other document in this repository describes.
+
+- loadgen: TTFT = first - sent; ITL = gaps between token events;
+  TPOT = (last - first) / (n - 1); E2E = end - sent.
+- vllm: TTFT = first - start; ITL = gaps between token events;
+  TPOT = (last - start - TTFT) / (n - 1); E2E = last - start.
+- aiperf: TTFT = first - start; ITL = (last - first) / (n - 1) per request;
+  TPOT = the same; E2E = last - start; ICL = gaps between token events.
+- guidellm: TTFT = first - start; ITL = (last - first) / (n - 1) per request;
+  TPOT = (last - start) / n (the first token's wait included); E2E = end - start.
+
+``start_ns`` is when loadgen began the request (before the HTTP library ran),
+which is where vLLM's, AIPerf's and GuideLLM's clients take their start stamp;
+``sent_ns`` is when the request reached the socket. AIPerf's inter-chunk
+latency (its "ICL") is the loadgen/vLLM ITL, reported as ``icl_ms``.
+
+Imports: loadgen.records, loadgen.metrics.latency.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from loadgen.metrics.latency import e2e_ns, itl_gaps_ns, tpot_ns, ttft_ns
+from loadgen.records import Record
+
+__all__ = ["PROFILES", "PROFILE_NAMES", "Profile"]
+
+PerRequest = Callable[[Record], float | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    name: str
+    ttft: PerRequest
+    tpot: PerRequest
+    e2e: PerRequest
+    #: ITL values of a step: pooled gaps, or one value per request
+    itl: Callable[[Sequence[Record]], list[float]]
+    #: AIPerf's inter-chunk latency, where the profile names it separately
+    icl: Callable[[Sequence[Record]], list[float]] | None = None
+
+
+def _pooled_gaps(records: Sequence[Record]) -> list[float]:
+    return [float(g) for r in records for g in itl_gaps_ns(r)]
+
+
+def _ttft_from_start(r: Record) -> int | None:
+    """TTFT = first-token time - start time (before the HTTP library ran)."""
+    return None if r.first_token_ns is None else r.first_token_ns - r.start_ns
+
+
+def _to_last_token(r: Record) -> int | None:
+    """E2E to the last token = last-token time - start time."""
+    return None if r.last_token_ns is None else r.last_token_ns - r.start_ns
+
+
+def _e2e_from_start(r: Record) -> int:
+    """E2E = end time - start time."""
+    return r.end_ns - r.start_ns
+
+
+def _vllm_tpot(r: Record) -> float | None:
+    """vLLM's TPOT = (latency - TTFT) / (n - 1), latency to the last token, from start."""
+    n, last, ttft = r.output_tokens, _to_last_token(r), _ttft_from_start(r)
+    if n < 2 or last is None or ttft is None:
+        return None
+    return (last - ttft) / (n - 1)
+
+
+def _per_request_itl(records: Sequence[Record]) -> list[float]:
+    return [v for r in records if (v := tpot_ns(r)) is not None]
+
+
+def _guidellm_tpot(r: Record) -> float | None:
+    """GuideLLM's TPOT = (last-token time - start) / n: the first token's wait included."""
+    last, n = _to_last_token(r), r.output_tokens
+    if last is None or n < 1:
+        return None
+    return last / n
+
+
+PROFILES: dict[str, Profile] = {
+    "loadgen": Profile("loadgen", ttft_ns, tpot_ns, e2e_ns, _pooled_gaps),
+    "vllm": Profile("vllm", _ttft_from_start, _vllm_tpot, _to_last_token, _pooled_gaps),
+    "aiperf": Profile(
+        "aiperf", _ttft_from_start, tpot_ns, _to_last_token, _per_request_itl, _pooled_gaps
+    ),
+    "guidellm": Profile(
+        "guidellm", _ttft_from_start, _guidellm_tpot, _e2e_from_start, _per_request_itl
+    ),
+}
+PROFILE_NAMES = tuple(PROFILES)
