@@ -115,6 +115,14 @@ class WorkloadSpec(_Strict):
         default_factory=lambda: FixedDist(dist="fixed", value=128),
         description="Output length in tokens, sent as max_tokens.",
     )
+    prompt_as: Literal["text", "token_ids"] = Field(
+        "text",
+        description="text: N random common words; token_ids: N random token ids "
+        "(exact prompt lengths with no tokenizer; openai-completions only).",
+    )
+    vocab_size: int = Field(
+        1000, ge=2, description="prompt_as token_ids: ids are drawn from [100, vocab_size)."
+    )
 
 
 class StopEarly(_Strict):
@@ -252,6 +260,8 @@ class CostSpec(_Strict):
 
 
 class Scenario(_Strict):
+    """A whole scenario file."""
+
     name: str = Field("scenario", min_length=1, description="Name shown in reports.")
     target: TargetSpec = Field(default_factory=TargetSpec, description="The server under test.")
     workload: WorkloadSpec = Field(
@@ -263,3 +273,12 @@ class Scenario(_Strict):
         default_factory=TelemetrySpec, description="Server-side telemetry sources."
     )
     cost: CostSpec = Field(default_factory=CostSpec, description="Price of the hardware.")
+
+    @model_validator(mode="after")
+    def _token_ids_need_completions(self) -> Scenario:
+        if self.workload.prompt_as == "token_ids" and self.target.api != "openai-completions":
+            raise ValueError(
+                "workload.prompt_as token_ids needs target.api openai-completions, "
+                f"not {self.target.api}"
+            )
+        return self

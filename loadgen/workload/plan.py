@@ -24,7 +24,7 @@ class RequestSpec:
     """One request to send."""
 
     index: int
-    prompt: str
+    prompt: str | list[int]
     prompt_tokens: int
     max_tokens: int
     warmup: bool = False
@@ -44,13 +44,19 @@ def plan_requests(
     return [
         RequestSpec(
             index=start + i,
-            prompt=make_prompt(p, rng),
+            prompt=make_prompt(p, rng) if spec.prompt_as == "text" else _token_ids(p, spec, rng),
             prompt_tokens=p,
             max_tokens=o,
             warmup=i < warmup,
         )
         for i, (p, o) in enumerate(zip(prompt_lens, output_lens, strict=True))
     ]
+
+
+def _token_ids(n: int, spec: WorkloadSpec, rng: np.random.Generator) -> list[int]:
+    """``n`` random ids above the usual special-token range (as vLLM's random dataset)."""
+    low = min(100, spec.vocab_size - 1)
+    return [int(i) for i in rng.integers(low, spec.vocab_size, size=n)]
 
 
 class RequestSource:

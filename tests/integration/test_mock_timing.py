@@ -108,3 +108,19 @@ def test_a_dead_server_stops_the_sweep_early(run: RunFixture, scenario: Make) ->
         "step 0: error rate 100% > stop_early.max_error_rate 50%"
     )
     assert summary.verdict.max_passing is None
+
+
+def test_token_id_prompts_have_exact_lengths(run: RunFixture, scenario: Make) -> None:
+    sc = scenario(
+        target={"api": "openai-completions", "mock": {"args": ["--ttft-ms", "1", "--itl-ms", "1"]}},
+        workload={
+            "prompt_as": "token_ids",
+            "vocab_size": 500,
+            "prompt_tokens": {"dist": "uniform", "min": 3, "max": 300},
+        },
+        load={"concurrency": [2], "requests_per_step": 10},
+    )
+    summary, records, _ = run(sc)
+    assert summary.steps[0].requests.ok == 10
+    assert {r.prompt_tokens_server for r in records} == {r.prompt_tokens_requested for r in records}
+    assert all(r.prompt_tokens_server == r.prompt_tokens_requested for r in records)

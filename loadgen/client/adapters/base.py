@@ -40,7 +40,7 @@ class Adapter(Protocol):
     ends_with_done: bool
 
     def body(
-        self, model: str, prompt: str, max_tokens: int, extra: dict[str, Any]
+        self, model: str, prompt: str | list[int], max_tokens: int, extra: dict[str, Any]
     ) -> dict[str, Any]: ...
 
     def parse(self, payload: bytes) -> Delta: ...

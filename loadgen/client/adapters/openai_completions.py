@@ -23,7 +23,7 @@ class OpenAICompletions:
     ends_with_done = True
 
     def body(
-        self, model: str, prompt: str, max_tokens: int, extra: dict[str, Any]
+        self, model: str, prompt: str | list[int], max_tokens: int, extra: dict[str, Any]
     ) -> dict[str, Any]:
         return {
             "model": model,

@@ -23,7 +23,7 @@ class Tgi:
     ends_with_done = False
 
     def body(
-        self, model: str, prompt: str, max_tokens: int, extra: dict[str, Any]
+        self, model: str, prompt: str | list[int], max_tokens: int, extra: dict[str, Any]
     ) -> dict[str, Any]:
         params: dict[str, Any] = {"max_new_tokens": max_tokens, "details": True}
         extra = dict(extra)

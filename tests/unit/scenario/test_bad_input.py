@@ -137,3 +137,13 @@ def test_real_process_no_traceback(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
     assert proc.stderr.count("\n") == 1
     assert "load.concurrency[2]" in proc.stderr
+
+
+def test_token_ids_need_the_completions_api(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(GOOD.replace("workload:\n", "workload:\n  prompt_as: token_ids\n"))
+    code, err = run_cli(["run", str(path)], capsys)
+    assert code == 2
+    assert "workload.prompt_as token_ids needs target.api openai-completions" in err
