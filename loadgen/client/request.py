@@ -21,7 +21,7 @@ import orjson
 
 from loadgen.client.adapters import Adapter
 from loadgen.client.sse import SseSplitter
-from loadgen.client.transport import HttpRequest, Transport, TransportError
+from loadgen.client.transport import HttpRequest, Response, Transport, TransportError
 from loadgen.clock import NS_PER_S, loop_time_at, now_ns
 from loadgen.records import Record
 from loadgen.workload.plan import RequestSpec
@@ -54,13 +54,16 @@ class Requester:
         headers: dict[str, str],
         timeouts: RequestTimeouts,
         run_id: str,
+        stream: bool = True,
     ) -> None:
         self._transport = transport
         self._adapter = adapter
-        self._url = base_url.rstrip("/") + adapter.path
+        self._stream_mode = stream
+        self._url = base_url.rstrip("/") + (adapter.path if stream else adapter.path_no_stream)
         self._model = model
         self._extra = extra_body
-        self._headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+        accept = "text/event-stream" if stream else "application/json"
+        self._headers = {"Content-Type": "application/json", "Accept": accept}
         self._headers.update(headers)
         self._timeouts = timeouts
         self._run_id = run_id
@@ -69,7 +72,9 @@ class Requester:
 
     def build(self, spec: RequestSpec, step: int) -> tuple[Record, HttpRequest]:
         rid = f"{self._run_id}-{step}-{spec.index}"
-        body = self._adapter.body(self._model, spec.prompt, spec.max_tokens, self._extra)
+        body = self._adapter.body(
+            self._model, spec.prompt, spec.max_tokens, self._extra, self._stream_mode
+        )
         headers = dict(self._headers)
         headers["x-request-id"] = rid
         rec = Record(
@@ -126,6 +131,9 @@ class Requester:
                 body = await resp.read_prefix(200)
                 _fail(rec, f"http_{resp.status}", body.decode("utf-8", "replace"))
                 return
+            if not self._stream_mode:
+                await self._whole_body(rec, resp)
+                return
             splitter = SseSplitter()
             arrived = 0
             async for arrived, data in resp.chunks():
@@ -137,6 +145,25 @@ class Requester:
             if self._events(rec, splitter.finish(), arrived):
                 return
         _fail(rec, "incomplete_stream", "the stream ended without its final event")
+
+    async def _whole_body(self, rec: Record, resp: Response) -> None:
+        """A non-streaming answer: one JSON body; its last byte is the only token time."""
+        parts: list[bytes] = []
+        last = 0
+        async for arrived, data in resp.chunks():
+            parts.append(data)
+            last = arrived
+        try:
+            d = self._adapter.parse_body(b"".join(parts))
+        except (orjson.JSONDecodeError, ValueError, TypeError, AttributeError) as exc:
+            _fail(rec, "malformed_event", f"{exc}: {b''.join(parts)[:120]!r}")
+            return
+        rec.first_token_ns = rec.last_token_ns = last or now_ns()
+        rec.output_tokens_server = d.completion_tokens
+        rec.prompt_tokens_server = d.prompt_tokens
+        rec.output_chars = len(d.text)
+        rec.finish_reason = d.finish_reason
+        rec.ok = True
 
     def _events(self, rec: Record, payloads: list[bytes], arrived: int) -> bool:
         """Apply one chunk's events to ``rec``; True once the stream is over."""

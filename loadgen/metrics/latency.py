@@ -45,10 +45,12 @@ def tpot_ns(r: Record) -> float | None:
     """TPOT = (last-token time - first-token time) / (output tokens - 1).
 
     Output tokens are the server's usage count when sent, else the number of
-    token events. Requests with fewer than two tokens have no TPOT.
+    token events. Requests with fewer than two tokens, or fewer than two token
+    events (a non-streaming answer, a stream the server sent in one event),
+    have no TPOT.
     """
     n = r.output_tokens
-    if n < 2 or r.first_token_ns is None or r.last_token_ns is None:
+    if n < 2 or len(r.token_ns) < 2 or r.first_token_ns is None or r.last_token_ns is None:
         return None
     return (r.last_token_ns - r.first_token_ns) / (n - 1)
 

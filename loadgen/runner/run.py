@@ -178,6 +178,7 @@ class _Session:
             headers=headers,
             timeouts=RequestTimeouts.from_seconds(t.first_token, t.idle, t.total),
             run_id=self.opts.run_id,
+            stream=sc.target.stream,
         )
         sweep = make_sweep(load)
         try:

@@ -77,6 +77,9 @@ class TargetSpec(_Strict):
         default_factory=dict, description="Extra HTTP headers sent with every request."
     )
     http2: bool = Field(False, description="Use HTTP/2 (httpx transport) instead of aiohttp.")
+    stream: bool = Field(
+        True, description="Streaming requests (false: one JSON answer; TTFT is then E2E)."
+    )
     timeouts_s: Timeouts = Field(
         default_factory=Timeouts, description="Per-request timeouts in seconds."
     )

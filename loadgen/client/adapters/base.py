@@ -33,14 +33,25 @@ EMPTY = Delta()
 
 
 class Adapter(Protocol):
-    """A wire protocol: the path, the body, and one event -> :class:`Delta`."""
+    """A wire protocol: the path, the body, one event -> :class:`Delta`, a whole body too."""
 
     path: str
+    #: the path of a non-streaming request
+    path_no_stream: str
     #: whether a well-formed stream ends with ``data: [DONE]``
     ends_with_done: bool
 
     def body(
-        self, model: str, prompt: str | list[int], max_tokens: int, extra: dict[str, Any]
+        self,
+        model: str,
+        prompt: str | list[int],
+        max_tokens: int,
+        extra: dict[str, Any],
+        stream: bool = True,
     ) -> dict[str, Any]: ...
 
     def parse(self, payload: bytes) -> Delta: ...
+
+    def parse_body(self, body: bytes) -> Delta:
+        """A non-streaming response: the whole answer and the server's counts."""
+        ...

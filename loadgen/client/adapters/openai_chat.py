@@ -23,19 +23,26 @@ _OUTPUT_KEYS = ("content", "reasoning_content", "reasoning", "tool_calls")
 
 class OpenAIChat:
     path = "/v1/chat/completions"
+    path_no_stream = "/v1/chat/completions"
     ends_with_done = True
 
     def body(
-        self, model: str, prompt: str | list[int], max_tokens: int, extra: dict[str, Any]
+        self,
+        model: str,
+        prompt: str | list[int],
+        max_tokens: int,
+        extra: dict[str, Any],
+        stream: bool = True,
     ) -> dict[str, Any]:
-        return {
+        body: dict[str, Any] = {
             "model": model,
             "messages": [{"role": "user", "content": prompt}],
             "max_tokens": max_tokens,
-            "stream": True,
-            "stream_options": {"include_usage": True},
-            **extra,
+            "stream": stream,
         }
+        if stream:
+            body["stream_options"] = {"include_usage": True}
+        return {**body, **extra}
 
     def parse(self, payload: bytes) -> Delta:
         obj = orjson.loads(payload)
@@ -64,4 +71,13 @@ class OpenAIChat:
             delta = Delta()
         if usage:
             delta.prompt_tokens, delta.completion_tokens = usage_counts(usage)
+        return delta
+
+    def parse_body(self, body: bytes) -> Delta:
+        obj = orjson.loads(body)
+        choice = (obj.get("choices") or [{}])[0]
+        message = choice.get("message") or {}
+        delta = Delta(text=message.get("content") or "", finish_reason=choice.get("finish_reason"))
+        if obj.get("usage"):
+            delta.prompt_tokens, delta.completion_tokens = usage_counts(obj["usage"])
         return delta

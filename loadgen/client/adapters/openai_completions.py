@@ -20,19 +20,22 @@ __all__ = ["OpenAICompletions"]
 
 class OpenAICompletions:
     path = "/v1/completions"
+    path_no_stream = "/v1/completions"
     ends_with_done = True
 
     def body(
-        self, model: str, prompt: str | list[int], max_tokens: int, extra: dict[str, Any]
+        self,
+        model: str,
+        prompt: str | list[int],
+        max_tokens: int,
+        extra: dict[str, Any],
+        stream: bool = True,
     ) -> dict[str, Any]:
-        return {
-            "model": model,
-            "prompt": prompt,
-            "max_tokens": max_tokens,
-            "stream": True,
-            "stream_options": {"include_usage": True},
-            **extra,
-        }
+        body: dict[str, Any] = {"model": model, "prompt": prompt, "max_tokens": max_tokens}
+        body["stream"] = stream
+        if stream:
+            body["stream_options"] = {"include_usage": True}
+        return {**body, **extra}
 
     def parse(self, payload: bytes) -> Delta:
         obj = orjson.loads(payload)
@@ -56,4 +59,12 @@ class OpenAICompletions:
             delta = Delta()
         if usage:
             delta.prompt_tokens, delta.completion_tokens = usage_counts(usage)
+        return delta
+
+    def parse_body(self, body: bytes) -> Delta:
+        obj = orjson.loads(body)
+        choice = (obj.get("choices") or [{}])[0]
+        delta = Delta(text=choice.get("text") or "", finish_reason=choice.get("finish_reason"))
+        if obj.get("usage"):
+            delta.prompt_tokens, delta.completion_tokens = usage_counts(obj["usage"])
         return delta

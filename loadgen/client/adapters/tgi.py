@@ -20,10 +20,16 @@ __all__ = ["Tgi"]
 
 class Tgi:
     path = "/generate_stream"
+    path_no_stream = "/generate"
     ends_with_done = False
 
     def body(
-        self, model: str, prompt: str | list[int], max_tokens: int, extra: dict[str, Any]
+        self,
+        model: str,
+        prompt: str | list[int],
+        max_tokens: int,
+        extra: dict[str, Any],
+        stream: bool = True,
     ) -> dict[str, Any]:
         params: dict[str, Any] = {"max_new_tokens": max_tokens, "details": True}
         extra = dict(extra)
@@ -40,10 +46,22 @@ class Tgi:
         delta = Delta(tokens=1 if token else 0, text=(token or {}).get("text") or "")
         if obj.get("generated_text") is not None:
             delta.final = True
-            details = obj.get("details") or {}
-            delta.finish_reason = details.get("finish_reason")
-            delta.completion_tokens = details.get("generated_tokens")
-            prefill = details.get("prefill")
-            if prefill:
-                delta.prompt_tokens = len(prefill)
+            _details(delta, obj)
         return delta
+
+    def parse_body(self, body: bytes) -> Delta:
+        obj = orjson.loads(body)
+        if isinstance(obj, list):  # TGI answers a single input with a list of one
+            obj = obj[0] if obj else {}
+        delta = Delta(text=obj.get("generated_text") or "", final=True)
+        _details(delta, obj)
+        return delta
+
+
+def _details(delta: Delta, obj: dict[str, Any]) -> None:
+    details = obj.get("details") or {}
+    delta.finish_reason = details.get("finish_reason")
+    delta.completion_tokens = details.get("generated_tokens")
+    prefill = details.get("prefill")
+    if prefill:
+        delta.prompt_tokens = len(prefill)
