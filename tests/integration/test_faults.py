@@ -147,7 +147,7 @@ def test_slow_first_byte_past_the_first_token_timeout(run: RunFixture, scenario:
     for i in FAULTED:
         r = by_id[i]
         assert r.error_kind == "first_token_timeout"
-        assert 0.25e9 <= r.end_ns - r.start_ns < 0.25e9 + 100e6
+        assert 0.6e9 <= r.end_ns - r.start_ns < 0.6e9 + 100e6
     assert_rest_intact(by_id)
 
 
