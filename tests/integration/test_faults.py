@@ -141,8 +141,8 @@ def test_slow_first_byte_past_the_first_token_timeout(run: RunFixture, scenario:
         scenario,
         "slow_first_byte",
         "--slow-first-byte-s",
-        "1.0",
-        timeouts={"first_token": 0.25},
+        "1.5",
+        timeouts={"first_token": 0.6},
     )
     for i in FAULTED:
         r = by_id[i]
