@@ -32,6 +32,9 @@ __all__ = [
 NS_PER_MS = 1_000_000
 NS_PER_S = 1_000_000_000
 
+#: Added to loop-timer deadlines so that they never fire before the monotonic deadline.
+LOOP_TIMER_SLACK_S = 0.001
+
 #: Monotonic nanoseconds; the only latency clock loadgen uses.
 now_ns = time.perf_counter_ns
 
@@ -43,15 +46,43 @@ def loop_time_at(deadline_ns: int) -> float:
     """The event loop time at monotonic ``deadline_ns``, for ``asyncio.timeout_at``.
 
     uvloop's clock is cached per loop pass and its timers have millisecond
-    resolution, so 1 ms is added: a timeout may fire up to about 2 ms late,
-    never early.
+    resolution, so ``LOOP_TIMER_SLACK_S`` is added: a timeout may fire up to
+    about 2 ms late, never early.
     """
     loop = asyncio.get_running_loop()
-    return loop.time() + (deadline_ns - time.perf_counter_ns()) / NS_PER_S + LOOP_TIMER_SLACK_S
+    ahead_s = (deadline_ns - time.perf_counter_ns()) / NS_PER_S
+    return loop.time() + ahead_s + LOOP_TIMER_SLACK_S
 
 
-#: Added to loop-timer deadlines so they never fire before the monotonic deadline.
-LOOP_TIMER_SLACK_S = 0.001
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """A monotonic and a wall-clock reading taken together.
+
+    ``wall_ns - monotonic_ns`` converts a monotonic stamp to Unix time.
+    ``uncertainty_ns`` is the gap between the two monotonic reads that
+    bracket the wall-clock read.
+    """
+
+    monotonic_ns: int
+    wall_ns: int
+    uncertainty_ns: int
+
+    def to_wall_ns(self, mono_ns: int) -> int:
+        return mono_ns - self.monotonic_ns + self.wall_ns
+
+
+def anchor(tries: int = 5) -> Anchor:
+    """Pair the monotonic and wall clocks; keep the tightest of ``tries`` brackets."""
+    best: Anchor | None = None
+    for _ in range(tries):
+        before = time.perf_counter_ns()
+        wall = time.time_ns()
+        after = time.perf_counter_ns()
+        candidate = Anchor((before + after) // 2, wall, after - before)
+        if best is None or candidate.uncertainty_ns < best.uncertainty_ns:
+            best = candidate
+    assert best is not None
+    return best
 
 
 def block_for(seconds: float) -> None:
