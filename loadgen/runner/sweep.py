@@ -82,7 +82,12 @@ class Sweep:
         if self.kind == "sla-search":
             self._search_update(point, step)
         reason = early_stop_reason(step, self.load)
-        if reason is not None and (self.kind != "sla-search" or self.low is None):
+        if reason is None:
+            return
+        if self.kind == "sla-search":
+            if self.low is None:
+                self.stopped = reason
+        elif self.queue:  # only when there were steps left to skip
             self.stopped = reason
             self.queue.clear()
 

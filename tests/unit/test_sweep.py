@@ -1,0 +1,99 @@
+"""Sweep strategies as pure functions of the steps so far."""
+
+from __future__ import annotations
+
+from loadgen.runner.sweep import Point, make_sweep, verdict
+from loadgen.scenario.models import LoadSpec
+from loadgen.summary import (
+    Distribution,
+    LoadPoint,
+    RequestCounts,
+    SlaCheck,
+    SlaResult,
+    StepSummary,
+    Throughput,
+)
+
+
+def step(
+    index: int, p: Point, *, passed: bool, ttft_p99: float = 10.0, errors: float = 0.0
+) -> StepSummary:
+    lp = LoadPoint(mode=p.mode, concurrency=int(p.value) if p.mode == "concurrency" else None)
+    check = SlaCheck(
+        metric="ttft_ms",
+        stat="p99",
+        bound=100.0,
+        value=ttft_p99,
+        margin=100 - ttft_p99,
+        passed=passed,
+    )
+    return StepSummary(
+        index=index,
+        load=lp,
+        requests=RequestCounts(total=10, ok=10, error_rate=errors),
+        ttft_ms=Distribution(count=10, p99=ttft_p99),
+        throughput=Throughput(requests_per_s=p.value, goodput_requests_per_s=p.value / 2),
+        sla=SlaResult(passed=passed, checks=[check]),
+    )
+
+
+def drive(load: LoadSpec, passes: callable) -> tuple[list[float], object]:  # type: ignore[valid-type]
+    sweep = make_sweep(load)
+    seen = []
+    i = 0
+    while (p := sweep.next_point()) is not None:
+        ok, ttft = passes(p.value)
+        sweep.observe(p, step(i, p, passed=ok, ttft_p99=ttft))
+        seen.append(p.value)
+        i += 1
+    return seen, verdict(sweep)
+
+
+def test_list_runs_every_value_and_reports_the_highest_passing() -> None:
+    load = LoadSpec(concurrency=[1, 2, 4, 8], requests_per_step=10)
+    seen, v = drive(load, lambda c: (c <= 4, 10.0 if c <= 4 else 150.0))
+    assert seen == [1, 2, 4, 8]
+    assert v.max_passing == 4 and v.stopped_early is None  # type: ignore[attr-defined]
+    assert v.text == "max concurrency meeting the SLA: 4; goodput there: 2.00 req/s"  # type: ignore[attr-defined]
+
+
+def test_list_stops_early_when_far_past_the_bound() -> None:
+    load = LoadSpec(concurrency=[1, 2, 4, 8, 16], requests_per_step=10)
+    seen, v = drive(load, lambda c: (c <= 2, 10.0 if c <= 2 else 900.0))
+    assert seen == [1, 2, 4]
+    assert v.stopped_early == "step 2: ttft_ms.p99 900.0 is over 4x its bound 100"  # type: ignore[attr-defined]
+
+
+def test_no_early_stop_note_on_the_last_step() -> None:
+    load = LoadSpec(concurrency=[1, 2], requests_per_step=10)
+    seen, v = drive(load, lambda c: (c <= 1, 10.0 if c <= 1 else 900.0))
+    assert seen == [1, 2] and v.stopped_early is None  # type: ignore[attr-defined]
+
+
+def test_sla_search_bisects_to_the_tolerance() -> None:
+    load = LoadSpec(sweep="sla-search", concurrency=[1, 64], requests_per_step=10)
+    seen, v = drive(load, lambda c: (c <= 23, 10.0 if c <= 23 else 900.0))
+    assert seen[:2] == [1, 64]
+    assert v.max_passing == 23 and v.bracket == [23, 24]  # type: ignore[attr-defined]
+    assert len(seen) <= 2 + 6  # log2(64) bisections
+
+
+def test_sla_search_when_even_the_lowest_fails() -> None:
+    load = LoadSpec(sweep="sla-search", rate=[1, 10], requests_per_step=10, mode="rate")
+    seen, v = drive(load, lambda r: (False, 150.0))
+    assert seen == [1]
+    assert v.max_passing is None  # type: ignore[attr-defined]
+    assert (
+        v.text == "no rate met the SLA; stopped early: the lowest load (1) already misses the SLA"
+    )  # type: ignore[attr-defined]
+
+
+def test_auto_probes_then_spreads_rates() -> None:
+    load = LoadSpec(sweep="auto", probe_concurrency=32, auto_points=4, requests_per_step=10)
+    sweep = make_sweep(load)
+    probe = sweep.next_point()
+    assert probe == Point("concurrency", 32, role="probe")
+    sweep.observe(probe, step(0, Point("rate", 20.0), passed=True))  # the probe measured 20 req/s
+    rates = [sweep.next_point() for _ in range(4)]
+    assert [p.value for p in rates if p] == [5.0, 10.0, 15.0, 20.0]
+    assert sweep.next_point() is None
