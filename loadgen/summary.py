@@ -176,3 +176,5 @@ class Summary(_Model):
     verdict: Verdict | None = None
     interrupted: bool = False
     sla: dict[str, Any] = Field(default_factory=dict)
+    #: what the pre-flight check saw: {"healthy": bool, "models": [...], "warnings": [...]}
+    target_check: dict[str, Any] | None = None

@@ -80,6 +80,7 @@ def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
         )
         writer = stack.enter_context(contextlib.closing(RecordWriter(records_path)))
         progress = Progress(enabled=False if opts.quiet else opts.progress)
+        summary.target_check = _preflight(scenario, url, opts.quiet)
         stack.callback(progress.stop)
         telemetry = _start_telemetry(scenario, url, opts.out_dir)
         if telemetry is not None:
@@ -92,6 +93,20 @@ def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
 
         write_reports(opts.out_dir)
     return summary
+
+
+def _preflight(sc: Scenario, url: str, quiet: bool) -> dict[str, object]:
+    from loadgen.runner.preflight import check_target
+
+    t = sc.target
+    headers = dict(t.headers)
+    if t.api_key_env and os.environ.get(t.api_key_env):
+        headers["Authorization"] = f"Bearer {os.environ[t.api_key_env]}"
+    check = check_target(url, t.model, t.api, headers, t.wait_for_health_s)
+    if not quiet:
+        for warning in check.warnings:
+            print(f"warning: {warning}", flush=True)
+    return {"healthy": check.healthy, "models": check.models, "warnings": check.warnings}
 
 
 def _start_telemetry(sc: Scenario, url: str, out_dir: Path) -> TelemetryCollector | None:

@@ -80,6 +80,9 @@ class TargetSpec(_Strict):
     stream: bool = Field(
         True, description="Streaming requests (false: one JSON answer; TTFT is then E2E)."
     )
+    wait_for_health_s: float = Field(
+        0.0, ge=0, description="Before the first step, wait up to this long for GET /health = 200."
+    )
     timeouts_s: Timeouts = Field(
         default_factory=Timeouts, description="Per-request timeouts in seconds."
     )

@@ -124,3 +124,17 @@ def test_token_id_prompts_have_exact_lengths(run: RunFixture, scenario: Make) ->
     assert summary.steps[0].requests.ok == 10
     assert {r.prompt_tokens_server for r in records} == {r.prompt_tokens_requested for r in records}
     assert all(r.prompt_tokens_server == r.prompt_tokens_requested for r in records)
+
+
+def test_preflight_warns_of_an_unserved_model(run: RunFixture, scenario: Make) -> None:
+    sc = scenario(
+        target={"model": "other", "mock": {"args": ["--model", "served", "--ttft-ms", "1"]}},
+        load={"concurrency": [1], "requests_per_step": 3, "stop_early": None},
+    )
+    summary, records, _ = run(sc)
+    check = summary.target_check
+    assert check is not None and check["healthy"] is True
+    assert check["models"] == ["served"]
+    assert check["warnings"] == ["model 'other' is not among the served models (served)"]
+    assert {r.error_kind for r in records} == {"http_404"}  # vLLM's answer to an unknown model
+    assert all(r.http_status == 404 and r.error_detail for r in records)

@@ -1,0 +1,64 @@
+"""Before the first step: is the server up, and does it serve the model?
+
+Control-plane calls go through httpx (never the load path's session). A
+server that is down is not an error here (the run records what happens); the
+caller decides whether to wait for it (``target.wait_for_health_s``).
+
+Imports: httpx, loadgen.clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import httpx
+
+from loadgen.clock import NS_PER_S, block_for, now_ns
+
+__all__ = ["Preflight", "check_target"]
+
+
+@dataclass(slots=True)
+class Preflight:
+    healthy: bool = False
+    waited_s: float = 0.0
+    models: list[str] | None = None  # from /v1/models, when the server answers it
+    warnings: list[str] = field(default_factory=list)
+
+
+def check_target(
+    url: str, model: str, api: str, headers: dict[str, str], wait_s: float = 0.0
+) -> Preflight:
+    """Poll ``/health`` for up to ``wait_s`` seconds, then list the served models."""
+    out = Preflight()
+    base = url.rstrip("/")
+    start = now_ns()
+    give_up = start + int(wait_s * NS_PER_S)
+    with httpx.Client(timeout=httpx.Timeout(5.0), headers=headers) as client:
+        while True:
+            try:
+                out.healthy = client.get(f"{base}/health").status_code == 200
+            except httpx.HTTPError:
+                out.healthy = False
+            if out.healthy or now_ns() >= give_up:
+                break
+            block_for(0.5)
+        out.waited_s = (now_ns() - start) / NS_PER_S
+        if not out.healthy:
+            out.warnings.append(f"{base}/health did not answer 200; the run goes on regardless")
+        if api.startswith("openai"):
+            out.models = _models(client, base)
+    if out.models is not None and model not in out.models:
+        served = ", ".join(out.models[:5]) or "none"
+        out.warnings.append(f"model {model!r} is not among the served models ({served})")
+    return out
+
+
+def _models(client: httpx.Client, base: str) -> list[str] | None:
+    try:
+        resp = client.get(f"{base}/v1/models")
+        if resp.status_code != 200:
+            return None
+        return [str(m.get("id")) for m in resp.json().get("data", []) if isinstance(m, dict)]
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
