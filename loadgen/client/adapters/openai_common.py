@@ -1,0 +1,63 @@
+"""What OpenAI completions and chat share: event and body skeletons, usage, errors.
+
+An adapter supplies only how one ``choices[0]`` becomes a :class:`Delta`; the
+rest (JSON, the usage block, in-stream errors, the request body's stream
+options) is here once.
+
+Imports: orjson, loadgen.client.adapters.base.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from loadgen.client.adapters.base import EMPTY, Delta
+
+__all__ = ["ChoiceReader", "openai_body", "parse_body", "parse_event"]
+
+#: ``choices[0]`` of an event or body -> the delta it carries
+ChoiceReader = Callable[[dict[str, Any]], Delta]
+
+
+def openai_body(fields: dict[str, Any], extra: dict[str, Any], stream: bool) -> dict[str, Any]:
+    """``fields`` plus the stream switches (usage in the stream), then ``extra`` on top."""
+    body = {**fields, "stream": stream}
+    if stream:
+        body["stream_options"] = {"include_usage": True}
+    return {**body, **extra}
+
+
+def parse_event(payload: bytes, read_choice: ChoiceReader) -> Delta:
+    obj = orjson.loads(payload)
+    if not isinstance(obj, dict):
+        raise ValueError("event is not a JSON object")
+    choices = obj.get("choices")
+    usage = obj.get("usage")
+    if choices:
+        delta = read_choice(choices[0])
+    elif "error" in obj:
+        return Delta(error=_error_text(obj["error"]))
+    elif usage is None:
+        return EMPTY
+    else:
+        delta = Delta()
+    if usage:
+        delta.prompt_tokens = usage.get("prompt_tokens")
+        delta.completion_tokens = usage.get("completion_tokens")
+    return delta
+
+
+def parse_body(body: bytes, read_choice: ChoiceReader) -> Delta:
+    """A non-streaming answer: the same reading as one event, never counted as a token event."""
+    delta = parse_event(body, read_choice)
+    delta.tokens = 0
+    return delta
+
+
+def _error_text(error: Any) -> str:
+    if isinstance(error, dict):
+        return str(error.get("message") or error)[:200]
+    return str(error)[:200]
