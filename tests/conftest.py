@@ -1,4 +1,4 @@
-"""Fixtures for the agent tests: a real agent process on an ephemeral port, stopped by PID."""
+"""Fixtures shared by the test folders: a real agent process on an ephemeral port, by PID."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 Spawn = Callable[..., tuple[subprocess.Popen[str], str]]
 
 
