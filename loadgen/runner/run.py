@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from loadgen import __version__
 from loadgen.client import ADAPTERS, Requester, RequestTimeouts, make_transport
 from loadgen.clock import NS_PER_S, anchor
@@ -32,7 +34,7 @@ from loadgen.runner.drivers import closed_loop, open_loop
 from loadgen.runner.monitor import LoopMonitor
 from loadgen.runner.sweep import Point, make_sweep, verdict
 from loadgen.runner.target import MockServer
-from loadgen.scenario.models import LoadSpec, Scenario
+from loadgen.scenario.models import LoadSpec, Scenario, WorkloadSpec
 from loadgen.summary import LoadPoint, StepSummary, Summary
 
 if TYPE_CHECKING:
@@ -244,16 +246,13 @@ class _Session:
         interrupted = False
         try:
             if at.mode == "concurrency":
-                if n is not None:
-                    specs = iter(plan_requests(sc.workload, rng, w + n, warmup=w))
-                else:
-                    source = RequestSource(sc.workload, rng, start=w)
-                    warm = plan_requests(
-                        sc.workload, step_rng(sc.workload.seed, index, 2), w, warmup=w
-                    )
-                    specs = _chain(warm, source)
+                c = int(point)
+                planned = plan_requests(sc.workload, rng, w + (n or 0), warmup=w)
+                if w:  # warm up, then drain: the measured window holds measured requests only
+                    await closed_loop(send, iter(planned[:w]), min(c, w), on_record)
+                specs = iter(planned[w:]) if n is not None else _endless(sc.workload, rng, w)
                 duration = None if load.duration_s is None else int(load.duration_s * NS_PER_S)
-                await closed_loop(send, specs, int(point), on_record, duration_ns=duration)
+                await closed_loop(send, specs, c, on_record, duration_ns=duration)
             else:
                 arng = step_rng(sc.workload.seed, index, 1)
                 if n is not None:
@@ -305,8 +304,8 @@ class _Session:
         return step
 
 
-def _chain(first: list[RequestSpec], source: RequestSource) -> Iterator[RequestSpec]:
-    yield from first
+def _endless(workload: WorkloadSpec, rng: np.random.Generator, start: int) -> Iterator[RequestSpec]:
+    source = RequestSource(workload, rng, start=start)
     while True:
         yield source()
 

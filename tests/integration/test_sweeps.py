@@ -60,8 +60,8 @@ def test_closed_loop_sweep_shows_the_knee(run: RunFixture, scenario: Make) -> No
         assert server, f"no /metrics scrapes in step c={c}"
         running, waiting = server["running"], server["waiting"]
         assert running["max"] <= 8
-        if c <= 4:
-            assert waiting["max"] == 0
+        if c <= 4:  # a new request waits at most until the next engine step
+            assert waiting["max"] <= 1 and waiting["mean"] < 0.25
         if c >= 16:
             assert running["max"] == 8
             assert waiting["max"] >= c - 8 - 2  # the rest wait (scrapes may fall between)
