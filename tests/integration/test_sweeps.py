@@ -1,9 +1,9 @@
-"""Sweeps against the mock engine, whose capacity is known: 8 sequences at a time.
+"""Sweeps against the mock engine, whose capacity is known.
 
-With ``--max-num-seqs 8`` every request beyond the eighth waits for a free slot,
-so output tok/s rises up to 8 concurrent requests and then stays flat, while
-TTFT stays at about one engine step up to 8 and then jumps by whole request
-durations.
+The engine runs at most ``max_num_seqs`` sequences at a time (16 in the default
+profile, 8 with the knobs below); every request beyond waits for a free slot,
+so output tok/s rises up to that concurrency and then stays flat, while TTFT
+stays at about one engine step and then jumps by whole request durations.
 """
 
 from __future__ import annotations
@@ -34,11 +34,15 @@ def engine_scenario(scenario: Make, load: dict[str, Any], **extra: Any) -> Scena
     )
 
 
-def test_closed_loop_sweep_shows_the_knee(run: RunFixture, scenario: Make) -> None:
-    levels = [1, 2, 4, 8, 16, 32]
-    sc = engine_scenario(
-        scenario,
-        {"concurrency": levels, "requests_per_step": 48, "warmup_requests": 32},
+def test_closed_loop_sweep_of_the_default_profile_shows_the_curve(
+    run: RunFixture, scenario: Make
+) -> None:
+    """1, 2, 4, ... 128 against the default profile (tiny-cpu: 16 sequences at a time)."""
+    levels = [1, 2, 4, 8, 16, 32, 64, 128]
+    sc = scenario(
+        target={"extra_body": {"ignore_eos": True}},  # the mock's defaults: engine, tiny-cpu
+        workload={"output_tokens": {"dist": "fixed", "value": 24}},
+        load={"concurrency": levels, "requests_per_step": 48, "warmup_requests": 16},
         telemetry={"server_metrics": "target", "interval_s": 0.1},
     )
     summary, _, _ = run(sc)
@@ -47,24 +51,24 @@ def test_closed_loop_sweep_shows_the_knee(run: RunFixture, scenario: Make) -> No
     tput = {c: s.throughput.output_tokens_per_s for c, s in steps.items()}
     ttft = {c: s.ttft_ms.p99 or 0.0 for c, s in steps.items()}
     print({c: (round(tput[c]), round(ttft[c], 1)) for c in levels})
-    for lo, hi in [(1, 2), (2, 4), (4, 8)]:
-        assert tput[hi] > 1.4 * tput[lo]  # rising while the batch fills
-    for c in (16, 32):
-        assert 0.75 * tput[8] < tput[c] < 1.25 * tput[8]  # flat past max_num_seqs
-    assert max(ttft[c] for c in (1, 2, 4, 8)) < 40.0  # flat below the knee
-    assert ttft[16] > 3 * ttft[8]  # then steep: a queue forms
-    assert ttft[32] > 1.5 * ttft[16]
+    for lo, hi in [(1, 2), (2, 4), (4, 8), (8, 16)]:
+        assert tput[hi] > 1.25 * tput[lo]  # rising while the batch fills
+    for c in (32, 64, 128):
+        assert 0.75 * tput[16] < tput[c] < 1.25 * tput[16]  # flat past max_num_seqs
+    assert max(ttft[c] for c in (1, 2, 4, 8, 16)) < 60.0  # flat below the knee
+    assert ttft[32] > 3 * ttft[16]  # then steep: a queue forms
+    assert ttft[64] > 1.5 * ttft[32] and ttft[128] > 1.5 * ttft[64]
     # the server's own /metrics agree with the load
     for c, s in steps.items():
         server = (s.telemetry or {}).get("server")
         assert server, f"no /metrics scrapes in step c={c}"
         running, waiting = server["running"], server["waiting"]
-        assert running["max"] <= 8
-        if c <= 4:  # a new request waits at most until the next engine step
+        assert running["max"] <= 16
+        if c <= 8:  # a new request waits at most until the next engine step
             assert waiting["max"] <= 1 and waiting["mean"] < 0.25
-        if c >= 16:
-            assert running["max"] == 8
-            assert waiting["max"] >= c - 8 - 2  # the rest wait (scrapes may fall between)
+        if c >= 32:
+            assert running["max"] == 16
+            assert waiting["max"] >= c - 16 - 4  # the rest wait (scrapes may fall between)
 
 
 def test_sla_search_finds_the_knee(run: RunFixture, scenario: Make) -> None:
