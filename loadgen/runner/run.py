@@ -283,6 +283,11 @@ class _Session:
             requester.cancelled.clear()
         await monitor.stop()
         health = monitor.health(send_lags)
+        if at.mode == "concurrency" and n is not None and n < point:
+            health.warnings.append(
+                f"only {n} measured requests for concurrency {point:g}: "
+                "the step never ran at its concurrency (raise requests_per_step)"
+            )
         measured = [r for r in records if not r.warmup and r.error_kind != "cancelled"]
         start = min((r.sent_ns for r in measured), default=0)
         end = max((r.end_ns for r in measured), default=0)

@@ -42,11 +42,17 @@ def test_closed_loop_sweep_of_the_default_profile_shows_the_curve(
     sc = scenario(
         target={"extra_body": {"ignore_eos": True}},  # the mock's defaults: engine, tiny-cpu
         workload={"output_tokens": {"dist": "fixed", "value": 24}},
-        load={"concurrency": levels, "requests_per_step": 48, "warmup_requests": 16},
+        load={
+            "concurrency": levels,
+            "requests_per_step": None,
+            "duration_s": 1.5,
+            "warmup_requests": 16,
+        },
         telemetry={"server_metrics": "target", "interval_s": 0.1},
     )
     summary, _, _ = run(sc)
     steps = {s.load.concurrency: s for s in summary.steps}
+    assert all(s.requests.total >= s.load.concurrency for s in summary.steps)
     assert sorted(steps) == levels
     tput = {c: s.throughput.output_tokens_per_s for c, s in steps.items()}
     ttft = {c: s.ttft_ms.p99 or 0.0 for c, s in steps.items()}
