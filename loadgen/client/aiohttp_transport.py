@@ -88,7 +88,8 @@ class _StampingProtocol(ResponseHandler):
         self.rx_ns: deque[int] = deque(maxlen=8)
 
     def data_received(self, data: bytes) -> None:
-        self.rx_ns.append(now_ns())
+        if data:  # aiohttp also calls this with b"" to resume its parser: not an arrival
+            self.rx_ns.append(now_ns())
         super().data_received(data)
 
 
