@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from loadgen.errors import LoadgenError, ScenarioError, TargetError
+
+if TYPE_CHECKING:
+    from loadgen.scenario.load import Overrides
 
 __all__ = ["cli", "main"]
 
@@ -87,32 +90,27 @@ def run(
         sys.exit(EXIT_SLA_MISSED)
 
 
-def _overrides(flags: dict[str, str | None]) -> dict[str, tuple[tuple[str, ...], Any]]:
+def _overrides(flags: dict[str, str | None]) -> Overrides:
+    """The fields each given flag sets (validated with the scenario, so errors name the flag)."""
     from loadgen.scenario import split_list
 
-    out: dict[str, tuple[tuple[str, ...], Any]] = {}
-    if flags.get("url"):
-        out["--url"] = (("target", "url"), flags["url"])
-    if flags.get("model"):
-        out["--model"] = (("target", "model"), flags["model"])
-    if flags.get("api"):
-        out["--api"] = (("target", "api"), flags["api"])
     if flags.get("concurrency") and flags.get("rate"):
         raise ScenarioError("command line: give only one of --concurrency and --rate")
+    out: dict[str, dict[tuple[str, ...], Any]] = {}
+    for flag, path in (("url", "url"), ("model", "model"), ("api", "api")):
+        if flags.get(flag):
+            out[f"--{flag}"] = {("target", path): flags[flag]}
     if c := flags.get("concurrency"):
-        out["--concurrency"] = (("load", "concurrency"), split_list("--concurrency", c, int))
-        out["--concurrency "] = (("load", "mode"), "concurrency")
+        values = split_list("--concurrency", c, int)
+        out["--concurrency"] = {("load", "concurrency"): values, ("load", "mode"): "concurrency"}
     if r := flags.get("rate"):
-        out["--rate"] = (("load", "rate"), split_list("--rate", r, float))
-        out["--rate "] = (("load", "mode"), "rate")
+        out["--rate"] = {("load", "rate"): split_list("--rate", r, float), ("load", "mode"): "rate"}
     if (n := flags.get("requests")) is not None:
-        out["--requests"] = (("load", "requests_per_step"), n)
-        out["--requests "] = (("load", "duration_s"), None)
-    if (usd := flags.get("usd_per_hour")) is not None:
-        out["--usd-per-hour"] = (("cost", "usd_per_hour"), usd)
+        out["--requests"] = {("load", "requests_per_step"): n, ("load", "duration_s"): None}
     if (d := flags.get("duration")) is not None:
-        out["--duration"] = (("load", "duration_s"), d)
-        out["--duration "] = (("load", "requests_per_step"), None)
+        out["--duration"] = {("load", "duration_s"): d, ("load", "requests_per_step"): None}
+    if (usd := flags.get("usd_per_hour")) is not None:
+        out["--usd-per-hour"] = {("cost", "usd_per_hour"): usd}
     return out
 
 

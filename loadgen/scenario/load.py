@@ -21,8 +21,8 @@ from loadgen.scenario.models import Scenario
 
 __all__ = ["Overrides", "load_scenario", "parse_scenario", "split_list"]
 
-#: Flag name -> (field path, value) set by the command line.
-Overrides = Mapping[str, tuple[tuple[str, ...], Any]]
+#: Flag name -> the fields it sets: {field path: value}.
+Overrides = Mapping[str, Mapping[tuple[str, ...], Any]]
 
 _UNION_TAGS = {"fixed", "uniform"}
 
@@ -65,8 +65,9 @@ def parse_scenario(text: str, source: str, overrides: Overrides | None = None) -
         got = type(raw).__name__
         raise ScenarioError(f"{source}: expected a mapping of scenario fields, got {got}")
     overrides = overrides or {}
-    for path, value in overrides.values():
-        _set_path(raw, path, value)
+    for fields in overrides.values():
+        for path, value in fields.items():
+            _set_path(raw, path, value)
     try:
         return Scenario.model_validate(raw)
     except ValidationError as exc:
@@ -100,8 +101,8 @@ def _one_line(exc: ValidationError, source: str, overrides: Overrides) -> str:
     err = exc.errors(include_url=False)[0]
     loc = tuple(err["loc"])
     field = _field_path(loc)
-    for flag, (path, _) in overrides.items():
-        if tuple(str(p) for p in loc[: len(path)]) == path:
+    for flag, fields in overrides.items():
+        if any(tuple(str(p) for p in loc[: len(path)]) == path for path in fields):
             source = f"command line {flag}"
             break
     msg = str(err["msg"])
