@@ -1,3 +1,67 @@
-"""loadgen: an exact load generator and benchmark for live LLM inference servers."""
+"""loadgen: an exact load generator and benchmark for live LLM inference servers.
+
+The public door. Names are imported on first use (PEP 562), so ``import
+loadgen`` and ``loadgen --help`` stay fast::
+
+    from loadgen import RunOptions, load_scenario, run_scenario
+
+    summary = run_scenario(load_scenario(Path("scenarios/demo.yaml")), RunOptions(Path("out")))
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "LoadgenError": "loadgen.errors",
+    "Record": "loadgen.records",
+    "RunOptions": "loadgen.runner.run",
+    "Scenario": "loadgen.scenario",
+    "ScenarioError": "loadgen.errors",
+    "StepSummary": "loadgen.summary",
+    "Summary": "loadgen.summary",
+    "TargetError": "loadgen.errors",
+    "load_scenario": "loadgen.scenario",
+    "read_records": "loadgen.records",
+    "read_summary": "loadgen.report.files",
+    "run_scenario": "loadgen.runner.run",
+    "write_reports": "loadgen.report.writer",
+}
+
+__all__ = [
+    "LoadgenError",
+    "Record",
+    "RunOptions",
+    "Scenario",
+    "ScenarioError",
+    "StepSummary",
+    "Summary",
+    "TargetError",
+    "__version__",
+    "load_scenario",
+    "read_records",
+    "read_summary",
+    "run_scenario",
+    "write_reports",
+]
+
+if TYPE_CHECKING:
+    from loadgen.errors import LoadgenError, ScenarioError, TargetError
+    from loadgen.records import Record, read_records
+    from loadgen.report.files import read_summary
+    from loadgen.report.writer import write_reports
+    from loadgen.runner.run import RunOptions, run_scenario
+    from loadgen.scenario import Scenario, load_scenario
+    from loadgen.summary import StepSummary, Summary
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'loadgen' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
