@@ -9,9 +9,10 @@ runs, so one measurement may be hit by a scheduling hiccup of either process:
 each case gets two attempts and must meet the bound in one full attempt.
 
 At 64 streams the bound is 2.5 ms, not 1 ms: on the 2-vCPU VMs this runs on,
-an idle process wakes up to 2.3 ms late at p99.9 (a plain ``time.sleep`` loop
-shows it), and 64 streams give each request's first token many chances to
-meet such a wake-up; measured here: 0.6-2.0 ms at p99 (docs/performance.md).
+a sleeping process wakes up to 2.3 ms late at p99.9 and up to 4.8 ms at worst
+(``benchmarks/wakeup_jitter.py``), and 64 streams give each request's first
+token many chances to meet such a wake-up; measured here: 0.77-2.3 ms at p99
+(docs/performance.md).
 """
 
 from __future__ import annotations
