@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from loadgen.runner.sweep import Point, make_sweep, verdict
 from loadgen.scenario.models import LoadSpec
 from loadgen.summary import (
@@ -12,6 +14,7 @@ from loadgen.summary import (
     SlaResult,
     StepSummary,
     Throughput,
+    Verdict,
 )
 
 
@@ -37,9 +40,11 @@ def step(
     )
 
 
-def drive(load: LoadSpec, passes: callable) -> tuple[list[float], object]:  # type: ignore[valid-type]
+def drive(
+    load: LoadSpec, passes: Callable[[float], tuple[bool, float]]
+) -> tuple[list[float], Verdict]:
     sweep = make_sweep(load)
-    seen = []
+    seen: list[float] = []
     i = 0
     while (p := sweep.next_point()) is not None:
         ok, ttft = passes(p.value)
@@ -53,28 +58,28 @@ def test_list_runs_every_value_and_reports_the_highest_passing() -> None:
     load = LoadSpec(concurrency=[1, 2, 4, 8], requests_per_step=10)
     seen, v = drive(load, lambda c: (c <= 4, 10.0 if c <= 4 else 150.0))
     assert seen == [1, 2, 4, 8]
-    assert v.max_passing == 4 and v.stopped_early is None  # type: ignore[attr-defined]
-    assert v.text == "max concurrency meeting the SLA: 4; goodput there: 2.00 req/s"  # type: ignore[attr-defined]
+    assert v.max_passing == 4 and v.stopped_early is None
+    assert v.text == "max concurrency meeting the SLA: 4; goodput there: 2.00 req/s"
 
 
 def test_list_stops_early_when_far_past_the_bound() -> None:
     load = LoadSpec(concurrency=[1, 2, 4, 8, 16], requests_per_step=10)
     seen, v = drive(load, lambda c: (c <= 2, 10.0 if c <= 2 else 900.0))
     assert seen == [1, 2, 4]
-    assert v.stopped_early == "step 2: ttft_ms.p99 900.0 is over 4x its bound 100"  # type: ignore[attr-defined]
+    assert v.stopped_early == "step 2: ttft_ms.p99 900.0 is over 4x its bound 100"
 
 
 def test_no_early_stop_note_on_the_last_step() -> None:
     load = LoadSpec(concurrency=[1, 2], requests_per_step=10)
     seen, v = drive(load, lambda c: (c <= 1, 10.0 if c <= 1 else 900.0))
-    assert seen == [1, 2] and v.stopped_early is None  # type: ignore[attr-defined]
+    assert seen == [1, 2] and v.stopped_early is None
 
 
 def test_sla_search_bisects_to_the_tolerance() -> None:
     load = LoadSpec(sweep="sla-search", concurrency=[1, 64], requests_per_step=10)
     seen, v = drive(load, lambda c: (c <= 23, 10.0 if c <= 23 else 900.0))
     assert seen[:2] == [1, 64]
-    assert v.max_passing == 23 and v.bracket == [23, 24]  # type: ignore[attr-defined]
+    assert v.max_passing == 23 and v.bracket == [23, 24]
     assert len(seen) <= 2 + 6  # log2(64) bisections
 
 
@@ -82,10 +87,10 @@ def test_sla_search_when_even_the_lowest_fails() -> None:
     load = LoadSpec(sweep="sla-search", rate=[1, 10], requests_per_step=10, mode="rate")
     seen, v = drive(load, lambda r: (False, 150.0))
     assert seen == [1]
-    assert v.max_passing is None  # type: ignore[attr-defined]
+    assert v.max_passing is None
     assert (
         v.text == "no rate met the SLA; stopped early: the lowest load (1) already misses the SLA"
-    )  # type: ignore[attr-defined]
+    )
 
 
 def test_auto_probes_then_spreads_rates() -> None:
