@@ -17,15 +17,32 @@ __all__ = [
     "Transport",
     "TransportError",
     "make_transport",
+    "transport_kind",
 ]
 
 
-def make_transport(*, http2: bool, limit: int, connect_timeout_s: float) -> Transport:
-    """aiohttp for HTTP/1.1 (the fast path), httpx for HTTP/2 targets."""
+def transport_kind(choice: str, *, url: str, http2: bool) -> str:
+    """Resolve ``target.transport``: ``auto`` is h1 for http://, aiohttp for https://,
+    httpx for HTTP/2."""
+    if choice != "auto":
+        return choice
     if http2:
+        return "httpx"
+    return "aiohttp" if url.startswith("https:") else "h1"
+
+
+def make_transport(
+    kind: str, *, http2: bool = False, limit: int, connect_timeout_s: float
+) -> Transport:
+    """The transport ``kind`` (see :func:`transport_kind`); must run inside the event loop."""
+    if kind == "h1":
+        from loadgen.client.h1_transport import H1Transport
+
+        return H1Transport(limit=limit, connect_timeout_s=connect_timeout_s)
+    if kind == "httpx":
         from loadgen.client.httpx_transport import HttpxTransport
 
-        return HttpxTransport(limit=limit, connect_timeout_s=connect_timeout_s)
+        return HttpxTransport(limit=limit, connect_timeout_s=connect_timeout_s, http2=http2)
     from loadgen.client.aiohttp_transport import AiohttpTransport
 
     return AiohttpTransport(limit=limit, connect_timeout_s=connect_timeout_s)

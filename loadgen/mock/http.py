@@ -2,9 +2,9 @@
 
 Owns request parsing (request line, headers, Content-Length bodies),
 keep-alive and pipelining (one response at a time per connection, later
-requests wait in the buffer). The receive time of a request is stamped with
-``perf_counter_ns()`` as soon as the bytes that complete it arrive, before any
-parsing. Chunked request bodies are refused with 411. Imports only the
+requests wait in the buffer). The receive time of a request is the kernel's
+stamp of the read that completed it (``sock``), or ``perf_counter_ns()`` when
+fed through plain ``data_received``. Chunked request bodies are refused with 411. Imports only the
 standard library and ``wire``.
 """
 
@@ -99,9 +99,12 @@ class HttpConn(asyncio.Protocol):
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
 
     def data_received(self, data: bytes) -> None:
-        # Stamp now, work later: when many requests arrive in one poll, handling
-        # each in turn here would stamp the last one late by all the others' work.
-        now = _pc()
+        self.data_received_at(data, _pc())
+
+    def data_received_at(self, data: bytes, now: int) -> None:
+        """``data`` reached the socket at ``now`` (the kernel's stamp, from ``sock``)."""
+        # Stamp first, work later: when many requests arrive in one poll, handling
+        # each in turn here would delay the others' reads by all that work.
         self.buf += data
         if not self.busy and not self.pending:
             self.pending = True

@@ -45,6 +45,7 @@ from loadgen.mock.request import (
     parse_openai,
     parse_tgi,
 )
+from loadgen.mock.sock import listen
 from loadgen.mock.truth import TruthWriter
 from loadgen.mock.wire import (
     SSE_TYPE,
@@ -263,9 +264,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> None:
     """Listen, print the listening line, serve until ``stop`` or SIGTERM/SIGINT."""
     loop = asyncio.get_running_loop()
     server = MockServer(settings, loop)
-    listener = await loop.create_server(
-        server.protocol, settings.host, settings.port, reuse_address=True, backlog=4096
-    )
+    listener = await listen(server.protocol, settings.host, settings.port, backlog=4096)
     stop = stop or asyncio.Event()
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGINT):

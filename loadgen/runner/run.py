@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from loadgen import __version__
-from loadgen.client import ADAPTERS, Requester, RequestTimeouts, make_transport
+from loadgen.client import ADAPTERS, Requester, RequestTimeouts, make_transport, transport_kind
 from loadgen.clock import NS_PER_S, anchor
 from loadgen.metrics import step_cost, summarize_step
 from loadgen.metrics.profiles import PROFILES
@@ -179,8 +179,9 @@ class _Session:
         sc = self.scenario
         load = sc.load
         limit = _pool_limit(load)
+        kind = transport_kind(sc.target.transport, url=self.url, http2=sc.target.http2)
         transport = make_transport(
-            http2=sc.target.http2, limit=limit, connect_timeout_s=sc.target.timeouts_s.connect
+            kind, http2=sc.target.http2, limit=limit, connect_timeout_s=sc.target.timeouts_s.connect
         )
         headers = dict(sc.target.headers)
         if sc.target.api_key_env and os.environ.get(sc.target.api_key_env):

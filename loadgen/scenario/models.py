@@ -76,7 +76,12 @@ class TargetSpec(_Strict):
     headers: dict[str, str] = Field(
         default_factory=dict, description="Extra HTTP headers sent with every request."
     )
-    http2: bool = Field(False, description="Use HTTP/2 (httpx transport) instead of aiohttp.")
+    http2: bool = Field(False, description="Use HTTP/2 (through httpx).")
+    transport: Literal["auto", "h1", "aiohttp", "httpx"] = Field(
+        "auto",
+        description="HTTP client: auto (h1 for http://, aiohttp for https://, httpx for "
+        "http2), h1 (loadgen's own, kernel-stamped), aiohttp, httpx.",
+    )
     stream: bool = Field(
         True, description="Streaming requests (false: one JSON answer; TTFT is then E2E)."
     )
@@ -89,6 +94,14 @@ class TargetSpec(_Strict):
     mock: MockSpec = Field(
         default_factory=MockSpec, description="Options for the built-in mock (url: mock)."
     )
+
+    @model_validator(mode="after")
+    def _transport_fits(self) -> TargetSpec:
+        if self.http2 and self.transport in ("h1", "aiohttp"):
+            raise ValueError(f"transport {self.transport} speaks HTTP/1.1 only; http2 needs httpx")
+        if self.transport == "h1" and self.url.startswith("https:"):
+            raise ValueError("transport h1 is plain http:// only; use aiohttp or auto for https")
+        return self
 
 
 class FixedDist(_Strict):

@@ -1,0 +1,403 @@
+"""The exact transport: HTTP/1.1 on sockets loadgen reads itself, stamped by the kernel.
+
+Why not aiohttp for plain ``http://``: uvloop reads a socket in C and hands
+Python only the bytes, so the earliest stamp aiohttp allows is taken when the
+event loop gets round to the connection, which under many streams (or one
+late wake-up of this process) is a millisecond or more after the bytes came.
+Reading each socket with ``recvmsg`` keeps the kernel's receive stamp
+(``SO_TIMESTAMPNS``): the moment the last packet of that read reached the
+socket, whatever the loop was doing then. It also skips aiohttp's per-chunk
+stream machinery, which was half of the client's CPU time (docs/performance.md).
+
+HTTP parsing is httptools (llhttp, the parser of Node.js and uvicorn); this
+module owns only connections, the request bytes and the hand-over of stamped
+body pieces. Keep-alive connections are pooled per host; a pooled connection
+the server has closed is dropped as soon as the close arrives, and each one is
+checked (a peek at the socket) before it is reused. Nothing is ever retried:
+a request that fails is a row. Plain ``http://`` only: TLS targets use aiohttp. Where the kernel
+gives no stamp (not Linux), a read is stamped when it is made.
+
+Imports: httptools, loadgen.clock, loadgen.client.transport.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import struct
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import httptools
+
+from loadgen.client.transport import HttpRequest, TransportError
+from loadgen.clock import from_kernel_ns, now_ns
+
+__all__ = ["H1Transport"]
+
+#: Linux's value; the socket module names it only from Python 3.14 on.
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+_TIMESPEC = struct.Struct("@qq")
+_ANC_SIZE = socket.CMSG_SPACE(_TIMESPEC.size)
+READ_SIZE = 256 * 1024
+#: Stop reading a connection while this much of its body waits for the consumer.
+PAUSE_BYTES = 8 * 1024 * 1024
+
+
+@dataclass(slots=True, frozen=True)
+class _Target:
+    key: tuple[str, int]
+    head: bytes  # request line, Host and User-Agent
+
+
+class _Exchange:
+    """One request's answer as it comes: the connection fills it, the caller drains it.
+
+    This is the transport's :class:`~loadgen.client.transport.Response`.
+    """
+
+    __slots__ = (
+        "buffered",
+        "complete",
+        "conn",
+        "error",
+        "framed",
+        "headers_done",
+        "keep_alive",
+        "pieces",
+        "sent",
+        "status",
+        "waiter",
+    )
+
+    def __init__(self, conn: _Conn) -> None:
+        self.conn = conn
+        self.status = 0
+        self.sent = 0
+        self.pieces: list[tuple[int, bytes]] = []
+        self.buffered = 0
+        self.waiter: asyncio.Future[None] | None = None
+        self.headers_done = False
+        self.complete = False
+        self.keep_alive = False
+        self.framed = False  # Content-Length or chunked: the body does not end at EOF
+        self.error: TransportError | None = None
+
+    @property
+    def sent_ns(self) -> int | None:
+        return self.sent or None
+
+    def wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def _wait(self) -> None:
+        waiter = self.waiter = self.conn.loop.create_future()
+        try:
+            await waiter
+        finally:
+            self.waiter = None
+
+    async def wait_headers(self) -> None:
+        while not self.headers_done:
+            if self.error is not None:
+                raise self.error
+            await self._wait()
+
+    async def chunks(self) -> AsyncIterator[tuple[int, bytes]]:
+        while True:
+            if self.pieces:
+                pieces = self.pieces
+                self.pieces = []
+                self.buffered = 0
+                if not self.conn.reading:
+                    self.conn.resume()
+                for piece in pieces:
+                    yield piece
+            elif self.error is not None:
+                raise self.error
+            elif self.complete:
+                return
+            else:
+                await self._wait()
+
+    async def read_prefix(self, limit: int) -> bytes:
+        out = b""
+        try:
+            async for _, data in self.chunks():
+                out += data
+                if len(out) >= limit:
+                    break
+        except TransportError:
+            pass
+        return out[:limit]
+
+
+class _Conn:
+    """One keep-alive connection; also the httptools callback target."""
+
+    __slots__ = ("body", "closed", "ex", "fd", "key", "loop", "parser", "reading", "sock")
+
+    def __init__(
+        self, sock: socket.socket, key: tuple[str, int], loop: asyncio.AbstractEventLoop
+    ) -> None:
+        self.sock = sock
+        self.fd = sock.fileno()
+        self.key = key
+        self.loop = loop
+        self.parser = httptools.HttpResponseParser(self)
+        self.ex: _Exchange | None = None
+        self.body: list[bytes] = []
+        self.closed = False
+        loop.add_reader(self.fd, self._on_readable)
+        self.reading = True
+
+    # -- httptools callbacks
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self.ex is not None and name.lower() in (b"content-length", b"transfer-encoding"):
+            self.ex.framed = True
+
+    def on_headers_complete(self) -> None:
+        ex = self.ex
+        if ex is not None:
+            ex.status = self.parser.get_status_code()
+            ex.headers_done = True
+
+    def on_body(self, body: bytes) -> None:
+        self.body.append(body)
+
+    def on_message_complete(self) -> None:
+        ex = self.ex
+        if ex is not None:
+            ex.complete = True
+            ex.keep_alive = self.parser.should_keep_alive()
+
+    # -- the socket
+
+    def _on_readable(self) -> None:
+        try:
+            data, anc, _flags, _addr = self.sock.recvmsg(READ_SIZE, _ANC_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            self.lost(TransportError("disconnected", _detail(exc)))
+            return
+        if anc and len(anc[0][2]) == _TIMESPEC.size:
+            sec, nsec = _TIMESPEC.unpack(anc[0][2])
+            stamp = from_kernel_ns(sec * 1_000_000_000 + nsec)
+        else:
+            stamp = now_ns()
+        ex = self.ex
+        if not data or ex is None:  # EOF, or bytes nobody asked for: this connection is done
+            self.lost(None)
+            return
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError as exc:
+            self.lost(TransportError("protocol_error", _detail(exc)))
+            return
+        body = self.body
+        if body:
+            piece = body[0] if len(body) == 1 else b"".join(body)
+            body.clear()
+            ex.pieces.append((stamp, piece))
+            ex.buffered += len(piece)
+            if ex.buffered > PAUSE_BYTES:
+                self.pause()
+        ex.wake()
+
+    def alive(self) -> bool:
+        """Not closed by the server, even if the loop has not yet told us (one syscall)."""
+        if self.closed:
+            return False
+        try:
+            return bool(self.sock.recv(1, socket.MSG_PEEK))  # bytes nobody asked for: unusable
+        except (BlockingIOError, InterruptedError):
+            return True
+        except OSError:
+            return False
+
+    def start(self) -> _Exchange:
+        self.ex = _Exchange(self)
+        return self.ex
+
+    def pause(self) -> None:
+        if self.reading and not self.closed:
+            self.loop.remove_reader(self.fd)
+            self.reading = False
+
+    def resume(self) -> None:
+        if not self.reading and not self.closed:
+            self.loop.add_reader(self.fd, self._on_readable)
+            self.reading = True
+
+    def lost(self, error: TransportError | None) -> None:
+        """The server closed the connection (``error`` None) or it broke."""
+        ex = self.ex
+        if ex is not None and not ex.complete and ex.error is None:
+            if error is None and ex.headers_done and not ex.framed:
+                ex.complete = True  # a body delimited by the close itself
+            else:
+                where = "mid-body" if ex.headers_done else "before the response headers"
+                ex.error = error or TransportError(
+                    "disconnected", f"the server closed the connection {where}"
+                )
+        self.close()
+        if ex is not None:
+            ex.wake()
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            if self.reading:
+                self.loop.remove_reader(self.fd)
+                self.reading = False
+            self.sock.close()
+
+
+class H1Transport:
+    """Pooled HTTP/1.1 keep-alive connections to ``http://`` targets."""
+
+    def __init__(self, *, limit: int, connect_timeout_s: float) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._connect_timeout_s = connect_timeout_s
+        self._limit = limit  # idle connections kept per host
+        self._idle: dict[tuple[str, int], list[_Conn]] = {}
+        self._all: set[_Conn] = set()
+        self._targets: dict[str, _Target] = {}
+        self._addrs: dict[tuple[str, int], list[tuple[int, int, int, Any]]] = {}
+
+    @asynccontextmanager
+    async def open(self, request: HttpRequest) -> AsyncIterator[_Exchange]:
+        target = self._target(request.url)
+        payload = _request_bytes(target.head, request)
+        conn = await self._acquire(target.key)
+        ex = conn.start()
+        try:
+            await self._send(conn, ex, payload)
+            await ex.wait_headers()
+        except BaseException:
+            self._drop(conn)
+            raise
+        try:
+            yield ex
+        except BaseException:
+            self._drop(conn)
+            raise
+        self._done(conn, ex)
+
+    async def _send(self, conn: _Conn, ex: _Exchange, payload: bytes) -> None:
+        try:
+            ex.sent = now_ns()
+            n = conn.sock.send(payload)
+            if n < len(payload):
+                await self._loop.sock_sendall(conn.sock, memoryview(payload)[n:])
+                ex.sent = now_ns()
+        except BlockingIOError:
+            await self._loop.sock_sendall(conn.sock, payload)
+            ex.sent = now_ns()
+        except OSError as exc:
+            raise TransportError("disconnected", _detail(exc)) from None
+
+    def _done(self, conn: _Conn, ex: _Exchange) -> None:
+        """The caller is through with the answer: pool the connection if it is clean."""
+        if not (ex.complete and ex.keep_alive and ex.error is None) or conn.closed:
+            self._drop(conn)
+            return
+        conn.ex = None
+        conn.resume()
+        idle = self._idle.setdefault(conn.key, [])
+        if len(idle) < self._limit:
+            idle.append(conn)
+        else:
+            self._drop(conn)
+
+    def _drop(self, conn: _Conn) -> None:
+        conn.close()
+        self._all.discard(conn)
+
+    async def _acquire(self, key: tuple[str, int]) -> _Conn:
+        idle = self._idle.get(key)
+        while idle:
+            conn = idle.pop()
+            if conn.alive():
+                return conn
+            self._drop(conn)
+        conn = await self._connect(key)
+        self._all.add(conn)
+        return conn
+
+    async def _connect(self, key: tuple[str, int]) -> _Conn:
+        host, port = key
+        addrs = self._addrs.get(key)
+        if addrs is None:
+            try:
+                infos = await self._loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            except OSError as exc:
+                raise TransportError("connect_error", _detail(exc)) from None
+            addrs = self._addrs[key] = [(f, t, p, a) for f, t, p, _, a in infos]
+        last: OSError | None = None
+        for family, type_, proto, addr in addrs:
+            sock = socket.socket(family, type_, proto)
+            try:
+                sock.setblocking(False)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                with contextlib.suppress(OSError):  # no kernel stamps: reads stamped when made
+                    sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+                async with asyncio.timeout(self._connect_timeout_s):
+                    await self._loop.sock_connect(sock, addr)
+            except TimeoutError:
+                sock.close()
+                raise TransportError(
+                    "connect_timeout", f"no connection to {host}:{port} within timeouts_s.connect"
+                ) from None
+            except OSError as exc:
+                sock.close()
+                last = exc
+                continue
+            except BaseException:
+                sock.close()
+                raise
+            return _Conn(sock, key, self._loop)
+        detail = _detail(last) if last is not None else "no address"
+        raise TransportError("connect_error", f"{host}:{port}: {detail}")
+
+    def _target(self, url: str) -> _Target:
+        """Parsed once per distinct URL (a run has one or two), not once per request."""
+        target = self._targets.get(url)
+        if target is None:
+            parts = urlsplit(url)
+            if parts.scheme != "http" or not parts.hostname:
+                raise TransportError("connect_error", f"not a plain http:// URL: {url}")
+            port = parts.port or 80
+            path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            host = parts.netloc.rpartition("@")[2]
+            head = f"POST {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: loadgen\r\n"
+            target = self._targets[url] = _Target((parts.hostname, port), head.encode())
+        return target
+
+    async def aclose(self) -> None:
+        for conn in list(self._all):
+            conn.close()
+        self._all.clear()
+        self._idle.clear()
+
+
+def _request_bytes(head: bytes, request: HttpRequest) -> bytes:
+    headers = request.headers
+    lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    if lines.count("\n") != len(headers) or lines.count("\r") != len(headers):
+        raise TransportError("protocol_error", "a header name or value holds a line break")
+    body = request.body
+    return b"%s%sContent-Length: %d\r\n\r\n%s" % (head, lines.encode(), len(body), body)
+
+
+def _detail(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text.replace("\n", " ")[:200]

@@ -1,0 +1,233 @@
+"""The mock's own TCP listener and connection transport, for exact receive stamps.
+
+Owns accepting connections and moving their bytes. An event loop's built-in
+transports read the socket themselves and pass on only the bytes, so the
+receive time of a request could be stamped only when the loop got round to
+the connection: late by whatever it was doing then (writing 64 streams'
+tokens, or this process waking up late). Reading each socket with
+``recvmsg`` keeps the kernel's stamp (``SO_TIMESTAMPNS``) of when the bytes
+reached the socket, the true receive time for ``--truth``.
+
+:class:`SockTransport` has the part of ``asyncio.Transport`` the mock uses
+(``write``, ``close``, ``abort``, ``is_closing``, ``get_extra_info``) and
+calls its protocol's ``data_received_at(data, ns)``. Writes go straight to the
+socket; what the socket will not take waits and is sent when it is writable.
+Where the kernel gives no stamp, a read is stamped when it is made.
+
+Imports only the standard library.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import struct
+import time
+from typing import Any, Protocol
+
+__all__ = ["Listener", "SockTransport", "StampedProtocol", "listen"]
+
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux's value
+_TIMESPEC = struct.Struct("@qq")
+_ANC_SIZE = socket.CMSG_SPACE(_TIMESPEC.size)
+READ_SIZE = 256 * 1024
+_pc = time.perf_counter_ns
+
+
+class StampedProtocol(Protocol):
+    def connection_made(self, transport: Any) -> None: ...
+    def data_received_at(self, data: bytes, recv_ns: int) -> None: ...
+    def connection_lost(self, exc: Exception | None) -> None: ...
+
+
+class _WallOffset:
+    """Wall minus monotonic clock, re-measured when a quick check says it moved."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = self.measure()
+
+    @staticmethod
+    def measure() -> int:
+        best = None
+        for _ in range(5):
+            a = _pc()
+            wall = time.clock_gettime_ns(time.CLOCK_REALTIME)
+            b = _pc()
+            if best is None or b - a < best[0]:
+                best = (b - a, wall - (a + b) // 2)
+        assert best is not None
+        return best[1]
+
+    def monotonic(self, wall_ns: int) -> int:
+        now = _pc()
+        if abs(time.clock_gettime_ns(time.CLOCK_REALTIME) - now - self.value) > 50_000:
+            self.value = self.measure()  # the wall clock was stepped
+        stamp = wall_ns - self.value
+        return now if stamp > now or now - stamp > 10_000_000_000 else stamp
+
+
+_OFFSET = _WallOffset()
+
+
+class SockTransport:
+    """One accepted connection."""
+
+    __slots__ = ("_buffer", "_closing", "_dead", "_fd", "_loop", "_protocol", "_sock")
+
+    def __init__(
+        self, sock: socket.socket, protocol: StampedProtocol, loop: asyncio.AbstractEventLoop
+    ) -> None:
+        self._sock = sock
+        self._fd = sock.fileno()
+        self._loop = loop
+        self._protocol = protocol
+        self._buffer = bytearray()
+        self._closing = False
+        self._dead = False
+        protocol.connection_made(self)
+        loop.add_reader(self._fd, self._on_readable)
+
+    def _on_readable(self) -> None:
+        try:
+            data, anc, _flags, _addr = self._sock.recvmsg(READ_SIZE, _ANC_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            self._finish(exc)
+            return
+        if not data:
+            self._finish(None)
+            return
+        if anc and len(anc[0][2]) == _TIMESPEC.size:
+            sec, nsec = _TIMESPEC.unpack(anc[0][2])
+            stamp = _OFFSET.monotonic(sec * 1_000_000_000 + nsec)
+        else:
+            stamp = _pc()
+        if not self._closing:
+            self._protocol.data_received_at(data, stamp)
+
+    def write(self, data: bytes) -> None:
+        if self._closing:
+            return
+        if self._buffer:
+            self._buffer += data
+            return
+        try:
+            sent = self._sock.send(data)
+        except (BlockingIOError, InterruptedError):
+            sent = 0
+        except OSError as exc:
+            self._finish(exc)
+            return
+        if sent < len(data):
+            self._buffer += memoryview(data)[sent:]
+            self._loop.add_writer(self._fd, self._on_writable)
+
+    def _on_writable(self) -> None:
+        try:
+            sent = self._sock.send(self._buffer)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            self._finish(exc)
+            return
+        del self._buffer[:sent]
+        if not self._buffer:
+            self._loop.remove_writer(self._fd)
+            if self._closing:
+                self._finish(None)
+
+    def is_closing(self) -> bool:
+        return self._closing
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        if name == "socket":
+            return self._sock
+        if name == "peername" and not self._dead:
+            return self._sock.getpeername()
+        return default
+
+    def close(self) -> None:
+        """Close once what is written so far has been sent."""
+        if self._closing:
+            return
+        self._closing = True
+        if not self._buffer:
+            self._finish(None)
+
+    def abort(self) -> None:
+        """Close now, dropping anything unsent."""
+        self._closing = True
+        self._buffer.clear()
+        self._finish(None)
+
+    def _finish(self, exc: Exception | None) -> None:
+        if self._dead:
+            return
+        self._dead = True
+        self._closing = True
+        self._loop.remove_reader(self._fd)
+        if self._buffer:
+            self._buffer.clear()
+            self._loop.remove_writer(self._fd)
+        self._sock.close()
+        self._loop.call_soon(self._protocol.connection_lost, exc)
+
+
+class Listener:
+    """A listening socket that wraps each accepted connection in a :class:`SockTransport`."""
+
+    def __init__(
+        self,
+        sock: socket.socket,
+        factory: Any,
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        self.sockets = [sock]
+        self._sock = sock
+        self._factory = factory
+        self._loop = loop
+        loop.add_reader(sock.fileno(), self._on_accept)
+
+    def _on_accept(self) -> None:
+        for _ in range(128):  # as many as are waiting, a bounded batch at a time
+            try:
+                conn, _addr = self._sock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:  # out of file descriptors, or the client gave up: carry on
+                return
+            conn.setblocking(False)
+            if conn.family in (socket.AF_INET, socket.AF_INET6):
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with contextlib.suppress(OSError):  # no kernel stamps: reads stamped when made
+                conn.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+            SockTransport(conn, self._factory(), self._loop)
+
+    def close(self) -> None:
+        if self._sock.fileno() >= 0:
+            self._loop.remove_reader(self._sock.fileno())
+            self._sock.close()
+
+    async def wait_closed(self) -> None:
+        await asyncio.sleep(0)
+
+
+async def listen(factory: Any, host: str, port: int, backlog: int) -> Listener:
+    """Bind ``host:port`` (port 0: any free one) and start accepting."""
+    loop = asyncio.get_running_loop()
+    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    family, type_, proto, _, addr = infos[0]
+    sock = socket.socket(family, type_, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(addr)
+        sock.listen(backlog)
+        sock.setblocking(False)
+    except BaseException:
+        sock.close()
+        raise
+    return Listener(sock, factory, loop)
