@@ -140,6 +140,9 @@ class SockTransport:
             if self._closing:
                 self._finish(None)
 
+    def get_write_buffer_size(self) -> int:
+        return len(self._buffer)
+
     def is_closing(self) -> bool:
         return self._closing
 

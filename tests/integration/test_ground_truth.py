@@ -4,15 +4,16 @@ The mock writes its own truth (``--truth``): when it received each request and
 when it wrote each token, stamped with the same monotonic clock as loadgen.
 Matched by the ``x-request-id`` loadgen sends.
 
-Both processes share this machine's two CPUs with the kernel and whatever else
-runs, so one measurement may be hit by a scheduling hiccup of either process:
+Both sides stamp from the kernel: loadgen's h1 transport takes each read's
+arrival time from ``SO_TIMESTAMPNS`` and the mock stamps a request's receive
+time the same way and each token just before its write, so neither process's
+scheduling (a late wake-up, a busy loop) is in either number. Both processes
+still share this machine's two CPUs with the kernel and whatever else runs, so
 each case gets two attempts and must meet the bound in one full attempt.
 
-At 64 streams the bound is 2.5 ms, not 1 ms: on the 2-vCPU VMs this runs on,
-a sleeping process wakes up to 2.3 ms late at p99.9 and up to 4.8 ms at worst
-(``benchmarks/wakeup_jitter.py``), and 64 streams give each request's first
-token many chances to meet such a wake-up; measured here: 0.77-2.3 ms at p99
-(docs/performance.md).
+The aiohttp transport (``https://`` targets) can stamp only when its event
+loop reads the socket; on these VMs that is up to 2 ms late at p99 even at
+one stream (docs/performance.md), so it is not held to this bound here.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ RunFixture = Callable[[Scenario], tuple[Summary, list[Record], Path]]
 Make = Callable[..., Scenario]
 MS = 1e6
 ATTEMPTS = 2
+BOUND_MS = 1.0
 
 
 def measure(
@@ -76,8 +78,7 @@ def measure(
 
 
 @pytest.mark.parametrize(
-    ("concurrency", "requests", "itl_ms", "bound_ms"),
-    [(1, 100, 4, 1.0), (16, 320, 8, 1.0), (64, 640, 20, 2.5)],
+    ("concurrency", "requests", "itl_ms"), [(1, 100, 4), (16, 320, 8), (64, 640, 20)]
 )
 def test_ttft_and_itl_match_server_truth(
     run: RunFixture,
@@ -86,13 +87,12 @@ def test_ttft_and_itl_match_server_truth(
     concurrency: int,
     requests: int,
     itl_ms: int,
-    bound_ms: float,
 ) -> None:
     attempts = []
     for _ in range(ATTEMPTS):
         ttft, itl = measure(run, scenario, tmp_path / "truth.jsonl", concurrency, requests, itl_ms)
         attempts.append((ttft, itl))
         print(f"c={concurrency}: |TTFT - truth| p99 {ttft:.3f} ms, |ITL - truth| p99 {itl:.3f} ms")
-        if ttft < bound_ms and itl < bound_ms:
+        if ttft < BOUND_MS and itl < BOUND_MS:
             break
-    assert min(max(a) for a in attempts) < bound_ms, attempts
+    assert min(max(a) for a in attempts) < BOUND_MS, attempts

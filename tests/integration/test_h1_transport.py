@@ -1,0 +1,309 @@
+"""loadgen's own HTTP/1.1 transport against a scripted server over real sockets.
+
+The server runs in a thread of its own with blocking sockets, so the client's
+event loop can be held up (as a busy loop is) while the server writes, which
+is what shows that a chunk's stamp is the kernel's arrival time, not the time
+the loop got round to reading it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import pytest
+import uvloop
+
+from loadgen.client import h1_transport
+from loadgen.client.h1_transport import H1Transport
+from loadgen.client.transport import HttpRequest, TransportError
+
+MS = 1_000_000
+Script = Callable[[socket.socket, int], None]  # (connection, request number) -> answer
+
+
+class ScriptServer:
+    """Accepts connections on 127.0.0.1 and answers each request with ``script``."""
+
+    def __init__(self, script: Script) -> None:
+        self.script = script
+        self.accepted = 0
+        self.requests = 0
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1/completions"
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            self.accepted += 1
+            threading.Thread(target=self._conn, args=(conn,), daemon=True).start()
+
+    def _conn(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                self._answer(conn)
+            except OSError:  # the script or the client closed it
+                return
+
+    def _answer(self, conn: socket.socket) -> None:
+        buf = b""
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        while not self.stop.is_set():
+            while b"\r\n\r\n" not in buf:
+                data = conn.recv(65536)
+                if not data:
+                    return
+                buf += data
+            head, _, rest = buf.partition(b"\r\n\r\n")
+            length = 0
+            for line in head.split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            while len(rest) < length:
+                rest += conn.recv(65536)
+            buf = rest[length:]
+            self.requests += 1
+            self.script(conn, self.requests)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=2)
+        self.sock.close()
+
+
+@pytest.fixture
+def serve() -> Any:
+    servers: list[ScriptServer] = []
+
+    def start(script: Script) -> ScriptServer:
+        servers.append(ScriptServer(script))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+def run(coro: Coroutine[Any, Any, Any]) -> Any:
+    return uvloop.run(asyncio.wait_for(coro, 20))
+
+
+def request(url: str, **headers: str) -> HttpRequest:
+    return HttpRequest(url, b'{"prompt": "hi"}', {"Content-Type": "application/json", **headers})
+
+
+def chunk(data: bytes) -> bytes:
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+CHUNKED_HEAD = (
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+)
+
+
+async def fetch(transport: H1Transport, url: str) -> tuple[int, bytes, list[int]]:
+    async with transport.open(request(url)) as resp:
+        body, stamps = b"", []
+        async for ns, data in resp.chunks():
+            body += data
+            stamps.append(ns)
+        return resp.status, body, stamps
+
+
+def test_a_chunk_is_stamped_when_it_arrived_not_when_the_loop_read_it(serve: Any) -> None:
+    written: list[int] = []
+
+    def script(conn: socket.socket, _: int) -> None:
+        conn.sendall(CHUNKED_HEAD + chunk(b"data: 1\n\n"))
+        time.sleep(0.03)
+        written.append(time.perf_counter_ns())
+        conn.sendall(chunk(b"data: 2\n\n"))
+        conn.sendall(b"0\r\n\r\n")
+
+    server = serve(script)
+
+    async def main() -> tuple[int, int]:
+        transport = H1Transport(limit=4, connect_timeout_s=5)
+        async with transport.open(request(server.url)) as resp:
+            it = resp.chunks()
+            await it.__anext__()
+            time.sleep(0.1)  # noqa: ASYNC251 - the loop is stuck while the second event arrives
+            read_ns = time.perf_counter_ns()
+            stamp, data = await it.__anext__()
+            assert data.startswith(b"data: 2")
+        await transport.aclose()
+        return stamp, read_ns
+
+    stamp, read_ns = run(main())
+    # stamped within a millisecond of the server's write, though read some 70 ms later
+    assert -0.2 * MS < stamp - written[0] < 1 * MS, (stamp - written[0]) / MS
+    assert read_ns - stamp > 50 * MS
+
+
+def test_bodies_framed_by_length_chunks_or_the_close(serve: Any) -> None:
+    answers = {
+        1: b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello",
+        2: CHUNKED_HEAD + chunk(b"a") + chunk(b"bc") + b"0\r\n\r\n",
+        3: b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\nuntil the end",
+    }
+
+    def script(conn: socket.socket, n: int) -> None:
+        conn.sendall(answers[n])
+        if n == 3:
+            conn.shutdown(socket.SHUT_WR)
+
+    server = serve(script)
+
+    async def main() -> list[tuple[int, bytes, list[int]]]:
+        transport = H1Transport(limit=4, connect_timeout_s=5)
+        out = [await fetch(transport, server.url) for _ in range(3)]
+        await transport.aclose()
+        return out
+
+    results = run(main())
+    assert [(status, body) for status, body, _ in results] == [
+        (200, b"hello"),
+        (200, b"abc"),
+        (200, b"until the end"),
+    ]
+    assert server.accepted == 1  # the first two answers left the connection open for the next
+
+
+def test_a_pooled_connection_the_server_closed_is_not_reused(serve: Any) -> None:
+    def script(conn: socket.socket, n: int) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+        time.sleep(0.01)
+        conn.close()  # an idle keep-alive timeout, as uvicorn's after 5 s
+
+    server = serve(script)
+
+    async def main() -> list[tuple[int, bytes, list[int]]]:
+        transport = H1Transport(limit=4, connect_timeout_s=5)
+        out = []
+        for _ in range(3):
+            out.append(await fetch(transport, server.url))
+            await asyncio.sleep(0.05)
+        await transport.aclose()
+        return out
+
+    assert [r[:2] for r in run(main())] == [(200, b"ok")] * 3
+    assert server.accepted == 3
+
+
+@pytest.mark.parametrize(
+    ("answer", "kind"),
+    [
+        (b"", "disconnected"),  # closed before the headers
+        (CHUNKED_HEAD + chunk(b"data: 1\n\n"), "disconnected"),  # closed mid-body
+        (b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc", "disconnected"),
+        (b"SSH-2.0-OpenSSH\r\n\r\n", "protocol_error"),
+    ],
+)
+def test_broken_answers_are_transport_errors(serve: Any, answer: bytes, kind: str) -> None:
+    def script(conn: socket.socket, _: int) -> None:
+        conn.sendall(answer)
+        conn.close()
+
+    server = serve(script)
+
+    async def main() -> TransportError:
+        transport = H1Transport(limit=4, connect_timeout_s=5)
+        with pytest.raises(TransportError) as info:
+            await fetch(transport, server.url)
+        await transport.aclose()
+        return info.value
+
+    assert run(main()).kind == kind
+
+
+def test_a_refused_connection_is_a_connect_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # bound, never listening: refused
+
+    async def main() -> TransportError:
+        transport = H1Transport(limit=4, connect_timeout_s=5)
+        with pytest.raises(TransportError) as info:
+            await fetch(transport, f"http://127.0.0.1:{port}/")
+        await transport.aclose()
+        return info.value
+
+    assert run(main()).kind == "connect_error"
+
+
+def test_a_header_with_a_line_break_is_refused(serve: Any) -> None:
+    server = serve(lambda conn, _: conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n"))
+
+    async def main() -> TransportError:
+        transport = H1Transport(limit=4, connect_timeout_s=5)
+        with pytest.raises(TransportError) as info:
+            async with transport.open(request(server.url, **{"x-a": "1\r\nx-injected: 1"})):
+                pass
+        await transport.aclose()
+        return info.value
+
+    assert run(main()).kind == "protocol_error"
+    assert server.requests == 0
+
+
+def test_a_slow_reader_pauses_the_socket_and_loses_nothing(
+    serve: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(h1_transport, "PAUSE_BYTES", 64 * 1024)
+    pieces = [bytes([65 + i % 26]) * 4096 for i in range(512)]  # 2 MiB
+
+    def script(conn: socket.socket, _: int) -> None:
+        conn.sendall(CHUNKED_HEAD + b"".join(chunk(p) for p in pieces) + b"0\r\n\r\n")
+
+    server = serve(script)
+
+    async def main() -> bytes:
+        transport = H1Transport(limit=4, connect_timeout_s=5)
+        body = b""
+        async with transport.open(request(server.url)) as resp:
+            async for _, data in resp.chunks():
+                body += data
+                await asyncio.sleep(0.001)
+        await transport.aclose()
+        return body
+
+    assert run(main()) == b"".join(pieces)
+
+
+def test_a_cancelled_request_does_not_leave_its_connection_in_the_pool(serve: Any) -> None:
+    def script(conn: socket.socket, n: int) -> None:
+        if n == 1:
+            conn.sendall(CHUNKED_HEAD + chunk(b"data: 1\n\n"))
+            time.sleep(0.3)  # then the client gives up
+            return
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+
+    server = serve(script)
+
+    async def main() -> tuple[int, bytes, list[int]]:
+        transport = H1Transport(limit=4, connect_timeout_s=5)
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.1):
+                await fetch(transport, server.url)
+        out = await fetch(transport, server.url)
+        await transport.aclose()
+        return out
+
+    assert run(main())[:2] == (200, b"ok")
+    assert server.accepted == 2

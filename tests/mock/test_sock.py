@@ -1,0 +1,136 @@
+"""The mock's listener and transport over real sockets: kernel receive stamps, writes, close."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import uvloop
+
+from loadgen.mock.sock import Listener, SockTransport, listen
+
+MS = 1_000_000
+
+
+class Recorder:
+    """A protocol that keeps what it is given."""
+
+    def __init__(self) -> None:
+        self.transport: SockTransport | None = None
+        self.reads: list[tuple[bytes, int]] = []
+        self.lost = asyncio.Event()
+
+    def connection_made(self, transport: Any) -> None:
+        self.transport = transport
+
+    def data_received_at(self, data: bytes, recv_ns: int) -> None:
+        self.reads.append((data, recv_ns))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost.set()
+
+
+async def until(condition: Callable[[], bool], timeout_s: float = 5.0) -> None:
+    """Poll ``condition`` (set by another thread or a loop callback) until it holds."""
+    async with asyncio.timeout(timeout_s):
+        while not condition():  # noqa: ASYNC110 - no event to wait on: it is set elsewhere
+            await asyncio.sleep(0.001)
+
+
+async def start() -> tuple[Listener, list[Recorder], int]:
+    made: list[Recorder] = []
+
+    def factory() -> Recorder:
+        made.append(Recorder())
+        return made[-1]
+
+    listener = await listen(factory, "127.0.0.1", 0, backlog=16)
+    return listener, made, listener.sockets[0].getsockname()[1]
+
+
+def test_a_request_is_stamped_when_it_reached_the_socket() -> None:
+    sent: list[int] = []
+
+    def client(port: int) -> None:
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            time.sleep(0.05)
+            sent.append(time.perf_counter_ns())
+            s.sendall(b"GET / HTTP/1.1\r\n\r\n")
+            time.sleep(0.2)
+
+    async def main() -> tuple[int, int]:
+        listener, made, port = await start()
+        thread = threading.Thread(target=client, args=(port,))
+        thread.start()
+        await until(lambda: bool(made))
+        time.sleep(0.15)  # noqa: ASYNC251 - the server's loop is busy while the request arrives
+        read_ns = time.perf_counter_ns()
+        await until(lambda: bool(made[0].reads))
+        await asyncio.to_thread(thread.join)
+        listener.close()
+        return made[0].reads[0][1], read_ns
+
+    stamp, read_ns = uvloop.run(main())
+    assert -0.2 * MS < stamp - sent[0] < 1 * MS, (stamp - sent[0]) / MS
+    assert read_ns - stamp > 50 * MS  # the loop only looked well after
+
+
+def test_a_large_write_is_sent_whole_then_closed() -> None:
+    payload = bytes(range(256)) * 160_000  # 40 MB: more than the socket takes at once
+    got: list[bytes] = []
+
+    def client(port: int) -> None:
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            chunks = []
+            time.sleep(0.1)  # let the server's socket fill up first
+            while data := s.recv(65536):
+                chunks.append(data)
+            got.append(b"".join(chunks))
+
+    async def main() -> tuple[bool, int]:
+        listener, made, port = await start()
+        thread = threading.Thread(target=client, args=(port,))
+        thread.start()
+        await until(lambda: bool(made) and made[0].transport is not None)
+        transport = made[0].transport
+        transport.write(payload[:1000])
+        transport.write(payload[1000:])
+        waiting = transport.get_write_buffer_size()
+        transport.close()  # only once everything is out
+        closing = transport.is_closing()
+        await asyncio.wait_for(made[0].lost.wait(), 10)
+        await asyncio.to_thread(thread.join)
+        listener.close()
+        return closing, waiting
+
+    closing, waiting = uvloop.run(main())
+    assert closing and waiting > 0  # part of it had to wait for the socket
+    assert got == [payload]
+
+
+def test_abort_drops_the_connection_and_tells_the_protocol() -> None:
+    ended: list[bytes] = []
+
+    def client(port: int) -> None:
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            s.sendall(b"x")
+            ended.append(s.recv(10))
+
+    async def main() -> None:
+        listener, made, port = await start()
+        thread = threading.Thread(target=client, args=(port,))
+        thread.start()
+        await until(lambda: bool(made) and bool(made[0].reads))
+        assert made[0].transport is not None
+        made[0].transport.abort()
+        made[0].transport.write(b"too late")  # ignored, no error
+        await asyncio.wait_for(made[0].lost.wait(), 5)
+        await asyncio.to_thread(thread.join)
+        listener.close()
+
+    uvloop.run(main())
+    assert ended == [b""]
