@@ -4,7 +4,8 @@ Starts the built-in mock in burst mode (each response written in one go, one
 SSE event per token) on its own CPU, then drives it from this process, pinned
 to another CPU, through loadgen's real client path: transport, SSE splitter,
 adapter, records. Prints tokens/s, the client's CPU use and tokens per CPU
-second, for the aiohttp transport (the default) and the httpx one.
+second, for each transport: h1 (loadgen's own, the default for http://),
+aiohttp (https://) and httpx (HTTP/2; driven here over HTTP/1.1).
 
     python benchmarks/client_throughput.py [--concurrency 256] [--tokens 128] [--seconds 8]
 """
@@ -20,9 +21,7 @@ import subprocess
 import sys
 import time
 
-from loadgen.client import ADAPTERS, Requester, RequestTimeouts
-from loadgen.client.aiohttp_transport import AiohttpTransport
-from loadgen.client.httpx_transport import HttpxTransport
+from loadgen.client import ADAPTERS, Requester, RequestTimeouts, make_transport
 from loadgen.records import Record
 from loadgen.runner.drivers import closed_loop
 from loadgen.scenario import WorkloadSpec
@@ -44,10 +43,7 @@ def start_mock(cpu: int | None) -> tuple[subprocess.Popen[bytes], str]:
 async def drive(
     url: str, kind: str, concurrency: int, tokens: int, seconds: float
 ) -> dict[str, float]:
-    if kind == "aiohttp":
-        transport = AiohttpTransport(limit=concurrency, connect_timeout_s=10)
-    else:
-        transport = HttpxTransport(limit=concurrency, connect_timeout_s=10, http2=False)
+    transport = make_transport(kind, limit=concurrency, connect_timeout_s=10)
     requester = Requester(
         transport,
         ADAPTERS["openai-completions"],
@@ -100,7 +96,7 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=256)
     ap.add_argument("--tokens", type=int, default=128)
     ap.add_argument("--seconds", type=float, default=8.0)
-    ap.add_argument("--transports", default="aiohttp,httpx")
+    ap.add_argument("--transports", default="h1,aiohttp,httpx")
     args = ap.parse_args()
     cpus = sorted(os.sched_getaffinity(0))
     mock_cpu = cpus[-1] if len(cpus) > 1 else None

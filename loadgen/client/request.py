@@ -167,19 +167,21 @@ class Requester:
 
     def _events(self, rec: Record, payloads: list[bytes], arrived: int) -> bool:
         """Apply one chunk's events to ``rec``; True once the stream is over."""
+        parse = self._adapter.parse
+        stamp = rec.token_ns.append
         for payload in payloads:
             if payload == b"[DONE]":
                 _finish(rec, self._adapter.ends_with_done)
                 return True
             try:
-                d = self._adapter.parse(payload)
+                d = parse(payload)
             except (orjson.JSONDecodeError, ValueError, TypeError, AttributeError) as exc:
                 _fail(rec, "malformed_event", f"{exc}: {payload[:120]!r}")
                 return True
             if d.tokens:
                 if rec.first_token_ns is None:
                     rec.first_token_ns = arrived
-                rec.token_ns.append(arrived)
+                stamp(arrived)
                 rec.output_events += d.tokens
                 rec.output_chars += len(d.text)
             if d.finish_reason is not None:

@@ -23,15 +23,11 @@ _OUTPUT_KEYS = ("content", "reasoning_content", "reasoning", "tool_calls")
 def _choice(choice: dict[str, Any]) -> Delta:
     d = choice.get("delta") or choice.get("message") or {}
     text = d.get("content")
-    if "role" in d and not text:
-        is_token = False  # the role-only opener
-    else:
-        is_token = any(d.get(k) is not None for k in _OUTPUT_KEYS)
-    return Delta(
-        tokens=1 if is_token else 0,
-        text=text or "",
-        finish_reason=choice.get("finish_reason"),
-    )
+    if text:  # the common case, first
+        return Delta(1, text, choice.get("finish_reason"))
+    # the role-only opener is not a token; an empty content or other output is
+    is_token = "role" not in d and any(d.get(k) is not None for k in _OUTPUT_KEYS)
+    return Delta(1 if is_token else 0, "", choice.get("finish_reason"))
 
 
 class OpenAIChat:

@@ -18,11 +18,7 @@ __all__ = ["OpenAICompletions"]
 
 def _choice(choice: dict[str, Any]) -> Delta:
     text = choice.get("text")
-    return Delta(
-        tokens=0 if text is None else 1,
-        text=text or "",
-        finish_reason=choice.get("finish_reason"),
-    )
+    return Delta(0 if text is None else 1, text or "", choice.get("finish_reason"))
 
 
 class OpenAICompletions:
