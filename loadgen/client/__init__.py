@@ -1,5 +1,7 @@
 """The client: the only package that sends load."""
 
+import socket
+
 from loadgen.client.adapters import ADAPTERS, Adapter, Delta
 from loadgen.client.request import Requester, RequestTimeouts
 from loadgen.client.sse import SseSplitter
@@ -28,7 +30,9 @@ def transport_kind(choice: str, *, url: str, http2: bool) -> str:
         return choice
     if http2:
         return "httpx"
-    return "aiohttp" if url.startswith("https:") else "h1"
+    if url.startswith("https:") or not hasattr(socket.socket, "recvmsg"):  # Windows has none
+        return "aiohttp"
+    return "h1"
 
 
 def make_transport(

@@ -46,12 +46,15 @@ _ANC_SIZE = socket.CMSG_SPACE(_TIMESPEC.size)
 READ_SIZE = 256 * 1024
 #: Stop reading a connection while this much of its body waits for the consumer.
 PAUSE_BYTES = 8 * 1024 * 1024
+#: How long a connection may take to finish an answer its caller stopped reading.
+DRAIN_S = 2.0
 
 
 @dataclass(slots=True, frozen=True)
 class _Target:
     key: tuple[str, int]
-    head: bytes  # request line, Host and User-Agent
+    line: bytes  # the request line
+    host: bytes  # the Host header line
 
 
 class _Exchange:
@@ -138,45 +141,86 @@ class _Exchange:
         return out[:limit]
 
 
+class _Stray(Exception):
+    """A second answer began on a connection whose request was already answered."""
+
+
 class _Conn:
     """One keep-alive connection; also the httptools callback target."""
 
-    __slots__ = ("body", "closed", "ex", "fd", "key", "loop", "parser", "reading", "sock")
+    __slots__ = (
+        "body",
+        "closed",
+        "drain_timer",
+        "draining",
+        "ex",
+        "fd",
+        "interim",
+        "key",
+        "loop",
+        "owner",
+        "parser",
+        "reading",
+        "sock",
+    )
 
-    def __init__(
-        self, sock: socket.socket, key: tuple[str, int], loop: asyncio.AbstractEventLoop
-    ) -> None:
+    def __init__(self, sock: socket.socket, key: tuple[str, int], owner: H1Transport) -> None:
         self.sock = sock
         self.fd = sock.fileno()
         self.key = key
-        self.loop = loop
+        self.owner = owner
+        self.loop = owner.loop
         self.parser = httptools.HttpResponseParser(self)
         self.ex: _Exchange | None = None
         self.body: list[bytes] = []
         self.closed = False
-        loop.add_reader(self.fd, self._on_readable)
+        self.interim = False  # inside a 1xx answer, which precedes the real one
+        self.draining = False  # the caller is done; reading the rest of the body to reuse us
+        self.drain_timer: asyncio.TimerHandle | None = None
+        self.loop.add_reader(self.fd, self._on_readable)
         self.reading = True
 
     # -- httptools callbacks
 
+    def on_message_begin(self) -> None:
+        ex = self.ex
+        if ex is not None and ex.complete:
+            raise _Stray("bytes after the complete answer")
+
     def on_header(self, name: bytes, value: bytes) -> None:
-        if self.ex is not None and name.lower() in (b"content-length", b"transfer-encoding"):
-            self.ex.framed = True
+        ex = self.ex
+        if ex is None:
+            return
+        name = name.lower()
+        if name == b"content-length":
+            ex.framed = True
+        elif name == b"transfer-encoding":  # only chunked ends by itself; others end at close
+            ex.framed = value.rstrip().lower().endswith(b"chunked")
 
     def on_headers_complete(self) -> None:
         ex = self.ex
         if ex is not None:
-            ex.status = self.parser.get_status_code()
+            status = self.parser.get_status_code()
+            if 100 <= status < 200:  # 100 Continue, 103 Early Hints: the answer follows
+                self.interim = True
+                return
+            ex.status = status
             ex.headers_done = True
 
     def on_body(self, body: bytes) -> None:
-        self.body.append(body)
+        if not self.draining:
+            self.body.append(body)
 
     def on_message_complete(self) -> None:
         ex = self.ex
-        if ex is not None:
-            ex.complete = True
-            ex.keep_alive = self.parser.should_keep_alive()
+        if ex is None:
+            return
+        if self.interim:
+            self.interim = False
+            ex.framed = False
+            return
+        ex.complete = True
+        ex.keep_alive = self.parser.should_keep_alive()
 
     # -- the socket
 
@@ -197,11 +241,11 @@ class _Conn:
         if not data or ex is None:  # EOF, or bytes nobody asked for: this connection is done
             self.lost(None)
             return
+        error: Exception | None = None
         try:
             self.parser.feed_data(data)
-        except httptools.HttpParserError as exc:
-            self.lost(TransportError("protocol_error", _detail(exc)))
-            return
+        except Exception as exc:  # llhttp's errors, an upgrade, a stray second answer
+            error = exc
         body = self.body
         if body:
             piece = body[0] if len(body) == 1 else b"".join(body)
@@ -210,18 +254,27 @@ class _Conn:
             ex.buffered += len(piece)
             if ex.buffered > PAUSE_BYTES:
                 self.pause()
-        ex.wake()
+        if error is not None:  # after a complete answer this only closes the connection
+            self.lost(TransportError("protocol_error", _detail(error)))
+        elif self.draining and ex.complete:
+            self.draining = False
+            if self.drain_timer is not None:
+                self.drain_timer.cancel()
+            self.owner.release(self, ex)
+        else:
+            ex.wake()
 
     def alive(self) -> bool:
         """Not closed by the server, even if the loop has not yet told us (one syscall)."""
         if self.closed:
             return False
         try:
-            return bool(self.sock.recv(1, socket.MSG_PEEK))  # bytes nobody asked for: unusable
+            self.sock.recv(1, socket.MSG_PEEK)  # EOF or bytes nobody asked for: unusable
         except (BlockingIOError, InterruptedError):
-            return True
+            return True  # nothing waiting: the only good answer
         except OSError:
-            return False
+            pass
+        return False
 
     def start(self) -> _Exchange:
         self.ex = _Exchange(self)
@@ -236,6 +289,18 @@ class _Conn:
         if not self.reading and not self.closed:
             self.loop.add_reader(self.fd, self._on_readable)
             self.reading = True
+
+    def drain(self, timeout_s: float) -> None:
+        """Read the rest of a finished-with answer, then go back to the pool (or close)."""
+        assert self.ex is not None
+        self.draining = True
+        self.ex.pieces.clear()
+        self.resume()
+        self.drain_timer = self.loop.call_later(timeout_s, self._drain_expired)
+
+    def _drain_expired(self) -> None:
+        if self.draining:
+            self.close()
 
     def lost(self, error: TransportError | None) -> None:
         """The server closed the connection (``error`` None) or it broke."""
@@ -255,17 +320,21 @@ class _Conn:
     def close(self) -> None:
         if not self.closed:
             self.closed = True
+            self.draining = False
+            if self.drain_timer is not None:
+                self.drain_timer.cancel()
             if self.reading:
                 self.loop.remove_reader(self.fd)
                 self.reading = False
             self.sock.close()
+            self.owner.forget(self)
 
 
 class H1Transport:
     """Pooled HTTP/1.1 keep-alive connections to ``http://`` targets."""
 
     def __init__(self, *, limit: int, connect_timeout_s: float) -> None:
-        self._loop = asyncio.get_running_loop()
+        self.loop = asyncio.get_running_loop()
         self._connect_timeout_s = connect_timeout_s
         self._limit = limit  # idle connections kept per host
         self._idle: dict[tuple[str, int], list[_Conn]] = {}
@@ -276,19 +345,19 @@ class H1Transport:
     @asynccontextmanager
     async def open(self, request: HttpRequest) -> AsyncIterator[_Exchange]:
         target = self._target(request.url)
-        payload = _request_bytes(target.head, request)
+        payload = _request_bytes(target, request)
         conn = await self._acquire(target.key)
         ex = conn.start()
         try:
             await self._send(conn, ex, payload)
             await ex.wait_headers()
         except BaseException:
-            self._drop(conn)
+            conn.close()
             raise
         try:
             yield ex
         except BaseException:
-            self._drop(conn)
+            conn.close()
             raise
         self._done(conn, ex)
 
@@ -297,29 +366,39 @@ class H1Transport:
             ex.sent = now_ns()
             n = conn.sock.send(payload)
             if n < len(payload):
-                await self._loop.sock_sendall(conn.sock, memoryview(payload)[n:])
+                await self.loop.sock_sendall(conn.sock, memoryview(payload)[n:])
                 ex.sent = now_ns()
         except BlockingIOError:
-            await self._loop.sock_sendall(conn.sock, payload)
+            await self.loop.sock_sendall(conn.sock, payload)
             ex.sent = now_ns()
         except OSError as exc:
             raise TransportError("disconnected", _detail(exc)) from None
 
     def _done(self, conn: _Conn, ex: _Exchange) -> None:
-        """The caller is through with the answer: pool the connection if it is clean."""
-        if not (ex.complete and ex.keep_alive and ex.error is None) or conn.closed:
-            self._drop(conn)
+        """The caller is through with the answer (it may stop at ``[DONE]``, before the
+        body's last bytes: uvicorn writes the closing chunk on its own): reuse the
+        connection once the answer is complete."""
+        if conn.closed or ex.error is not None:
+            conn.close()
+        elif ex.complete:
+            self.release(conn, ex)
+        elif ex.headers_done and ex.framed:
+            conn.drain(DRAIN_S)
+        else:
+            conn.close()
+
+    def release(self, conn: _Conn, ex: _Exchange) -> None:
+        """Pool a connection whose answer is complete, if it may carry another."""
+        idle = self._idle.setdefault(conn.key, [])
+        if not ex.keep_alive or conn.closed or len(idle) >= self._limit:
+            conn.close()
             return
         conn.ex = None
         conn.resume()
-        idle = self._idle.setdefault(conn.key, [])
-        if len(idle) < self._limit:
-            idle.append(conn)
-        else:
-            self._drop(conn)
+        idle.append(conn)
 
-    def _drop(self, conn: _Conn) -> None:
-        conn.close()
+    def forget(self, conn: _Conn) -> None:
+        """A connection closed itself."""
         self._all.discard(conn)
 
     async def _acquire(self, key: tuple[str, int]) -> _Conn:
@@ -328,7 +407,7 @@ class H1Transport:
             conn = idle.pop()
             if conn.alive():
                 return conn
-            self._drop(conn)
+            conn.close()
         conn = await self._connect(key)
         self._all.add(conn)
         return conn
@@ -338,20 +417,24 @@ class H1Transport:
         addrs = self._addrs.get(key)
         if addrs is None:
             try:
-                infos = await self._loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+                infos = await self.loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
             except OSError as exc:
                 raise TransportError("connect_error", _detail(exc)) from None
             addrs = self._addrs[key] = [(f, t, p, a) for f, t, p, _, a in infos]
         last: OSError | None = None
         for family, type_, proto, addr in addrs:
-            sock = socket.socket(family, type_, proto)
+            try:
+                sock = socket.socket(family, type_, proto)
+            except OSError as exc:  # out of file descriptors
+                last = exc
+                continue
             try:
                 sock.setblocking(False)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 with contextlib.suppress(OSError):  # no kernel stamps: reads stamped when made
                     sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
                 async with asyncio.timeout(self._connect_timeout_s):
-                    await self._loop.sock_connect(sock, addr)
+                    await self.loop.sock_connect(sock, addr)
             except TimeoutError:
                 sock.close()
                 raise TransportError(
@@ -364,7 +447,7 @@ class H1Transport:
             except BaseException:
                 sock.close()
                 raise
-            return _Conn(sock, key, self._loop)
+            return _Conn(sock, key, self)
         detail = _detail(last) if last is not None else "no address"
         raise TransportError("connect_error", f"{host}:{port}: {detail}")
 
@@ -378,8 +461,11 @@ class H1Transport:
             port = parts.port or 80
             path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
             host = parts.netloc.rpartition("@")[2]
-            head = f"POST {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: loadgen\r\n"
-            target = self._targets[url] = _Target((parts.hostname, port), head.encode())
+            target = self._targets[url] = _Target(
+                (parts.hostname, port),
+                f"POST {path} HTTP/1.1\r\n".encode(),
+                f"Host: {host}\r\n".encode(),
+            )
         return target
 
     async def aclose(self) -> None:
@@ -389,13 +475,26 @@ class H1Transport:
         self._idle.clear()
 
 
-def _request_bytes(head: bytes, request: HttpRequest) -> bytes:
+def _request_bytes(target: _Target, request: HttpRequest) -> bytes:
+    """The request's bytes; the caller's Host and User-Agent win, Content-Length is ours."""
     headers = request.headers
+    names = {name.lower() for name in headers}
+    if "content-length" in names:
+        headers = {k: v for k, v in headers.items() if k.lower() != "content-length"}
     lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
     if lines.count("\n") != len(headers) or lines.count("\r") != len(headers):
         raise TransportError("protocol_error", "a header name or value holds a line break")
+    defaults = b"" if "host" in names else target.host
+    if "user-agent" not in names:
+        defaults += b"User-Agent: loadgen\r\n"
     body = request.body
-    return b"%s%sContent-Length: %d\r\n\r\n%s" % (head, lines.encode(), len(body), body)
+    return b"%s%s%sContent-Length: %d\r\n\r\n%s" % (
+        target.line,
+        defaults,
+        lines.encode(),
+        len(body),
+        body,
+    )
 
 
 def _detail(exc: BaseException) -> str:

@@ -87,6 +87,7 @@ class HttpConn(asyncio.Protocol):
         self.handler = handler
         self.on_lost = on_lost
         self.buf = bytearray()
+        self.last_ns = 0  # receive stamp of the latest read: the one completing what is buffered
         self.busy = False
         self.in_loop = False
         self.pending = False  # a _process_pending call is scheduled
@@ -106,6 +107,7 @@ class HttpConn(asyncio.Protocol):
         # Stamp first, work later: when many requests arrive in one poll, handling
         # each in turn here would delay the others' reads by all that work.
         self.buf += data
+        self.last_ns = now
         if not self.busy and not self.pending:
             self.pending = True
             asyncio.get_running_loop().call_soon(self._process_pending, now)
@@ -129,7 +131,7 @@ class HttpConn(asyncio.Protocol):
             self.transport.close()
             return
         if self.buf and not self.in_loop:
-            self._process(_pc())
+            self._process(self.last_ns)
 
     def send_simple(
         self,

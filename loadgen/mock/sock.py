@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import socket
 import struct
 import time
@@ -32,6 +33,9 @@ SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux's value
 _TIMESPEC = struct.Struct("@qq")
 _ANC_SIZE = socket.CMSG_SPACE(_TIMESPEC.size)
 READ_SIZE = 256 * 1024
+#: After running out of descriptors or memory, wait this long before accepting again.
+ACCEPT_RETRY_S = 0.1
+_OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 _pc = time.perf_counter_ns
 
 
@@ -75,7 +79,7 @@ _OFFSET = _WallOffset()
 class SockTransport:
     """One accepted connection."""
 
-    __slots__ = ("_buffer", "_closing", "_dead", "_fd", "_loop", "_protocol", "_sock")
+    __slots__ = ("_buffer", "_closing", "_dead", "_fd", "_loop", "_protocol", "_sock", "_writing")
 
     def __init__(
         self, sock: socket.socket, protocol: StampedProtocol, loop: asyncio.AbstractEventLoop
@@ -87,6 +91,7 @@ class SockTransport:
         self._buffer = bytearray()
         self._closing = False
         self._dead = False
+        self._writing = False  # a writer callback is registered
         protocol.connection_made(self)
         loop.add_reader(self._fd, self._on_readable)
 
@@ -125,6 +130,7 @@ class SockTransport:
         if sent < len(data):
             self._buffer += memoryview(data)[sent:]
             self._loop.add_writer(self._fd, self._on_writable)
+            self._writing = True
 
     def _on_writable(self) -> None:
         try:
@@ -137,6 +143,7 @@ class SockTransport:
         del self._buffer[:sent]
         if not self._buffer:
             self._loop.remove_writer(self._fd)
+            self._writing = False
             if self._closing:
                 self._finish(None)
 
@@ -164,7 +171,6 @@ class SockTransport:
     def abort(self) -> None:
         """Close now, dropping anything unsent."""
         self._closing = True
-        self._buffer.clear()
         self._finish(None)
 
     def _finish(self, exc: Exception | None) -> None:
@@ -173,35 +179,38 @@ class SockTransport:
         self._dead = True
         self._closing = True
         self._loop.remove_reader(self._fd)
-        if self._buffer:
-            self._buffer.clear()
+        if self._writing:  # before the close: libuv must not poll a closed descriptor
             self._loop.remove_writer(self._fd)
+            self._writing = False
+        self._buffer.clear()
         self._sock.close()
         self._loop.call_soon(self._protocol.connection_lost, exc)
 
 
 class Listener:
-    """A listening socket that wraps each accepted connection in a :class:`SockTransport`."""
+    """Listening sockets that wrap each accepted connection in a :class:`SockTransport`."""
 
     def __init__(
-        self,
-        sock: socket.socket,
-        factory: Any,
-        loop: asyncio.AbstractEventLoop,
+        self, sockets: list[socket.socket], factory: Any, loop: asyncio.AbstractEventLoop
     ) -> None:
-        self.sockets = [sock]
-        self._sock = sock
+        self.sockets = sockets
         self._factory = factory
         self._loop = loop
-        loop.add_reader(sock.fileno(), self._on_accept)
+        for sock in sockets:
+            loop.add_reader(sock.fileno(), self._on_accept, sock)
 
-    def _on_accept(self) -> None:
+    def _on_accept(self, sock: socket.socket) -> None:
         for _ in range(128):  # as many as are waiting, a bounded batch at a time
             try:
-                conn, _addr = self._sock.accept()
+                conn, _addr = sock.accept()
             except (BlockingIOError, InterruptedError):
                 return
-            except OSError:  # out of file descriptors, or the client gave up: carry on
+            except ConnectionAbortedError:  # the client gave up while queued
+                continue
+            except OSError as exc:
+                if exc.errno in _OUT_OF_RESOURCES:  # stop polling a while rather than spin
+                    self._loop.remove_reader(sock.fileno())
+                    self._loop.call_later(ACCEPT_RETRY_S, self._resume, sock)
                 return
             conn.setblocking(False)
             if conn.family in (socket.AF_INET, socket.AF_INET6):
@@ -210,27 +219,41 @@ class Listener:
                 conn.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
             SockTransport(conn, self._factory(), self._loop)
 
+    def _resume(self, sock: socket.socket) -> None:
+        if sock.fileno() >= 0:
+            self._loop.add_reader(sock.fileno(), self._on_accept, sock)
+
     def close(self) -> None:
-        if self._sock.fileno() >= 0:
-            self._loop.remove_reader(self._sock.fileno())
-            self._sock.close()
+        for sock in self.sockets:
+            if sock.fileno() >= 0:
+                self._loop.remove_reader(sock.fileno())
+                sock.close()
 
     async def wait_closed(self) -> None:
         await asyncio.sleep(0)
 
 
 async def listen(factory: Any, host: str, port: int, backlog: int) -> Listener:
-    """Bind ``host:port`` (port 0: any free one) and start accepting."""
+    """Bind every address of ``host:port`` (port 0: a free one, the same for all if it can)."""
     loop = asyncio.get_running_loop()
     infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    family, type_, proto, _, addr = infos[0]
-    sock = socket.socket(family, type_, proto)
+    sockets: list[socket.socket] = []
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(addr)
-        sock.listen(backlog)
-        sock.setblocking(False)
+        for family, type_, proto, _, addr in dict.fromkeys(
+            (i[0], i[1], i[2], None, i[4]) for i in infos
+        ):
+            sock = socket.socket(family, type_, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            if port == 0 and len(sockets) > 1:  # the port the first one got
+                addr = (addr[0], sockets[0].getsockname()[1], *addr[2:])
+            sock.bind(addr)
+            sock.listen(backlog)
+            sock.setblocking(False)
     except BaseException:
-        sock.close()
+        for sock in sockets:
+            sock.close()
         raise
-    return Listener(sock, factory, loop)
+    return Listener(sockets, factory, loop)

@@ -33,6 +33,7 @@ class ScriptServer:
         self.script = script
         self.accepted = 0
         self.requests = 0
+        self.heads: list[bytes] = []
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.sock.settimeout(0.2)
         self.port = self.sock.getsockname()[1]
@@ -78,6 +79,7 @@ class ScriptServer:
             while len(rest) < length:
                 rest += conn.recv(65536)
             buf = rest[length:]
+            self.heads.append(head)
             self.requests += 1
             self.script(conn, self.requests)
 
@@ -307,3 +309,97 @@ def test_a_cancelled_request_does_not_leave_its_connection_in_the_pool(serve: An
 
     assert run(main())[:2] == (200, b"ok")
     assert server.accepted == 2
+
+
+def test_interim_answers_are_skipped_and_stray_bytes_spoil_only_the_connection(
+    serve: Any,
+) -> None:
+    answers = {
+        1: b"HTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\n"
+        b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nfirst",
+        2: b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nokHTTP/1.1 200 OK\r\n",  # + stray
+        3: b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nthird",
+    }
+    server = serve(lambda conn, n: conn.sendall(answers[n]))
+
+    async def main() -> list[tuple[int, bytes, list[int]]]:
+        transport = H1Transport(limit=4, connect_timeout_s=5)
+        out = [await fetch(transport, server.url) for _ in range(3)]
+        await transport.aclose()
+        return out
+
+    results = run(main())
+    assert [r[:2] for r in results] == [(200, b"first"), (200, b"ok"), (200, b"third")]
+    assert server.accepted == 2  # the connection that carried stray bytes was not reused
+
+
+def test_a_connection_is_reused_when_the_closing_chunk_comes_after_done(serve: Any) -> None:
+    def script(conn: socket.socket, _: int) -> None:
+        conn.sendall(CHUNKED_HEAD + chunk(b"data: 1\n\n") + chunk(b"data: [DONE]\n\n"))
+        time.sleep(0.02)  # uvicorn writes the closing chunk on its own
+        conn.sendall(b"0\r\n\r\n")
+
+    server = serve(script)
+
+    async def main() -> None:
+        transport = H1Transport(limit=4, connect_timeout_s=5)
+        for _ in range(3):
+            async with transport.open(request(server.url)) as resp:
+                async for _, data in resp.chunks():
+                    if data.endswith(b"[DONE]\n\n"):
+                        break  # as the Requester does: the stream is over for it
+            await asyncio.sleep(0.05)
+        await transport.aclose()
+
+    run(main())
+    assert server.requests == 3
+    assert server.accepted == 1
+
+
+def test_the_callers_host_and_user_agent_win_and_content_length_is_ours(serve: Any) -> None:
+    server = serve(lambda conn, _: conn.sendall(b"HTTP/1.1 204 No Content\r\n\r\n"))
+    headers = {"Host": "api.example", "user-agent": "probe/1", "Content-Length": "999"}
+
+    async def main() -> int:
+        transport = H1Transport(limit=4, connect_timeout_s=5)
+        async with transport.open(request(server.url, **headers)) as resp:
+            status = resp.status
+        await transport.aclose()
+        return status
+
+    assert run(main()) == 204
+    lines = [line.lower() for line in server.heads[0].split(b"\r\n")[1:]]
+    assert [line for line in lines if line.startswith(b"host:")] == [b"host: api.example"]
+    assert [line for line in lines if line.startswith(b"user-agent:")] == [b"user-agent: probe/1"]
+    assert [line for line in lines if line.startswith(b"content-length:")] == [
+        b"content-length: 16"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        (b"HTTP/1.1 101 Switching Protocols\r\nupgrade: h2c\r\n\r\n", "protocol_error"),
+        (b"HTTP/1.1 200 OK\r\ntransfer-encoding: identity\r\n\r\nto the close", "body"),
+    ],
+)
+def test_upgrades_fail_and_non_chunked_codings_end_at_the_close(
+    serve: Any, answer: bytes, expected: str
+) -> None:
+    def script(conn: socket.socket, _: int) -> None:
+        conn.sendall(answer)
+        conn.shutdown(socket.SHUT_WR)
+
+    server = serve(script)
+
+    async def main() -> str:
+        transport = H1Transport(limit=4, connect_timeout_s=5)
+        try:
+            _, body, _ = await fetch(transport, server.url)
+        except TransportError as exc:
+            return exc.kind
+        finally:
+            await transport.aclose()
+        return "body" if body == b"to the close" else repr(body)
+
+    assert run(main()) == expected

@@ -134,3 +134,31 @@ def test_abort_drops_the_connection_and_tells_the_protocol() -> None:
 
     uvloop.run(main())
     assert ended == [b""]
+
+
+def test_abort_with_unsent_output_is_clean() -> None:
+    """A client that stops reading, then the server aborts (as on SIGTERM): no crash."""
+    stop = threading.Event()
+
+    def client(port: int) -> None:
+        with socket.create_connection(("127.0.0.1", port)):
+            stop.wait(5)  # never reads
+
+    async def main() -> int:
+        listener, made, port = await start()
+        thread = threading.Thread(target=client, args=(port,))
+        thread.start()
+        await until(lambda: bool(made) and made[0].transport is not None)
+        transport = made[0].transport
+        assert transport is not None
+        transport.write(b"x" * 50_000_000)
+        waiting = transport.get_write_buffer_size()
+        transport.abort()
+        await asyncio.wait_for(made[0].lost.wait(), 5)
+        await asyncio.sleep(0.05)  # a loop pass after the close: where libuv would abort
+        stop.set()
+        await asyncio.to_thread(thread.join)
+        listener.close()
+        return waiting
+
+    assert uvloop.run(main()) > 0
