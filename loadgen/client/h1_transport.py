@@ -341,6 +341,8 @@ class H1Transport:
         self._all: set[_Conn] = set()
         self._targets: dict[str, _Target] = {}
         self._addrs: dict[tuple[str, int], list[tuple[int, int, int, Any]]] = {}
+        #: TCP connections opened so far (keep-alive working: about the concurrency)
+        self.connects = 0
 
     @asynccontextmanager
     async def open(self, request: HttpRequest) -> AsyncIterator[_Exchange]:
@@ -447,6 +449,7 @@ class H1Transport:
             except BaseException:
                 sock.close()
                 raise
+            self.connects += 1
             return _Conn(sock, key, self)
         detail = _detail(last) if last is not None else "no address"
         raise TransportError("connect_error", f"{host}:{port}: {detail}")

@@ -13,6 +13,7 @@ shape or one event per token; timings are only checked for order and presence.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -20,12 +21,15 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from loadgen.client import ADAPTERS, Requester, RequestTimeouts
+from loadgen.client.h1_transport import H1Transport
 from loadgen.metrics import summarize_step
 from loadgen.metrics.profiles import PROFILES
 from loadgen.records import Record, read_records
 from loadgen.runner.run import RunOptions, run_scenario
 from loadgen.scenario import Scenario
 from loadgen.summary import StepSummary, Summary
+from loadgen.workload.plan import RequestSpec
 
 if TYPE_CHECKING:  # the fixture's type; conftest is not imported at run time
     from conftest import VllmServer
@@ -351,3 +355,32 @@ def test_vllm_metrics_profile(vllm_server: VllmServer, scenario: Build, tmp_path
     assert default.ttft_ms.mean <= step.ttft_ms.mean
     assert default.itl_ms == step.itl_ms
     assert default.tokens == step.tokens
+
+
+def test_h1_keeps_one_connection_across_requests(vllm_server: VllmServer) -> None:
+    """uvicorn writes a stream's closing chunk on its own, after ``[DONE]``, where the
+    Requester stops reading: the connection must still go back to the pool, not a
+    new TCP connection per request."""
+
+    async def main() -> tuple[list[Record], int]:
+        transport = H1Transport(limit=1, connect_timeout_s=10)
+        requester = Requester(
+            transport,
+            ADAPTERS["openai-completions"],
+            base_url=vllm_server.url,
+            model=vllm_server.model,
+            extra_body={"ignore_eos": True},
+            headers={},
+            timeouts=RequestTimeouts.from_seconds(60, 30, 120),
+            run_id="reuse",
+        )
+        records = []
+        for i in range(5):
+            records.append(await requester.send(RequestSpec(i, "hello there", 2, 8), 0))
+            await asyncio.sleep(0.05)  # the closing chunk has long arrived
+        await transport.aclose()
+        return records, transport.connects
+
+    records, connects = asyncio.run(main())
+    assert [r.ok for r in records] == [True] * 5, [r.error_detail for r in records]
+    assert connects == 1
