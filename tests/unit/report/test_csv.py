@@ -5,7 +5,7 @@ import io
 
 from loadgen.records import Record
 from loadgen.report.csv_out import BASE_COLUMNS, render_steps_csv, step_row, telemetry_fields
-from loadgen.summary import Summary
+from loadgen.summary import LittleCheck, Summary
 
 
 def _rows(summary: Summary) -> list[dict[str, str]]:
@@ -71,4 +71,12 @@ def test_telemetry_fields_without_telemetry(run_data: tuple[Summary, list[Record
     summary, _ = run_data
     assert telemetry_fields(summary.steps[2]) == {}
     assert telemetry_fields(summary.steps[0])["gpu_util_pct_max"] == 55.0
-    assert step_row(summary.steps[2])["little_flagged"] in (True, False, None)
+    assert step_row(summary.steps[2])["little_flagged"] is None  # no Little check: empty cells
+
+
+def test_littles_law_columns(run_data: tuple[Summary, list[Record]]) -> None:
+    summary, _ = run_data
+    check = LittleCheck(mean_in_flight=7.5, predicted=5.0, ratio=1.5, flagged=True)
+    row = step_row(summary.steps[1].model_copy(update={"little": check}))
+    assert (row["little_mean_in_flight"], row["little_predicted"]) == (7.5, 5.0)
+    assert (row["little_ratio"], row["little_flagged"]) == (1.5, True)
