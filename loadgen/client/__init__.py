@@ -5,7 +5,13 @@ import socket
 from loadgen.client.adapters import ADAPTERS, Adapter, Delta
 from loadgen.client.request import Requester, RequestTimeouts
 from loadgen.client.sse import SseSplitter
-from loadgen.client.transport import HttpRequest, Response, Transport, TransportError
+from loadgen.client.transport import (
+    HttpRequest,
+    Response,
+    TlsOptions,
+    Transport,
+    TransportError,
+)
 
 __all__ = [
     "ADAPTERS",
@@ -16,6 +22,7 @@ __all__ = [
     "Requester",
     "Response",
     "SseSplitter",
+    "TlsOptions",
     "Transport",
     "TransportError",
     "make_transport",
@@ -24,29 +31,36 @@ __all__ = [
 
 
 def transport_kind(choice: str, *, url: str, http2: bool) -> str:
-    """Resolve ``target.transport``: ``auto`` is h1 for http://, aiohttp for https://,
-    httpx for HTTP/2."""
+    """Resolve ``target.transport``: ``auto`` is h1, or httpx for HTTP/2 (aiohttp where
+    sockets have no ``recvmsg``)."""
     if choice != "auto":
         return choice
     if http2:
         return "httpx"
-    if url.startswith("https:") or not hasattr(socket.socket, "recvmsg"):  # Windows has none
+    if not hasattr(socket.socket, "recvmsg"):  # Windows has none
         return "aiohttp"
     return "h1"
 
 
 def make_transport(
-    kind: str, *, http2: bool = False, limit: int, connect_timeout_s: float
+    kind: str,
+    *,
+    http2: bool = False,
+    limit: int,
+    connect_timeout_s: float,
+    tls: TlsOptions | None = None,
 ) -> Transport:
     """The transport ``kind`` (see :func:`transport_kind`); must run inside the event loop."""
     if kind == "h1":
         from loadgen.client.h1_transport import H1Transport
 
-        return H1Transport(limit=limit, connect_timeout_s=connect_timeout_s)
+        return H1Transport(limit=limit, connect_timeout_s=connect_timeout_s, tls=tls)
     if kind == "httpx":
         from loadgen.client.httpx_transport import HttpxTransport
 
-        return HttpxTransport(limit=limit, connect_timeout_s=connect_timeout_s, http2=http2)
+        return HttpxTransport(
+            limit=limit, connect_timeout_s=connect_timeout_s, http2=http2, tls=tls
+        )
     from loadgen.client.aiohttp_transport import AiohttpTransport
 
-    return AiohttpTransport(limit=limit, connect_timeout_s=connect_timeout_s)
+    return AiohttpTransport(limit=limit, connect_timeout_s=connect_timeout_s, tls=tls)

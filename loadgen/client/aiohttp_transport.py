@@ -25,7 +25,7 @@ from aiohttp.payload import BytesPayload
 from aiohttp.streams import StreamReader
 from yarl import URL
 
-from loadgen.client.transport import HttpRequest, TransportError
+from loadgen.client.transport import HttpRequest, TlsOptions, TransportError
 from loadgen.clock import now_ns
 
 __all__ = ["AiohttpTransport"]
@@ -173,10 +173,16 @@ class _AiohttpResponse:
 
 
 class AiohttpTransport:
-    def __init__(self, *, limit: int, connect_timeout_s: float) -> None:
+    def __init__(
+        self, *, limit: int, connect_timeout_s: float, tls: TlsOptions | None = None
+    ) -> None:
         self._urls: dict[str, URL] = {}
         self._connector = aiohttp.TCPConnector(
-            limit=limit, limit_per_host=0, ttl_dns_cache=None, enable_cleanup_closed=False
+            limit=limit,
+            limit_per_host=0,
+            ttl_dns_cache=None,
+            enable_cleanup_closed=False,
+            ssl=(tls or TlsOptions()).context(),
         )
         if hasattr(self._connector, "_factory"):  # stamp bytes as they arrive (see above)
             loop = asyncio.get_running_loop()

@@ -1,6 +1,6 @@
 """The exact transport: HTTP/1.1 on sockets loadgen reads itself, stamped by the kernel.
 
-Why not aiohttp for plain ``http://``: uvloop reads a socket in C and hands
+Why not aiohttp: uvloop reads a socket in C and hands
 Python only the bytes, so the earliest stamp aiohttp allows is taken when the
 event loop gets round to the connection, which under many streams (or one
 late wake-up of this process) is a millisecond or more after the bytes came.
@@ -14,7 +14,9 @@ module owns only connections, the request bytes and the hand-over of stamped
 body pieces. Keep-alive connections are pooled per host; a pooled connection
 the server has closed is dropped as soon as the close arrives, and each one is
 checked (a peek at the socket) before it is reused. Nothing is ever retried:
-a request that fails is a row. Plain ``http://`` only: TLS targets use aiohttp. Where the kernel
+a request that fails is a row. ``https://`` is decrypted in memory
+(``ssl.MemoryBIO``), so a read keeps the stamp of its encrypted bytes; the
+session is set up with ``target.tls`` (:class:`TlsOptions`). Where the kernel
 gives no stamp (not Linux), a read is stamped when it is made.
 
 Imports: httptools, loadgen.clock, loadgen.client.transport.
@@ -25,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import ssl
 import struct
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -34,7 +37,7 @@ from urllib.parse import urlsplit
 
 import httptools
 
-from loadgen.client.transport import HttpRequest, TransportError
+from loadgen.client.transport import HttpRequest, TlsOptions, TransportError
 from loadgen.clock import from_kernel_ns, now_ns
 
 __all__ = ["H1Transport"]
@@ -50,9 +53,17 @@ PAUSE_BYTES = 8 * 1024 * 1024
 DRAIN_S = 2.0
 
 
+#: (host, port, TLS): one pool each
+Key = tuple[str, int, bool]
+
+
+#: A TLS session kept in memory: the object, its incoming and outgoing bytes
+_Tls = tuple[ssl.SSLObject, ssl.MemoryBIO, ssl.MemoryBIO]
+
+
 @dataclass(slots=True, frozen=True)
 class _Target:
-    key: tuple[str, int]
+    key: Key
     line: bytes  # the request line
     host: bytes  # the Host header line
 
@@ -162,10 +173,20 @@ class _Conn:
         "parser",
         "reading",
         "sock",
+        "tls",
+        "tls_in",
+        "tls_out",
     )
 
-    def __init__(self, sock: socket.socket, key: tuple[str, int], owner: H1Transport) -> None:
+    def __init__(
+        self, sock: socket.socket, key: Key, owner: H1Transport, tls: _Tls | None = None
+    ) -> None:
         self.sock = sock
+        self.tls: ssl.SSLObject | None = None
+        self.tls_in: ssl.MemoryBIO | None = None
+        self.tls_out: ssl.MemoryBIO | None = None
+        if tls is not None:
+            self.tls, self.tls_in, self.tls_out = tls
         self.fd = sock.fileno()
         self.key = key
         self.owner = owner
@@ -237,8 +258,17 @@ class _Conn:
             stamp = from_kernel_ns(sec * 1_000_000_000 + nsec)
         else:
             stamp = now_ns()
+        eof = not data
+        if self.tls is not None and data:
+            try:
+                data, eof = self._decrypt(data)
+            except ssl.SSLError as exc:
+                self.lost(TransportError("protocol_error", f"TLS: {_detail(exc)}"))
+                return
+            if not data and not eof:
+                return  # TLS housekeeping only (a session ticket): nothing for HTTP
         ex = self.ex
-        if not data or ex is None:  # EOF, or bytes nobody asked for: this connection is done
+        if (eof and not data) or ex is None:  # EOF, or bytes nobody asked for: done
             self.lost(None)
             return
         error: Exception | None = None
@@ -256,6 +286,8 @@ class _Conn:
                 self.pause()
         if error is not None:  # after a complete answer this only closes the connection
             self.lost(TransportError("protocol_error", _detail(error)))
+        elif eof:  # the server's TLS close_notify came with the last bytes
+            self.lost(None)
         elif self.draining and ex.complete:
             self.draining = False
             if self.drain_timer is not None:
@@ -263,6 +295,45 @@ class _Conn:
             self.owner.release(self, ex)
         else:
             ex.wake()
+
+    def _decrypt(self, raw: bytes) -> tuple[bytes, bool]:
+        """TLS records in, plaintext out; True once the server has closed the session."""
+        assert self.tls is not None and self.tls_in is not None
+        self.tls_in.write(raw)
+        out: list[bytes] = []
+        eof = False
+        while True:
+            try:
+                chunk = self.tls.read(READ_SIZE)
+            except ssl.SSLWantReadError:
+                break
+            except ssl.SSLZeroReturnError:
+                eof = True
+                break
+            if not chunk:
+                eof = True
+                break
+            out.append(chunk)
+        self._flush_tls()  # a key update or an alert the read produced
+        return b"".join(out), eof
+
+    def _flush_tls(self) -> None:
+        if self.tls_out is not None and self.tls_out.pending:
+            data = self.tls_out.read()
+            try:
+                sent = self.sock.send(data)
+            except (BlockingIOError, InterruptedError):
+                sent = 0
+            except OSError:
+                return  # the read side will see the connection go
+            if sent < len(data):
+                self.loop.create_task(self.loop.sock_sendall(self.sock, data[sent:]))
+
+    def encrypt(self, payload: bytes) -> bytes:
+        if self.tls is None or self.tls_out is None:
+            return payload
+        self.tls.write(payload)
+        return self.tls_out.read()
 
     def alive(self) -> bool:
         """Not closed by the server, even if the loop has not yet told us (one syscall)."""
@@ -273,7 +344,10 @@ class _Conn:
         except (BlockingIOError, InterruptedError):
             return True  # nothing waiting: the only good answer
         except OSError:
-            pass
+            return False
+        if self.tls is not None:  # maybe a session ticket: read it; app data or EOF close us
+            self._on_readable()
+            return not self.closed
         return False
 
     def start(self) -> _Exchange:
@@ -331,16 +405,19 @@ class _Conn:
 
 
 class H1Transport:
-    """Pooled HTTP/1.1 keep-alive connections to ``http://`` targets."""
+    """Pooled HTTP/1.1 keep-alive connections to ``http://`` and ``https://`` targets."""
 
-    def __init__(self, *, limit: int, connect_timeout_s: float) -> None:
+    def __init__(
+        self, *, limit: int, connect_timeout_s: float, tls: TlsOptions | None = None
+    ) -> None:
         self.loop = asyncio.get_running_loop()
+        self._tls_context = (tls or TlsOptions()).context(alpn=["http/1.1"])
         self._connect_timeout_s = connect_timeout_s
         self._limit = limit  # idle connections kept per host
-        self._idle: dict[tuple[str, int], list[_Conn]] = {}
+        self._idle: dict[Key, list[_Conn]] = {}
         self._all: set[_Conn] = set()
         self._targets: dict[str, _Target] = {}
-        self._addrs: dict[tuple[str, int], list[tuple[int, int, int, Any]]] = {}
+        self._addrs: dict[Key, list[tuple[int, int, int, Any]]] = {}
         #: TCP connections opened so far (keep-alive working: about the concurrency)
         self.connects = 0
 
@@ -366,6 +443,7 @@ class H1Transport:
     async def _send(self, conn: _Conn, ex: _Exchange, payload: bytes) -> None:
         try:
             ex.sent = now_ns()
+            payload = conn.encrypt(payload)
             n = conn.sock.send(payload)
             if n < len(payload):
                 await self.loop.sock_sendall(conn.sock, memoryview(payload)[n:])
@@ -403,7 +481,7 @@ class H1Transport:
         """A connection closed itself."""
         self._all.discard(conn)
 
-    async def _acquire(self, key: tuple[str, int]) -> _Conn:
+    async def _acquire(self, key: Key) -> _Conn:
         idle = self._idle.get(key)
         while idle:
             conn = idle.pop()
@@ -414,8 +492,8 @@ class H1Transport:
         self._all.add(conn)
         return conn
 
-    async def _connect(self, key: tuple[str, int]) -> _Conn:
-        host, port = key
+    async def _connect(self, key: Key) -> _Conn:
+        host, port, tls = key
         addrs = self._addrs.get(key)
         if addrs is None:
             try:
@@ -437,11 +515,15 @@ class H1Transport:
                     sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
                 async with asyncio.timeout(self._connect_timeout_s):
                     await self.loop.sock_connect(sock, addr)
+                    session = await self._handshake(sock, host) if tls else None
             except TimeoutError:
                 sock.close()
                 raise TransportError(
                     "connect_timeout", f"no connection to {host}:{port} within timeouts_s.connect"
                 ) from None
+            except ssl.SSLError as exc:  # a certificate refused, or no TLS at all
+                sock.close()
+                raise TransportError("connect_error", f"TLS: {_detail(exc)}") from None
             except OSError as exc:
                 sock.close()
                 last = exc
@@ -450,22 +532,42 @@ class H1Transport:
                 sock.close()
                 raise
             self.connects += 1
-            return _Conn(sock, key, self)
+            return _Conn(sock, key, self, session)
         detail = _detail(last) if last is not None else "no address"
         raise TransportError("connect_error", f"{host}:{port}: {detail}")
+
+    async def _handshake(self, sock: socket.socket, host: str) -> _Tls:
+        incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        session = self._tls_context.wrap_bio(incoming, outgoing, server_hostname=host)
+        while True:
+            try:
+                session.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                pass
+            if outgoing.pending:
+                await self.loop.sock_sendall(sock, outgoing.read())
+            data = await self.loop.sock_recv(sock, 65536)
+            if not data:
+                raise ConnectionResetError("the server closed the connection in the TLS handshake")
+            incoming.write(data)
+        if outgoing.pending:
+            await self.loop.sock_sendall(sock, outgoing.read())
+        return session, incoming, outgoing
 
     def _target(self, url: str) -> _Target:
         """Parsed once per distinct URL (a run has one or two), not once per request."""
         target = self._targets.get(url)
         if target is None:
             parts = urlsplit(url)
-            if parts.scheme != "http" or not parts.hostname:
-                raise TransportError("connect_error", f"not a plain http:// URL: {url}")
-            port = parts.port or 80
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise TransportError("connect_error", f"not an http:// or https:// URL: {url}")
+            tls = parts.scheme == "https"
+            port = parts.port or (443 if tls else 80)
             path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
             host = parts.netloc.rpartition("@")[2]
             target = self._targets[url] = _Target(
-                (parts.hostname, port),
+                (parts.hostname, port, tls),
                 f"POST {path} HTTP/1.1\r\n".encode(),
                 f"Host: {host}\r\n".encode(),
             )

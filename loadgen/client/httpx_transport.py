@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 
 import httpx
 
-from loadgen.client.transport import HttpRequest, TransportError
+from loadgen.client.transport import HttpRequest, TlsOptions, TransportError
 from loadgen.clock import now_ns
 
 __all__ = ["HttpxTransport"]
@@ -55,8 +55,17 @@ class _HttpxResponse:
 
 
 class HttpxTransport:
-    def __init__(self, *, limit: int, connect_timeout_s: float, http2: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        limit: int,
+        connect_timeout_s: float,
+        http2: bool = True,
+        tls: TlsOptions | None = None,
+    ) -> None:
+        alpn = ["h2", "http/1.1"] if http2 else ["http/1.1"]
         self._client = httpx.AsyncClient(
+            verify=(tls or TlsOptions()).context(alpn=alpn),
             http2=http2,
             http1=True,
             limits=httpx.Limits(

@@ -10,12 +10,13 @@ Imports: loadgen.clock.
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["HttpRequest", "Response", "Transport", "TransportError"]
+__all__ = ["HttpRequest", "Response", "TlsOptions", "Transport", "TransportError"]
 
 
 @dataclass(slots=True, frozen=True)
@@ -23,6 +24,23 @@ class HttpRequest:
     url: str
     body: bytes
     headers: dict[str, str]
+
+
+@dataclass(slots=True, frozen=True)
+class TlsOptions:
+    """How an ``https://`` target's certificate is checked (``target.tls``)."""
+
+    verify: bool = True
+    ca_file: str | None = None
+
+    def context(self, alpn: list[str] | None = None) -> ssl.SSLContext:
+        ctx = ssl.create_default_context(cafile=self.ca_file)
+        if not self.verify:
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+        if alpn:
+            ctx.set_alpn_protocols(alpn)
+        return ctx
 
 
 class TransportError(Exception):

@@ -4,7 +4,7 @@ Control-plane calls go through httpx (never the load path's session). A
 server that is down is not an error here (the run records what happens); the
 caller decides whether to wait for it (``target.wait_for_health_s``).
 
-Imports: httpx, loadgen.clock.
+Imports: httpx, loadgen.clock, loadgen.client.transport (TLS options).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from loadgen.client.transport import TlsOptions
 from loadgen.clock import NS_PER_S, block_for, now_ns
 
 __all__ = ["Preflight", "check_target"]
@@ -27,14 +28,20 @@ class Preflight:
 
 
 def check_target(
-    url: str, model: str, api: str, headers: dict[str, str], wait_s: float = 0.0
+    url: str,
+    model: str,
+    api: str,
+    headers: dict[str, str],
+    wait_s: float = 0.0,
+    tls: TlsOptions | None = None,
 ) -> Preflight:
     """Poll ``/health`` for up to ``wait_s`` seconds, then list the served models."""
     out = Preflight()
     base = url.rstrip("/")
     start = now_ns()
     give_up = start + int(wait_s * NS_PER_S)
-    with httpx.Client(timeout=httpx.Timeout(5.0), headers=headers) as client:
+    verify = (tls or TlsOptions()).context()
+    with httpx.Client(timeout=httpx.Timeout(5.0), headers=headers, verify=verify) as client:
         while True:
             try:
                 out.healthy = client.get(f"{base}/health").status_code == 200

@@ -22,7 +22,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from loadgen import __version__
-from loadgen.client import ADAPTERS, Requester, RequestTimeouts, make_transport, transport_kind
+from loadgen.client import (
+    ADAPTERS,
+    Requester,
+    RequestTimeouts,
+    TlsOptions,
+    make_transport,
+    transport_kind,
+)
 from loadgen.clock import NS_PER_S, anchor
 from loadgen.metrics import step_cost, summarize_step
 from loadgen.metrics.profiles import PROFILES
@@ -104,7 +111,8 @@ def _preflight(sc: Scenario, url: str, quiet: bool) -> dict[str, object]:
     headers = dict(t.headers)
     if t.api_key_env and os.environ.get(t.api_key_env):
         headers["Authorization"] = f"Bearer {os.environ[t.api_key_env]}"
-    check = check_target(url, t.model, t.api, headers, t.wait_for_health_s)
+    tls = TlsOptions(t.tls.verify, t.tls.ca_file)
+    check = check_target(url, t.model, t.api, headers, t.wait_for_health_s, tls)
     if not quiet:
         for warning in check.warnings:
             print(f"warning: {warning}", flush=True)
@@ -181,7 +189,11 @@ class _Session:
         limit = _pool_limit(load)
         kind = transport_kind(sc.target.transport, url=self.url, http2=sc.target.http2)
         transport = make_transport(
-            kind, http2=sc.target.http2, limit=limit, connect_timeout_s=sc.target.timeouts_s.connect
+            kind,
+            http2=sc.target.http2,
+            limit=limit,
+            connect_timeout_s=sc.target.timeouts_s.connect,
+            tls=TlsOptions(sc.target.tls.verify, sc.target.tls.ca_file),
         )
         headers = dict(sc.target.headers)
         if sc.target.api_key_env and os.environ.get(sc.target.api_key_env):

@@ -8,6 +8,7 @@ Imports: pydantic only.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -48,6 +49,21 @@ class Timeouts(_Strict):
     total: float = Field(1800.0, gt=0, description="Seconds for the whole request.")
 
 
+class TlsSpec(_Strict):
+    verify: bool = Field(
+        True, description="Check an https:// server's certificate (false: accept any)."
+    )
+    ca_file: str | None = Field(
+        None, description="PEM file of the CA certificates to trust instead of the system's."
+    )
+
+    @model_validator(mode="after")
+    def _ca_file_exists(self) -> TlsSpec:
+        if self.ca_file is not None and not Path(self.ca_file).is_file():
+            raise ValueError(f"ca_file {self.ca_file!r} is not a readable file")
+        return self
+
+
 class MockSpec(_Strict):
     profile: str | None = Field(
         None, description="Built-in mock engine profile (see docs/mock.md); None = its default."
@@ -79,9 +95,10 @@ class TargetSpec(_Strict):
     http2: bool = Field(False, description="Use HTTP/2 (through httpx).")
     transport: Literal["auto", "h1", "aiohttp", "httpx"] = Field(
         "auto",
-        description="HTTP client: auto (h1 for http://, aiohttp for https://, httpx for "
-        "http2), h1 (loadgen's own, kernel-stamped), aiohttp, httpx.",
+        description="HTTP client: auto (h1, or httpx for http2), h1 (loadgen's own, "
+        "kernel-stamped), aiohttp, httpx.",
     )
+    tls: TlsSpec = Field(default_factory=TlsSpec, description="TLS for https:// targets.")
     stream: bool = Field(
         True, description="Streaming requests (false: one JSON answer; TTFT is then E2E)."
     )
@@ -99,8 +116,6 @@ class TargetSpec(_Strict):
     def _transport_fits(self) -> TargetSpec:
         if self.http2 and self.transport in ("h1", "aiohttp"):
             raise ValueError(f"transport {self.transport} speaks HTTP/1.1 only; http2 needs httpx")
-        if self.transport == "h1" and self.url.startswith("https:"):
-            raise ValueError("transport h1 is plain http:// only; use aiohttp or auto for https")
         return self
 
 

@@ -11,7 +11,7 @@ scheduling (a late wake-up, a busy loop) is in either number. Both processes
 still share this machine's two CPUs with the kernel and whatever else runs, so
 each case gets two attempts and must meet the bound in one full attempt.
 
-The aiohttp transport (``https://`` targets) can stamp only when its event
+The aiohttp transport (``target.transport: aiohttp``) can stamp only when its event
 loop reads the socket; on these VMs that is up to 2 ms late at p99 even at
 one stream (docs/performance.md), so it is not held to this bound here.
 """

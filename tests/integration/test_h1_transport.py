@@ -9,18 +9,22 @@ the loop got round to reading it.
 from __future__ import annotations
 
 import asyncio
+import shutil
 import socket
+import ssl
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any
 
 import pytest
 import uvloop
 
-from loadgen.client import h1_transport
+from loadgen.client import h1_transport, make_transport
 from loadgen.client.h1_transport import H1Transport
-from loadgen.client.transport import HttpRequest, TransportError
+from loadgen.client.transport import HttpRequest, TlsOptions, TransportError
 
 MS = 1_000_000
 Script = Callable[[socket.socket, int], None]  # (connection, request number) -> answer
@@ -29,8 +33,9 @@ Script = Callable[[socket.socket, int], None]  # (connection, request number) ->
 class ScriptServer:
     """Accepts connections on 127.0.0.1 and answers each request with ``script``."""
 
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, tls: ssl.SSLContext | None = None) -> None:
         self.script = script
+        self.tls = tls
         self.accepted = 0
         self.requests = 0
         self.heads: list[bytes] = []
@@ -43,7 +48,8 @@ class ScriptServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1/completions"
+        scheme = "https" if self.tls else "http"
+        return f"{scheme}://127.0.0.1:{self.port}/v1/completions"
 
     def _serve(self) -> None:
         while not self.stop.is_set():
@@ -57,6 +63,8 @@ class ScriptServer:
     def _conn(self, conn: socket.socket) -> None:
         with conn:
             try:
+                if self.tls is not None:
+                    conn = self.tls.wrap_socket(conn, server_side=True)
                 self._answer(conn)
             except OSError:  # the script or the client closed it
                 return
@@ -93,8 +101,8 @@ class ScriptServer:
 def serve() -> Any:
     servers: list[ScriptServer] = []
 
-    def start(script: Script) -> ScriptServer:
-        servers.append(ScriptServer(script))
+    def start(script: Script, tls: ssl.SSLContext | None = None) -> ScriptServer:
+        servers.append(ScriptServer(script, tls))
         return servers[-1]
 
     yield start
@@ -403,3 +411,107 @@ def test_upgrades_fail_and_non_chunked_codings_end_at_the_close(
         return "body" if body == b"to the close" else repr(body)
 
     assert run(main()) == expected
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ssl.SSLContext]:
+    """A self-signed certificate for 127.0.0.1, made here with openssl; the server's context."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to make a test certificate")
+    tmp = tmp_path_factory.mktemp("tls")
+    cert, key = tmp / "cert.pem", tmp / "key.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+            *("-keyout", str(key), "-out", str(cert), "-subj", "/CN=localhost"),
+            *("-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    return cert, ctx
+
+
+def test_tls_chunks_are_stamped_on_arrival_and_the_connection_is_kept(
+    serve: Any, certificate: tuple[Path, ssl.SSLContext]
+) -> None:
+    cert, server_tls = certificate
+    written: list[int] = []
+
+    def script(conn: socket.socket, _: int) -> None:
+        conn.sendall(CHUNKED_HEAD + chunk(b"data: 1\n\n"))
+        time.sleep(0.03)
+        written.append(time.perf_counter_ns())
+        conn.sendall(chunk(b"data: 2\n\n"))
+        conn.sendall(b"0\r\n\r\n")
+
+    server = serve(script, server_tls)
+
+    async def main() -> list[tuple[int, int]]:
+        transport = H1Transport(limit=4, connect_timeout_s=5, tls=TlsOptions(ca_file=str(cert)))
+        out = []
+        for _ in range(3):
+            async with transport.open(request(server.url)) as resp:
+                it = resp.chunks()
+                await it.__anext__()
+                time.sleep(0.1)  # noqa: ASYNC251 - the loop is stuck while the second event arrives
+                read_ns = time.perf_counter_ns()
+                stamp, data = await it.__anext__()
+                assert data.startswith(b"data: 2")
+                async for _ in it:
+                    pass
+            out.append((stamp, read_ns))
+            await asyncio.sleep(0.05)  # TLS 1.3 session tickets may land on the idle connection
+        await transport.aclose()
+        return out
+
+    for (stamp, read_ns), write_ns in zip(run(main()), written, strict=True):
+        assert -0.2 * MS < stamp - write_ns < 1 * MS, (stamp - write_ns) / MS
+        assert read_ns - stamp > 50 * MS
+    assert server.accepted == 1
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"), [(TlsOptions(), "connect_error"), (TlsOptions(verify=False), "ok")]
+)
+def test_tls_certificates_are_checked_unless_told_not_to(
+    serve: Any, certificate: tuple[Path, ssl.SSLContext], options: TlsOptions, expected: str
+) -> None:
+    server = serve(lambda conn, _: conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"),
+                   certificate[1])  # fmt: skip
+
+    async def main() -> str:
+        transport = H1Transport(limit=4, connect_timeout_s=5, tls=options)
+        try:
+            status, body, _ = await fetch(transport, server.url)
+        except TransportError as exc:
+            assert "certificate" in exc.detail.lower(), exc.detail
+            return exc.kind
+        finally:
+            await transport.aclose()
+        return "ok" if (status, body) == (200, b"ok") else f"{status} {body!r}"
+
+    assert run(main()) == expected
+
+
+@pytest.mark.parametrize("kind", ["h1", "aiohttp", "httpx"])
+def test_every_transport_takes_the_tls_options(
+    serve: Any, certificate: tuple[Path, ssl.SSLContext], kind: str
+) -> None:
+    cert, server_tls = certificate
+    server = serve(lambda conn, _: conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"),
+                   server_tls)  # fmt: skip
+
+    async def main() -> tuple[int, bytes]:
+        transport = make_transport(
+            kind, limit=4, connect_timeout_s=5, tls=TlsOptions(ca_file=str(cert))
+        )
+        async with transport.open(request(server.url)) as resp:
+            body = b"".join([data async for _, data in resp.chunks()])
+            status = resp.status
+        await transport.aclose()
+        return status, body
+
+    assert run(main()) == (200, b"ok")
