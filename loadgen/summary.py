@@ -110,6 +110,8 @@ class ClientHealth(_Model):
     loop_lag_p99_ms: float | None = None
     loop_lag_max_ms: float | None = None
     send_lag_p99_ms: float | None = None  # open loop: sent - scheduled
+    read_lag_p99_ms: float | None = None  # h1: read time - kernel receive stamp
+    read_lag_max_ms: float | None = None
     saturated: bool = False
     warnings: list[str] = Field(default_factory=list)
 

@@ -25,7 +25,7 @@ from aiohttp.payload import BytesPayload
 from aiohttp.streams import StreamReader
 from yarl import URL
 
-from loadgen.client.transport import HttpRequest, TlsOptions, TransportError
+from loadgen.client.transport import HttpRequest, ReadLag, TlsOptions, TransportError
 from loadgen.clock import now_ns
 
 __all__ = ["AiohttpTransport"]
@@ -173,6 +173,8 @@ class _AiohttpResponse:
 
 
 class AiohttpTransport:
+    read_lag: ReadLag | None = None  # stamps taken as the loop reads: no lag to see
+
     def __init__(
         self, *, limit: int, connect_timeout_s: float, tls: TlsOptions | None = None
     ) -> None:

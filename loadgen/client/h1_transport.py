@@ -37,7 +37,7 @@ from urllib.parse import urlsplit
 
 import httptools
 
-from loadgen.client.transport import HttpRequest, TlsOptions, TransportError
+from loadgen.client.transport import HttpRequest, ReadLag, TlsOptions, TransportError
 from loadgen.clock import from_kernel_ns, now_ns
 
 __all__ = ["H1Transport"]
@@ -256,6 +256,7 @@ class _Conn:
         if anc and len(anc[0][2]) == _TIMESPEC.size:
             sec, nsec = _TIMESPEC.unpack(anc[0][2])
             stamp = from_kernel_ns(sec * 1_000_000_000 + nsec)
+            self.owner.read_lag.add(now_ns() - stamp)
         else:
             stamp = now_ns()
         eof = not data
@@ -420,6 +421,7 @@ class H1Transport:
         self._addrs: dict[Key, list[tuple[int, int, int, Any]]] = {}
         #: TCP connections opened so far (keep-alive working: about the concurrency)
         self.connects = 0
+        self.read_lag = ReadLag()
 
     @asynccontextmanager
     async def open(self, request: HttpRequest) -> AsyncIterator[_Exchange]:

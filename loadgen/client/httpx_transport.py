@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 
 import httpx
 
-from loadgen.client.transport import HttpRequest, TlsOptions, TransportError
+from loadgen.client.transport import HttpRequest, ReadLag, TlsOptions, TransportError
 from loadgen.clock import now_ns
 
 __all__ = ["HttpxTransport"]
@@ -55,6 +55,8 @@ class _HttpxResponse:
 
 
 class HttpxTransport:
+    read_lag: ReadLag | None = None  # stamps taken as the loop reads: no lag to see
+
     def __init__(
         self,
         *,

@@ -56,7 +56,7 @@ class Requester:
         run_id: str,
         stream: bool = True,
     ) -> None:
-        self._transport = transport
+        self.transport = transport
         self._adapter = adapter
         self._stream_mode = stream
         self._url = base_url.rstrip("/") + (adapter.path if stream else adapter.path_no_stream)
@@ -123,7 +123,7 @@ class Requester:
         idle = self._timeouts.idle_ns
         slack = idle // 8
         armed = 0  # the idle deadline the timer is set to, once tokens flow
-        async with self._transport.open(req) as resp:
+        async with self.transport.open(req) as resp:
             rec.headers_ns = now_ns()
             rec.sent_ns = resp.sent_ns or rec.start_ns
             rec.http_status = resp.status

@@ -63,6 +63,7 @@ BASE_COLUMNS = (
     "sla_failed_checks",
     "client_cpu_util",
     "client_loop_lag_p99_ms",
+    "client_read_lag_p99_ms",
     "client_send_lag_p99_ms",
     "client_saturated",
     "little_mean_in_flight",
@@ -157,6 +158,7 @@ def step_row(step: StepSummary) -> dict[str, Any]:
         sla_failed_checks=";".join(f"{x.metric}.{x.stat}" for x in step.sla.checks if not x.passed),
         client_cpu_util=c.cpu_util,
         client_loop_lag_p99_ms=c.loop_lag_p99_ms,
+        client_read_lag_p99_ms=c.read_lag_p99_ms,
         client_send_lag_p99_ms=c.send_lag_p99_ms,
         client_saturated=c.saturated,
     )

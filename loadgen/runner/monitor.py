@@ -3,7 +3,8 @@
 A small task wakes about every ``period`` and measures how long one pass
 through the event loop's ready queue takes (the loop's lag: the delay any
 work waiting its turn carries), and samples the number of requests in
-flight, for Little's law.
+flight, for Little's law. With the h1 transport the step also gets the read
+lag (how long bytes waited in the socket before loadgen read them).
 
 Imports: asyncio, numpy, loadgen.clock, loadgen.summary.
 """
@@ -22,7 +23,13 @@ from loadgen.summary import ClientHealth
 __all__ = ["SATURATION", "LoopMonitor"]
 
 #: Thresholds past which a step is flagged as limited by loadgen itself.
-SATURATION = {"cpu_util": 0.9, "loop_lag_p99_ms": 5.0, "send_lag_p99_ms": 10.0}
+SATURATION = {
+    "cpu_util": 0.9,
+    "loop_lag_p99_ms": 5.0,
+    "send_lag_p99_ms": 10.0,
+    # above this VM's wake-up lateness (p99.9 0.4-2.3 ms), which kernel stamps make harmless
+    "read_lag_p99_ms": 3.0,
+}
 
 
 @dataclass(slots=True)
@@ -57,7 +64,10 @@ class LoopMonitor:
         window = [n for t, n in self.samples if start_ns <= t <= end_ns]
         return float(np.mean(window)) if window else None
 
-    def health(self, send_lags_ns: list[int]) -> ClientHealth:
+    def health(
+        self, send_lags_ns: list[int], read_lag: tuple[int, int, int] | None = None
+    ) -> ClientHealth:
+        """``read_lag``: ``ReadLag.take()`` of the step, where the transport has one."""
         wall = now_ns() - self._wall0
         cpu_util = (cpu_ns() - self._cpu0) / wall if wall > 0 else 0.0
         h = ClientHealth(cpu_util=round(cpu_util, 4))
@@ -67,6 +77,9 @@ class LoopMonitor:
             h.loop_lag_max_ms = float(lags.max())
         if send_lags_ns:
             h.send_lag_p99_ms = float(np.percentile(send_lags_ns, 99)) / NS_PER_MS
+        if read_lag is not None and read_lag[0]:
+            h.read_lag_p99_ms = read_lag[1] / NS_PER_MS
+            h.read_lag_max_ms = read_lag[2] / NS_PER_MS
         if wall >= 2 * NS_PER_S and h.cpu_util > SATURATION["cpu_util"]:
             h.warnings.append(
                 f"loadgen used {h.cpu_util:.0%} of a CPU core: it may be the bottleneck"
@@ -74,6 +87,11 @@ class LoopMonitor:
         if (h.loop_lag_p99_ms or 0.0) > SATURATION["loop_lag_p99_ms"]:
             h.warnings.append(
                 f"event-loop lag p99 {h.loop_lag_p99_ms:.1f} ms: timestamps may run late"
+            )
+        if (h.read_lag_p99_ms or 0.0) > SATURATION["read_lag_p99_ms"]:
+            h.warnings.append(
+                f"loadgen read its sockets up to {h.read_lag_p99_ms:.1f} ms (p99) after bytes "
+                "arrived: tokens that piled up meanwhile share the last one's stamp"
             )
         if (h.send_lag_p99_ms or 0.0) > SATURATION["send_lag_p99_ms"]:
             h.warnings.append(

@@ -255,6 +255,9 @@ class _Session:
         lp = _load_point(sc, at)
         n = load.requests_per_step
         self.progress.start_step(f"step {index} ({lp.mode} {point:g})", n)
+        read_lag = requester.transport.read_lag
+        if read_lag is not None:
+            read_lag.take()  # what came before this step is not its own
         monitor.start()
         interrupted = False
         try:
@@ -295,7 +298,7 @@ class _Session:
                 on_record(rec)
             requester.cancelled.clear()
         await monitor.stop()
-        health = monitor.health(send_lags)
+        health = monitor.health(send_lags, read_lag.take() if read_lag is not None else None)
         if at.mode == "concurrency" and n is not None and n < point:
             health.warnings.append(
                 f"only {n} measured requests for concurrency {point:g}: "
