@@ -1,13 +1,15 @@
 """How many output tokens per second one loadgen process ingests, per CPU core.
 
 Starts the built-in mock in burst mode (each response written in one go, one
-SSE event per token) on its own CPU, then drives it from this process, pinned
+SSE event per token) or paced (``--itl-ms``: every token its own write, as
+from a live server) on its own CPU, then drives it from this process, pinned
 to another CPU, through loadgen's real client path: transport, SSE splitter,
 adapter, records. Prints tokens/s, the client's CPU use and tokens per CPU
-second, for each transport: h1 (loadgen's own, the default for http://),
-aiohttp (https://) and httpx (HTTP/2; driven here over HTTP/1.1).
+second, for each transport: h1 (loadgen's own, the default), aiohttp and
+httpx (used for HTTP/2; driven here over HTTP/1.1).
 
     python benchmarks/client_throughput.py [--concurrency 256] [--tokens 128] [--seconds 8]
+        [--itl-ms 0]   # > 0: tokens paced, one per write, instead of a burst
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ from loadgen.scenario import WorkloadSpec
 from loadgen.workload import RequestSource, step_rng
 
 
-def start_mock(cpu: int | None) -> tuple[subprocess.Popen[bytes], str]:
-    cmd = [sys.executable, "-m", "loadgen.mock", "--port", "0", "--burst", "--ttft-ms", "0"]
+def start_mock(cpu: int | None, itl_ms: float) -> tuple[subprocess.Popen[bytes], str]:
+    cmd = [sys.executable, "-m", "loadgen.mock", "--port", "0", "--ttft-ms", "0"]
+    cmd += ["--itl-ms", str(itl_ms)] if itl_ms > 0 else ["--burst"]
     pre = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, preexec_fn=pre)
     assert proc.stdout is not None
@@ -97,12 +100,19 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=128)
     ap.add_argument("--seconds", type=float, default=8.0)
     ap.add_argument("--transports", default="h1,aiohttp,httpx")
+    ap.add_argument(
+        "--itl-ms",
+        type=float,
+        default=0,
+        help="0: burst (each response in one write); else the mock paces tokens this far "
+        "apart, so each arrives on its own, as from a live server",
+    )
     args = ap.parse_args()
     cpus = sorted(os.sched_getaffinity(0))
     mock_cpu = cpus[-1] if len(cpus) > 1 else None
     if mock_cpu is not None:
         os.sched_setaffinity(0, {cpus[0]})
-    proc, url = start_mock(mock_cpu)
+    proc, url = start_mock(mock_cpu, args.itl_ms)
     try:
         import uvloop
 
@@ -110,7 +120,8 @@ def main() -> None:
     except ImportError:
         runner = asyncio.run
     try:
-        print(f"mock burst server {url}; client on CPU {cpus[0]}, mock on CPU {mock_cpu}")
+        mode = f"paced at {args.itl_ms:g} ms" if args.itl_ms > 0 else "burst"
+        print(f"mock {mode} server {url}; client on CPU {cpus[0]}, mock on CPU {mock_cpu}")
         print(
             f"concurrency {args.concurrency}, {args.tokens} tokens per response, {args.seconds:g} s"
         )
