@@ -127,6 +127,19 @@ CHUNKED_HEAD = (
 )
 
 
+def two_events_30_ms_apart(written: list[int]) -> Script:
+    """An answer whose second event is written 30 ms after the first; notes that write."""
+
+    def script(conn: socket.socket, _: int) -> None:
+        conn.sendall(CHUNKED_HEAD + chunk(b"data: 1\n\n"))
+        time.sleep(0.03)
+        written.append(time.perf_counter_ns())
+        conn.sendall(chunk(b"data: 2\n\n"))
+        conn.sendall(b"0\r\n\r\n")
+
+    return script
+
+
 async def fetch(transport: H1Transport, url: str) -> tuple[int, bytes, list[int]]:
     async with transport.open(request(url)) as resp:
         body, stamps = b"", []
@@ -138,13 +151,7 @@ async def fetch(transport: H1Transport, url: str) -> tuple[int, bytes, list[int]
 
 def test_a_chunk_is_stamped_when_it_arrived_not_when_the_loop_read_it(serve: Any) -> None:
     written: list[int] = []
-
-    def script(conn: socket.socket, _: int) -> None:
-        conn.sendall(CHUNKED_HEAD + chunk(b"data: 1\n\n"))
-        time.sleep(0.03)
-        written.append(time.perf_counter_ns())
-        conn.sendall(chunk(b"data: 2\n\n"))
-        conn.sendall(b"0\r\n\r\n")
+    script = two_events_30_ms_apart(written)
 
     server = serve(script)
 
@@ -439,13 +446,7 @@ def test_tls_chunks_are_stamped_on_arrival_and_the_connection_is_kept(
 ) -> None:
     cert, server_tls = certificate
     written: list[int] = []
-
-    def script(conn: socket.socket, _: int) -> None:
-        conn.sendall(CHUNKED_HEAD + chunk(b"data: 1\n\n"))
-        time.sleep(0.03)
-        written.append(time.perf_counter_ns())
-        conn.sendall(chunk(b"data: 2\n\n"))
-        conn.sendall(b"0\r\n\r\n")
+    script = two_events_30_ms_apart(written)
 
     server = serve(script, server_tls)
 
