@@ -1,10 +1,13 @@
-"""Fixtures shared by the test folders: a real agent process on an ephemeral port, by PID."""
+"""Fixtures shared by the test folders: a real agent process on an ephemeral port, by PID;
+a self-signed TLS certificate for 127.0.0.1."""
 
 from __future__ import annotations
 
 import os
 import select
+import shutil
 import signal
+import ssl
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -67,3 +70,24 @@ def agent_proc() -> Iterator[Spawn]:
     yield spawn
     for proc in started:
         stop_agent(proc)
+
+
+@pytest.fixture(scope="session")
+def tls_certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ssl.SSLContext]:
+    """A self-signed certificate for 127.0.0.1, made here with openssl; the server's context."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to make a test certificate")
+    tmp = tmp_path_factory.mktemp("tls")
+    cert, key = tmp / "cert.pem", tmp / "key.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+            *("-keyout", str(key), "-out", str(cert), "-subj", "/CN=localhost"),
+            *("-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    return cert, ctx

@@ -29,6 +29,7 @@ import contextlib
 import socket
 import ssl
 import struct
+from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -169,6 +170,7 @@ class _Conn:
         "interim",
         "key",
         "loop",
+        "outbox",
         "owner",
         "parser",
         "reading",
@@ -176,6 +178,7 @@ class _Conn:
         "tls",
         "tls_in",
         "tls_out",
+        "writer",
     )
 
     def __init__(
@@ -198,6 +201,8 @@ class _Conn:
         self.interim = False  # inside a 1xx answer, which precedes the real one
         self.draining = False  # the caller is done; reading the rest of the body to reuse us
         self.drain_timer: asyncio.TimerHandle | None = None
+        self.outbox: deque[bytes] = deque()  # bytes the socket would not take yet, in order
+        self.writer: asyncio.Task[None] | None = None  # sending the outbox
         self.loop.add_reader(self.fd, self._on_readable)
         self.reading = True
 
@@ -320,15 +325,37 @@ class _Conn:
 
     def _flush_tls(self) -> None:
         if self.tls_out is not None and self.tls_out.pending:
-            data = self.tls_out.read()
+            with contextlib.suppress(OSError):  # the read side will see the connection go
+                self.write(self.tls_out.read())
+
+    def write(self, data: bytes) -> asyncio.Task[None] | None:
+        """Send ``data`` after anything still queued; returns the task still sending it.
+
+        One write path per connection, so TLS records the reader has to send (a
+        key update) never cut into a request on its way out. Raises ``OSError``
+        if the socket refuses at once.
+        """
+        if self.writer is None:
             try:
                 sent = self.sock.send(data)
             except (BlockingIOError, InterruptedError):
                 sent = 0
-            except OSError:
-                return  # the read side will see the connection go
-            if sent < len(data):
-                self.loop.create_task(self.loop.sock_sendall(self.sock, data[sent:]))
+            if sent == len(data):
+                return None
+            self.outbox.append(data[sent:])
+            self.writer = self.loop.create_task(self._write_out())
+        else:
+            self.outbox.append(data)
+        return self.writer
+
+    async def _write_out(self) -> None:
+        try:
+            while self.outbox:
+                await self.loop.sock_sendall(self.sock, self.outbox.popleft())
+        except OSError as exc:
+            self.lost(TransportError("disconnected", _detail(exc)))
+        finally:
+            self.writer = None
 
     def encrypt(self, payload: bytes) -> bytes:
         if self.tls is None or self.tls_out is None:
@@ -398,6 +425,8 @@ class _Conn:
             self.draining = False
             if self.drain_timer is not None:
                 self.drain_timer.cancel()
+            if self.writer is not None:
+                self.writer.cancel()
             if self.reading:
                 self.loop.remove_reader(self.fd)
                 self.reading = False
@@ -414,7 +443,7 @@ class H1Transport:
         self.loop = asyncio.get_running_loop()
         self._tls_context = (tls or TlsOptions()).context(alpn=["http/1.1"])
         self._connect_timeout_s = connect_timeout_s
-        self._limit = limit  # idle connections kept per host
+        self._limit = limit  # idle connections kept per host; 0: no limit
         self._idle: dict[Key, list[_Conn]] = {}
         self._all: set[_Conn] = set()
         self._targets: dict[str, _Target] = {}
@@ -445,16 +474,14 @@ class H1Transport:
     async def _send(self, conn: _Conn, ex: _Exchange, payload: bytes) -> None:
         try:
             ex.sent = now_ns()
-            payload = conn.encrypt(payload)
-            n = conn.sock.send(payload)
-            if n < len(payload):
-                await self.loop.sock_sendall(conn.sock, memoryview(payload)[n:])
-                ex.sent = now_ns()
-        except BlockingIOError:
-            await self.loop.sock_sendall(conn.sock, payload)
-            ex.sent = now_ns()
+            pending = conn.write(conn.encrypt(payload))
         except OSError as exc:
             raise TransportError("disconnected", _detail(exc)) from None
+        if pending is not None:  # the rest goes out later; a failure closes the connection
+            await asyncio.wait({pending})  # its cancellation (a close) is not ours
+            if conn.closed:
+                raise ex.error or TransportError("disconnected", "closed while sending")
+            ex.sent = now_ns()
 
     def _done(self, conn: _Conn, ex: _Exchange) -> None:
         """The caller is through with the answer (it may stop at ``[DONE]``, before the
@@ -472,7 +499,7 @@ class H1Transport:
     def release(self, conn: _Conn, ex: _Exchange) -> None:
         """Pool a connection whose answer is complete, if it may carry another."""
         idle = self._idle.setdefault(conn.key, [])
-        if not ex.keep_alive or conn.closed or len(idle) >= self._limit:
+        if not ex.keep_alive or conn.closed or 0 < self._limit <= len(idle):
             conn.close()
             return
         conn.ex = None

@@ -71,7 +71,9 @@ class HttpxTransport:
             http2=http2,
             http1=True,
             limits=httpx.Limits(
-                max_connections=limit, max_keepalive_connections=limit, keepalive_expiry=60
+                max_connections=limit or None,  # 0: no limit (httpx reads 0 as none at all)
+                max_keepalive_connections=limit or None,
+                keepalive_expiry=60,
             ),
             timeout=httpx.Timeout(None, connect=connect_timeout_s, pool=None),
         )

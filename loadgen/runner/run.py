@@ -129,8 +129,14 @@ def _start_telemetry(sc: Scenario, url: str, out_dir: Path) -> TelemetryCollecto
     from loadgen.telemetry import TelemetryCollector
 
     token = os.environ.get(spec.token_env) if spec.token_env else None
+    tls = sc.target.tls
     collector = TelemetryCollector(
-        list(spec.agents), server, out_dir / "telemetry.jsonl", token, spec.interval_s
+        list(spec.agents),
+        server,
+        out_dir / "telemetry.jsonl",
+        token,
+        spec.interval_s,
+        server_tls=TlsOptions(tls.verify, tls.ca_file).context(),
     )
     collector.start()
     return collector

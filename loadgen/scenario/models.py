@@ -8,6 +8,7 @@ Imports: pydantic only.
 
 from __future__ import annotations
 
+import ssl
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -58,9 +59,15 @@ class TlsSpec(_Strict):
     )
 
     @model_validator(mode="after")
-    def _ca_file_exists(self) -> TlsSpec:
-        if self.ca_file is not None and not Path(self.ca_file).is_file():
-            raise ValueError(f"ca_file {self.ca_file!r} is not a readable file")
+    def _ca_file_loads(self) -> TlsSpec:
+        if self.ca_file is not None:
+            if not Path(self.ca_file).is_file():
+                raise ValueError(f"ca_file {self.ca_file!r} is not a readable file")
+            try:
+                ssl.create_default_context(cafile=self.ca_file)
+            except ssl.SSLError as exc:
+                msg = f"ca_file {self.ca_file!r} holds no PEM certificate ({exc.reason})"
+                raise ValueError(msg) from None
         return self
 
 

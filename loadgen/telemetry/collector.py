@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import logging
 import pathlib
+import ssl
 import threading
 from dataclasses import dataclass
 from typing import IO, Any
@@ -61,12 +62,16 @@ class TelemetryCollector:
         out_path: pathlib.Path,
         token: str | None = None,
         interval_s: float = 1.0,
+        server_tls: ssl.SSLContext | None = None,
     ) -> None:
+        """``server_tls``: how to check an https ``server_metrics`` (the target's ``tls``)."""
         if interval_s <= 0:
             msg = f"telemetry interval must be > 0 s, got {interval_s!r}"
             raise ValueError(msg)
         self._agents = [_Agent(url.rstrip("/")) for url in agents]
         self._server = server_metrics
+        self._server_tls = server_tls
+        self._server_client: httpx.AsyncClient | None = None
         self._out_path = pathlib.Path(out_path)
         self._headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._interval_ns = round(interval_s * clock.NS_PER_S)
@@ -148,8 +153,12 @@ class TelemetryCollector:
         self._poll_lock = asyncio.Lock()
         self._started.set()
         limits = httpx.Limits(max_connections=len(self._agents) + 4)
-        async with httpx.AsyncClient(timeout=self._timeout_s, limits=limits) as client:
+        async with (
+            httpx.AsyncClient(timeout=self._timeout_s, limits=limits) as client,
+            httpx.AsyncClient(timeout=self._timeout_s, verify=self._server_tls or True) as server,
+        ):
             self._client = client
+            self._server_client = server
             await asyncio.gather(*(self._connect(a) for a in self._agents))
             t0, k = clock.now_ns(), 0
             while not self._stop_event.is_set():
@@ -280,8 +289,8 @@ class TelemetryCollector:
     async def _scrape(self, url: str) -> None:
         try:
             t0 = clock.now_ns()
-            assert self._client is not None
-            response = await self._client.get(url)
+            assert self._server_client is not None
+            response = await self._server_client.get(url)
             t1 = clock.now_ns()
             response.raise_for_status()
             samples, bad = parse_prometheus_text(response.text)

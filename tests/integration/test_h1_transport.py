@@ -9,10 +9,8 @@ the loop got round to reading it.
 from __future__ import annotations
 
 import asyncio
-import shutil
 import socket
 import ssl
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Coroutine
@@ -39,6 +37,7 @@ class ScriptServer:
         self.accepted = 0
         self.requests = 0
         self.heads: list[bytes] = []
+        self.body_sizes: list[int] = []
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.sock.settimeout(0.2)
         self.port = self.sock.getsockname()[1]
@@ -88,6 +87,7 @@ class ScriptServer:
                 rest += conn.recv(65536)
             buf = rest[length:]
             self.heads.append(head)
+            self.body_sizes.append(length)
             self.requests += 1
             self.script(conn, self.requests)
 
@@ -420,31 +420,10 @@ def test_upgrades_fail_and_non_chunked_codings_end_at_the_close(
     assert run(main()) == expected
 
 
-@pytest.fixture(scope="module")
-def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ssl.SSLContext]:
-    """A self-signed certificate for 127.0.0.1, made here with openssl; the server's context."""
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is needed to make a test certificate")
-    tmp = tmp_path_factory.mktemp("tls")
-    cert, key = tmp / "cert.pem", tmp / "key.pem"
-    subprocess.run(
-        [
-            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
-            *("-keyout", str(key), "-out", str(cert), "-subj", "/CN=localhost"),
-            *("-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(cert, key)
-    return cert, ctx
-
-
 def test_tls_chunks_are_stamped_on_arrival_and_the_connection_is_kept(
-    serve: Any, certificate: tuple[Path, ssl.SSLContext]
+    serve: Any, tls_certificate: tuple[Path, ssl.SSLContext]
 ) -> None:
-    cert, server_tls = certificate
+    cert, server_tls = tls_certificate
     written: list[int] = []
     script = two_events_30_ms_apart(written)
 
@@ -478,10 +457,10 @@ def test_tls_chunks_are_stamped_on_arrival_and_the_connection_is_kept(
     ("options", "expected"), [(TlsOptions(), "connect_error"), (TlsOptions(verify=False), "ok")]
 )
 def test_tls_certificates_are_checked_unless_told_not_to(
-    serve: Any, certificate: tuple[Path, ssl.SSLContext], options: TlsOptions, expected: str
+    serve: Any, tls_certificate: tuple[Path, ssl.SSLContext], options: TlsOptions, expected: str
 ) -> None:
     server = serve(lambda conn, _: conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"),
-                   certificate[1])  # fmt: skip
+                   tls_certificate[1])  # fmt: skip
 
     async def main() -> str:
         transport = H1Transport(limit=4, connect_timeout_s=5, tls=options)
@@ -499,9 +478,9 @@ def test_tls_certificates_are_checked_unless_told_not_to(
 
 @pytest.mark.parametrize("kind", ["h1", "aiohttp", "httpx"])
 def test_every_transport_takes_the_tls_options(
-    serve: Any, certificate: tuple[Path, ssl.SSLContext], kind: str
+    serve: Any, tls_certificate: tuple[Path, ssl.SSLContext], kind: str
 ) -> None:
-    cert, server_tls = certificate
+    cert, server_tls = tls_certificate
     server = serve(lambda conn, _: conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"),
                    server_tls)  # fmt: skip
 
@@ -539,3 +518,43 @@ def test_reads_held_up_by_a_busy_loop_show_as_read_lag(serve: Any) -> None:
     reads, p99, top = run(main())
     assert reads >= 1
     assert p99 >= 20 * MS and top >= 20 * MS  # the body waited in the socket, the loop held
+
+
+@pytest.mark.parametrize("kind", ["h1", "httpx"])
+def test_a_limit_of_0_means_no_limit_and_connections_are_kept(serve: Any, kind: str) -> None:
+    """Rate runs without max_concurrency give the transport limit 0."""
+    server = serve(lambda conn, _: conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"))
+
+    async def main() -> list[tuple[int, bytes]]:
+        transport = make_transport(kind, limit=0, connect_timeout_s=5)
+        out = []
+        for _ in range(3):
+            async with transport.open(request(server.url)) as resp:
+                out.append((resp.status, b"".join([data async for _, data in resp.chunks()])))
+        await transport.aclose()
+        return out
+
+    assert run(main()) == [(200, b"ok")] * 3
+    assert server.accepted == 1
+
+
+@pytest.mark.parametrize("tls", [False, True])
+def test_a_request_larger_than_the_socket_takes_goes_out_whole(
+    serve: Any, tls_certificate: tuple[Path, ssl.SSLContext], tls: bool
+) -> None:
+    cert, server_tls = tls_certificate
+    server = serve(lambda conn, _: conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"),
+                   server_tls if tls else None)  # fmt: skip
+    big = HttpRequest(server.url, b"x" * 8_000_000, {"Content-Type": "application/json"})
+
+    async def main() -> list[tuple[int, bytes]]:
+        transport = H1Transport(limit=4, connect_timeout_s=5, tls=TlsOptions(ca_file=str(cert)))
+        out = []
+        for _ in range(2):
+            async with transport.open(big) as resp:
+                out.append((resp.status, b"".join([data async for _, data in resp.chunks()])))
+        await transport.aclose()
+        return out
+
+    assert run(main()) == [(200, b"ok")] * 2
+    assert server.body_sizes == [8_000_000] * 2 and server.accepted == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ssl
 import subprocess
 import threading
 import time
@@ -152,3 +153,31 @@ def test_nothing_reachable_never_raises(tmp_path: Path) -> None:
     collector.stop()
     collector.stop()  # idempotent
     assert stats["gpus"] == [] and len(stats["gaps"]) == 2
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_an_https_server_metrics_endpoint_uses_the_targets_tls(
+    tls_certificate: tuple[Path, ssl.SSLContext], tmp_path: Path, trusted: bool
+) -> None:
+    cert, server_tls = tls_certificate
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Metrics)
+    server.socket = server_tls.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"https://127.0.0.1:{server.server_address[1]}/metrics"
+    context = ssl.create_default_context(cafile=str(cert)) if trusted else None
+    out = tmp_path / "telemetry.jsonl"
+    collector = TelemetryCollector([], url, out, interval_s=0.1, server_tls=context)
+    collector.start()
+    time.sleep(0.5)
+    collector.stop()
+    server.shutdown()
+    server.server_close()
+    thread.join(5)
+    kinds = [x["type"] for x in _lines(out)]
+    if trusted:
+        assert "server" in kinds and "gap" not in kinds
+    else:  # the system's CAs do not know this certificate: every scrape is a gap
+        gaps = [x for x in _lines(out) if x["type"] == "gap"]
+        assert "server" not in kinds and gaps
+        assert all("CERTIFICATE_VERIFY_FAILED" in str(x["error"]) for x in gaps)

@@ -62,6 +62,10 @@ BAD = {
         GOOD.replace("requests_per_step: 4", "requests_per_step: 4, duration_s: 3"),
         "load: give only one of `requests_per_step` and `duration_s`",
     ),
+    "ca file not PEM": (
+        GOOD.replace("model: m}", f"model: m, tls: {{ca_file: {__file__}}}}}"),
+        "holds no PEM certificate",
+    ),
     "missing ca file": (
         GOOD.replace("model: m}", "model: m, tls: {ca_file: /nonexistent/ca.pem}}"),
         "target.tls: ca_file '/nonexistent/ca.pem' is not a readable file",
