@@ -23,7 +23,10 @@ def _run(run: Runner, ttft_ms: int) -> Path:
             "prompt_tokens": {"dist": "fixed", "value": 16},
             "output_tokens": {"dist": "fixed", "value": 8},
         },
-        sla={"ttft_ms": {"p99": 15}},
+        # p99 of 24 requests is about their max: the bound leaves room for one stall of
+        # the mock on a shared 2-core VM (its own truth shows 5 ms TTFTs written up to
+        # 14 ms late now and then); what this test checks is the report, not the mock
+        sla={"ttft_ms": {"p99": 40}},
     )
     _summary, _records, out = run(scenario)
     return out
