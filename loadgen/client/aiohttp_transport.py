@@ -1,11 +1,13 @@
-"""The default transport: aiohttp, one ``ClientSession`` per run.
+"""The aiohttp transport (``target.transport: aiohttp``), one ``ClientSession`` per run.
 
-Chosen for the hot path because it was the fastest streaming client measured
-(docs/performance.md). The connector's limit is the run's largest
-concurrency (aiohttp's default of 100 would queue a 256-stream step), the
-read buffer is 4 MiB (default 64 KiB), header size limits are raised, and
-aiohttp's own read timeouts are off: loadgen enforces first-token, idle and
-total deadlines itself.
+The fastest library client measured, and the default before loadgen's own
+``h1`` took its place: aiohttp cannot see the kernel's receive stamps, so its
+stamps are taken when the event loop reads (docs/performance.md). It remains
+for ``target.transport: aiohttp`` and where sockets have no ``recvmsg``. The
+connector's limit is the run's largest concurrency (aiohttp's default of 100
+would queue a 256-stream step), the read buffer is 4 MiB (default 64 KiB),
+header size limits are raised, and aiohttp's own read timeouts are off:
+loadgen enforces first-token, idle and total deadlines itself.
 
 Imports: aiohttp, loadgen.clock, loadgen.client.transport.
 """

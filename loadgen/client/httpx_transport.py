@@ -1,7 +1,7 @@
 """The HTTP/2 transport (``target.http2: true``): httpx with h2.
 
-Slower than aiohttp for many HTTP/1.1 streams (docs/performance.md), so it is
-used only where HTTP/2 is wanted. Pool limits are the run's largest
+Slower than h1 and aiohttp for many HTTP/1.1 streams (docs/performance.md),
+so it is used only where HTTP/2 is wanted. Pool limits are the run's largest
 concurrency and every httpx timeout but connect is off (httpx's defaults, 100
 connections and 5 s, would cap or kill a long sweep).
 
