@@ -149,7 +149,7 @@ class H1Transport:
                 raise TransportError("connect_error", detail(exc)) from None
             addrs = self._addrs[key] = [(f, t, p, a) for f, t, p, _, a in infos]
         last: OSError | None = None
-        for family, type_, proto, addr in addrs:
+        for i, (family, type_, proto, addr) in enumerate(addrs):
             try:
                 sock = socket.socket(family, type_, proto)
             except OSError as exc:  # out of file descriptors
@@ -179,6 +179,8 @@ class H1Transport:
                 sock.close()
                 raise
             self.connects += 1
+            if i:  # try the address that answered first next time (e.g. IPv4 for localhost)
+                addrs.insert(0, addrs.pop(i))
             return Conn(sock, key, self, session)
         reason = detail(last) if last is not None else "no address"
         raise TransportError("connect_error", f"{host}:{port}: {reason}")

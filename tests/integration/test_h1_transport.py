@@ -558,3 +558,24 @@ def test_a_request_larger_than_the_socket_takes_goes_out_whole(
 
     assert run(main()) == [(200, b"ok")] * 2
     assert server.body_sizes == [8_000_000] * 2 and server.accepted == 1
+
+
+def test_the_address_that_answered_is_tried_first_next_time(serve: Any) -> None:
+    """``localhost`` may resolve to ::1 first while the server listens on 127.0.0.1 only."""
+    answer = b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+    server = serve(lambda conn, _: conn.sendall(answer))
+    url = server.url.replace("127.0.0.1", "localhost")
+
+    async def main() -> list[Any]:
+        transport = H1Transport(limit=4, connect_timeout_s=5)
+        v4 = (socket.AF_INET, socket.SOCK_STREAM, 6, ("127.0.0.1", server.port))
+        v6 = (socket.AF_INET6, socket.SOCK_STREAM, 6, ("::1", server.port, 0, 0))
+        transport._addrs[("localhost", server.port, False)] = [v6, v4]  # as a resolver may give
+        for _ in range(2):
+            await fetch(transport, url)
+        order = transport._addrs[("localhost", server.port, False)]
+        await transport.aclose()
+        return order
+
+    assert run(main())[0][0] == socket.AF_INET
+    assert server.accepted == 2
