@@ -21,6 +21,7 @@ import contextlib
 import socket
 import ssl
 import struct
+import sys
 from collections import deque
 from collections.abc import AsyncIterator
 from typing import Protocol
@@ -32,8 +33,11 @@ from loadgen.clock import from_kernel_ns, now_ns
 
 __all__ = ["PAUSE_BYTES", "SO_TIMESTAMPNS", "Conn", "Exchange", "Key", "Owner", "Tls", "detail"]
 
-#: Linux's value; the socket module names it only from Python 3.14 on.
-SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+#: The socket module names it only from Python 3.14 on; 35 is Linux's value (and
+#: means something else elsewhere, so it is not guessed there).
+SO_TIMESTAMPNS: int | None = getattr(
+    socket, "SO_TIMESTAMPNS", 35 if sys.platform.startswith("linux") else None
+)
 _TIMESPEC = struct.Struct("@qq")
 _ANC_SIZE = socket.CMSG_SPACE(_TIMESPEC.size)
 READ_SIZE = 256 * 1024
@@ -163,6 +167,7 @@ class Conn:
         "owner",
         "parser",
         "reading",
+        "reusable",
         "sock",
         "tls",
         "tls_in",
@@ -185,6 +190,7 @@ class Conn:
         self.ex: Exchange | None = None
         self.body: list[bytes] = []
         self.closed = False
+        self.reusable = True  # False once an answer came before the whole request went out
         self.interim = False  # inside a 1xx answer, which precedes the real one
         self.draining = False  # the caller is done; reading the rest of the body to reuse us
         self.drain_timer: asyncio.TimerHandle | None = None
@@ -340,7 +346,10 @@ class Conn:
             while self.outbox:
                 await self.loop.sock_sendall(self.sock, self.outbox.popleft())
         except OSError as exc:
-            self.lost(TransportError("disconnected", detail(exc)))
+            if self.reading:  # an answer may have come before the close: read it first
+                self._on_readable()
+            if not self.closed:
+                self.lost(TransportError("disconnected", detail(exc)))
         finally:
             self.writer = None
 

@@ -95,10 +95,26 @@ class H1Transport:
             pending = conn.write(conn.encrypt(payload))
         except OSError as exc:
             raise TransportError("disconnected", detail(exc)) from None
-        if pending is not None:  # the rest goes out later; a failure closes the connection
-            await asyncio.wait({pending})  # its cancellation (a close) is not ours
-            if conn.closed:
-                raise ex.error or TransportError("disconnected", "closed while sending")
+        if pending is not None:
+            await self._send_rest(conn, ex, pending)
+
+    async def _send_rest(self, conn: Conn, ex: Exchange, pending: asyncio.Task[None]) -> None:
+        """The socket took only part of the request: wait until the rest is out, or
+        until an answer comes first (a server refusing a body too large, say); then
+        the rest is dropped and the connection is never reused."""
+        while not pending.done() and not ex.headers_done and ex.error is None:
+            waiter = ex.waiter = self.loop.create_future()
+            try:  # neither wait's cancellation (a close) is ours
+                await asyncio.wait({pending, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                ex.waiter = None
+        if not pending.done():  # answered before it had the whole request
+            conn.reusable = False
+            conn.outbox.clear()
+            pending.cancel()
+        elif conn.closed and not ex.headers_done:
+            raise ex.error or TransportError("disconnected", "closed while sending")
+        else:
             ex.sent = now_ns()
 
     def _done(self, conn: Conn, ex: Exchange) -> None:
@@ -117,7 +133,7 @@ class H1Transport:
     def release(self, conn: Conn, ex: Exchange) -> None:
         """Pool a connection whose answer is complete, if it may carry another."""
         idle = self._idle.setdefault(conn.key, [])
-        if not ex.keep_alive or conn.closed or 0 < self._limit <= len(idle):
+        if not (ex.keep_alive and conn.reusable) or conn.closed or 0 < self._limit <= len(idle):
             conn.close()
             return
         conn.ex = None
@@ -158,8 +174,9 @@ class H1Transport:
             try:
                 sock.setblocking(False)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                with contextlib.suppress(OSError):  # no kernel stamps: reads stamped when made
-                    sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+                if SO_TIMESTAMPNS is not None:  # else reads are stamped when made
+                    with contextlib.suppress(OSError):
+                        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
                 async with asyncio.timeout(self._connect_timeout_s):
                     await self.loop.sock_connect(sock, addr)
                     session = await self._handshake(sock, host) if tls else None

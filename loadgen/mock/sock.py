@@ -24,12 +24,16 @@ import contextlib
 import errno
 import socket
 import struct
+import sys
 import time
 from typing import Any, Protocol
 
 __all__ = ["Listener", "SockTransport", "StampedProtocol", "listen"]
 
-SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux's value
+#: Linux's value where the socket module does not name it (before Python 3.14)
+SO_TIMESTAMPNS: int | None = getattr(
+    socket, "SO_TIMESTAMPNS", 35 if sys.platform.startswith("linux") else None
+)
 _TIMESPEC = struct.Struct("@qq")
 _ANC_SIZE = socket.CMSG_SPACE(_TIMESPEC.size)
 READ_SIZE = 256 * 1024
@@ -215,8 +219,9 @@ class Listener:
             conn.setblocking(False)
             if conn.family in (socket.AF_INET, socket.AF_INET6):
                 conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            with contextlib.suppress(OSError):  # no kernel stamps: reads stamped when made
-                conn.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+            if SO_TIMESTAMPNS is not None:  # else reads are stamped when made
+                with contextlib.suppress(OSError):
+                    conn.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
             SockTransport(conn, self._factory(), self._loop)
 
     def _resume(self, sock: socket.socket) -> None:

@@ -579,3 +579,38 @@ def test_the_address_that_answered_is_tried_first_next_time(serve: Any) -> None:
 
     assert run(main())[0][0] == socket.AF_INET
     assert server.accepted == 2
+
+
+@pytest.mark.parametrize("then_close", [True, False])
+def test_an_answer_before_the_whole_request_is_kept(then_close: bool) -> None:
+    """A server refusing a body too large answers before reading it all."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def refuse() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 413 Payload Too Large\r\ncontent-length: 9\r\n\r\ntoo large")
+            if not then_close:
+                time.sleep(0.5)  # neither reading the body nor closing
+
+    thread = threading.Thread(target=refuse, daemon=True)
+    thread.start()
+    big = HttpRequest(f"http://127.0.0.1:{port}/v1/completions", b"x" * 64_000_000, {})
+
+    async def main() -> tuple[int, bytes, int]:
+        transport = H1Transport(limit=4, connect_timeout_s=5)
+        async with transport.open(big) as resp:
+            status, body = resp.status, await resp.read_prefix(100)
+        pooled = sum(len(idle) for idle in transport._idle.values())
+        await transport.aclose()
+        return status, body, pooled
+
+    try:
+        assert run(main()) == (413, b"too large", 0)  # answered, and never reused
+    finally:
+        thread.join(5)
+        listener.close()
