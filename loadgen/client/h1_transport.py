@@ -100,28 +100,30 @@ class H1Transport:
 
     async def _send_rest(self, conn: Conn, ex: Exchange, pending: asyncio.Task[None]) -> None:
         """The socket took only part of the request: wait until the rest is out, or
-        until an answer comes first (a server refusing a body too large, say); then
-        the rest is dropped and the connection is never reused."""
-        while not pending.done() and not ex.headers_done and ex.error is None:
+        until a refusal comes first (a 413 for a body too large, say); then the rest
+        is dropped and the connection is never reused. An early 1xx-2xx answer (a
+        server streaming headers before it has read the body) gets the whole body."""
+        while not pending.done() and not refused(ex) and ex.error is None:
             waiter = ex.waiter = self.loop.create_future()
             try:  # neither wait's cancellation (a close) is ours
                 await asyncio.wait({pending, waiter}, return_when=asyncio.FIRST_COMPLETED)
             finally:
                 ex.waiter = None
-        if not pending.done():  # answered before it had the whole request
+        if not pending.done():  # refused before it had the whole request
             conn.reusable = False
             conn.outbox.clear()
             pending.cancel()
+            await asyncio.wait({pending})  # let the loop unregister it before any close
         elif conn.closed and not ex.headers_done:
             raise ex.error or TransportError("disconnected", "closed while sending")
-        else:
+        elif not ex.headers_done:  # the last byte left now, with no answer yet
             ex.sent = now_ns()
 
     def _done(self, conn: Conn, ex: Exchange) -> None:
         """The caller is through with the answer (it may stop at ``[DONE]``, before the
         body's last bytes: uvicorn writes the closing chunk on its own): reuse the
         connection once the answer is complete."""
-        if conn.closed or ex.error is not None:
+        if conn.closed or ex.error is not None or not conn.reusable:
             conn.close()
         elif ex.complete:
             self.release(conn, ex)
@@ -165,7 +167,8 @@ class H1Transport:
                 raise TransportError("connect_error", detail(exc)) from None
             addrs = self._addrs[key] = [(f, t, p, a) for f, t, p, _, a in infos]
         last: OSError | None = None
-        for i, (family, type_, proto, addr) in enumerate(addrs):
+        for i, entry in enumerate(tuple(addrs)):  # a snapshot: others may reorder the cache
+            family, type_, proto, addr = entry
             try:
                 sock = socket.socket(family, type_, proto)
             except OSError as exc:  # out of file descriptors
@@ -197,7 +200,7 @@ class H1Transport:
                 raise
             self.connects += 1
             if i:  # try the address that answered first next time (e.g. IPv4 for localhost)
-                addrs.insert(0, addrs.pop(i))
+                self._addrs[key] = [entry, *(a for a in self._addrs[key] if a != entry)]
             return Conn(sock, key, self, session)
         reason = detail(last) if last is not None else "no address"
         raise TransportError("connect_error", f"{host}:{port}: {reason}")
@@ -244,6 +247,11 @@ class H1Transport:
             conn.close()
         self._all.clear()
         self._idle.clear()
+
+
+def refused(ex: Exchange) -> bool:
+    """The answer is in and says no: the rest of the request is not wanted."""
+    return ex.headers_done and ex.status >= 300
 
 
 def _request_bytes(target: _Target, request: HttpRequest) -> bytes:

@@ -614,3 +614,61 @@ def test_an_answer_before_the_whole_request_is_kept(then_close: bool) -> None:
     finally:
         thread.join(5)
         listener.close()
+
+
+def test_an_early_200_still_gets_the_whole_request() -> None:
+    """A server may stream its headers before it has read the body: nothing is cut off."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    size = 64_000_000
+    got: list[int] = []
+
+    def answer_early() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += conn.recv(65536)
+            conn.sendall(CHUNKED_HEAD)  # headers first, then read the body
+            n = len(data.partition(b"\r\n\r\n")[2])
+            while n < size:
+                n += len(conn.recv(1 << 20))
+            got.append(n)
+            conn.sendall(chunk(b"hello") + b"0\r\n\r\n")
+
+    thread = threading.Thread(target=answer_early, daemon=True)
+    thread.start()
+    big = HttpRequest(f"http://127.0.0.1:{port}/v1/completions", b"x" * size, {})
+
+    async def main() -> tuple[int, bytes]:
+        transport = H1Transport(limit=4, connect_timeout_s=5)
+        async with transport.open(big) as resp:
+            out = resp.status, b"".join([data async for _, data in resp.chunks()])
+        await transport.aclose()
+        return out
+
+    try:
+        assert run(main()) == (200, b"hello")
+        assert got == [size]
+    finally:
+        thread.join(5)
+        listener.close()
+
+
+def test_concurrent_connects_agree_on_the_address_that_answered(serve: Any) -> None:
+    server = serve(lambda conn, _: conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"))
+    key = ("127.0.0.1", server.port, False)
+    bad = (socket.AF_INET, socket.SOCK_STREAM, 6, ("127.0.0.2", server.port))  # refused
+    good = (socket.AF_INET, socket.SOCK_STREAM, 6, ("127.0.0.1", server.port))
+
+    async def main() -> tuple[list[tuple[int, bytes, list[int]]], Any]:
+        transport = H1Transport(limit=8, connect_timeout_s=5)
+        transport._addrs[key] = [bad, good]
+        out = await asyncio.gather(*(fetch(transport, server.url) for _ in range(6)))
+        order = transport._addrs[key]
+        await transport.aclose()
+        return out, order
+
+    results, order = run(main())
+    assert [r[:2] for r in results] == [(200, b"ok")] * 6
+    assert order == [good, bad]
