@@ -22,7 +22,7 @@ import uvloop
 
 from loadgen.client import h1_conn, make_transport
 from loadgen.client.h1_transport import H1Transport
-from loadgen.client.transport import HttpRequest, TlsOptions, TransportError
+from loadgen.client.transport import HttpRequest, TlsOptions, Transport, TransportError
 
 MS = 1_000_000
 Script = Callable[[socket.socket, int], None]  # (connection, request number) -> answer
@@ -140,13 +140,27 @@ def two_events_30_ms_apart(written: list[int]) -> Script:
     return script
 
 
-async def fetch(transport: H1Transport, url: str) -> tuple[int, bytes, list[int]]:
+async def fetch(transport: Transport, url: str) -> tuple[int, bytes, list[int]]:
     async with transport.open(request(url)) as resp:
         body, stamps = b"", []
         async for ns, data in resp.chunks():
             body += data
             stamps.append(ns)
         return resp.status, body, stamps
+
+
+async def second_event_read_late(transport: H1Transport, url: str) -> tuple[int, int]:
+    """Read the first event, hold the loop up 100 ms, read the second: (its stamp, read time)."""
+    async with transport.open(request(url)) as resp:
+        it = resp.chunks()
+        await it.__anext__()
+        time.sleep(0.1)  # noqa: ASYNC251 - the loop is stuck while the second event arrives
+        read_ns = time.perf_counter_ns()
+        stamp, data = await it.__anext__()
+        assert data.startswith(b"data: 2")
+        async for _ in it:
+            pass
+    return stamp, read_ns
 
 
 def test_a_chunk_is_stamped_when_it_arrived_not_when_the_loop_read_it(serve: Any) -> None:
@@ -157,15 +171,9 @@ def test_a_chunk_is_stamped_when_it_arrived_not_when_the_loop_read_it(serve: Any
 
     async def main() -> tuple[int, int]:
         transport = H1Transport(limit=4, connect_timeout_s=5)
-        async with transport.open(request(server.url)) as resp:
-            it = resp.chunks()
-            await it.__anext__()
-            time.sleep(0.1)  # noqa: ASYNC251 - the loop is stuck while the second event arrives
-            read_ns = time.perf_counter_ns()
-            stamp, data = await it.__anext__()
-            assert data.startswith(b"data: 2")
+        out = await second_event_read_late(transport, server.url)
         await transport.aclose()
-        return stamp, read_ns
+        return out
 
     stamp, read_ns = run(main())
     # stamped within a millisecond of the server's write, though read some 70 ms later
@@ -433,16 +441,7 @@ def test_tls_chunks_are_stamped_on_arrival_and_the_connection_is_kept(
         transport = H1Transport(limit=4, connect_timeout_s=5, tls=TlsOptions(ca_file=str(cert)))
         out = []
         for _ in range(3):
-            async with transport.open(request(server.url)) as resp:
-                it = resp.chunks()
-                await it.__anext__()
-                time.sleep(0.1)  # noqa: ASYNC251 - the loop is stuck while the second event arrives
-                read_ns = time.perf_counter_ns()
-                stamp, data = await it.__anext__()
-                assert data.startswith(b"data: 2")
-                async for _ in it:
-                    pass
-            out.append((stamp, read_ns))
+            out.append(await second_event_read_late(transport, server.url))
             await asyncio.sleep(0.05)  # TLS 1.3 session tickets may land on the idle connection
         await transport.aclose()
         return out
@@ -527,10 +526,7 @@ def test_a_limit_of_0_means_no_limit_and_connections_are_kept(serve: Any, kind: 
 
     async def main() -> list[tuple[int, bytes]]:
         transport = make_transport(kind, limit=0, connect_timeout_s=5)
-        out = []
-        for _ in range(3):
-            async with transport.open(request(server.url)) as resp:
-                out.append((resp.status, b"".join([data async for _, data in resp.chunks()])))
+        out = [(await fetch(transport, server.url))[:2] for _ in range(3)]
         await transport.aclose()
         return out
 
