@@ -149,6 +149,20 @@ async def fetch(transport: Transport, url: str) -> tuple[int, bytes, list[int]]:
         return resp.status, body, stamps
 
 
+def fetch_in_turn(
+    url: str, n: int, new: Callable[[], Transport] | None = None
+) -> list[tuple[int, bytes, list[int]]]:
+    """``n`` requests one after the other through one transport (h1 unless ``new`` says)."""
+
+    async def main() -> list[tuple[int, bytes, list[int]]]:
+        transport = new() if new else H1Transport(limit=4, connect_timeout_s=5)
+        out = [await fetch(transport, url) for _ in range(n)]
+        await transport.aclose()
+        return out
+
+    return run(main())
+
+
 async def second_event_read_late(transport: H1Transport, url: str) -> tuple[int, int]:
     """Read the first event, hold the loop up 100 ms, read the second: (its stamp, read time)."""
     async with transport.open(request(url)) as resp:
@@ -195,13 +209,7 @@ def test_bodies_framed_by_length_chunks_or_the_close(serve: Any) -> None:
 
     server = serve(script)
 
-    async def main() -> list[tuple[int, bytes, list[int]]]:
-        transport = H1Transport(limit=4, connect_timeout_s=5)
-        out = [await fetch(transport, server.url) for _ in range(3)]
-        await transport.aclose()
-        return out
-
-    results = run(main())
+    results = fetch_in_turn(server.url, 3)
     assert [(status, body) for status, body, _ in results] == [
         (200, b"hello"),
         (200, b"abc"),
@@ -345,13 +353,7 @@ def test_interim_answers_are_skipped_and_stray_bytes_spoil_only_the_connection(
     }
     server = serve(lambda conn, n: conn.sendall(answers[n]))
 
-    async def main() -> list[tuple[int, bytes, list[int]]]:
-        transport = H1Transport(limit=4, connect_timeout_s=5)
-        out = [await fetch(transport, server.url) for _ in range(3)]
-        await transport.aclose()
-        return out
-
-    results = run(main())
+    results = fetch_in_turn(server.url, 3)
     assert [r[:2] for r in results] == [(200, b"first"), (200, b"ok"), (200, b"third")]
     assert server.accepted == 2  # the connection that carried stray bytes was not reused
 
@@ -524,13 +526,9 @@ def test_a_limit_of_0_means_no_limit_and_connections_are_kept(serve: Any, kind: 
     """Rate runs without max_concurrency give the transport limit 0."""
     server = serve(lambda conn, _: conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"))
 
-    async def main() -> list[tuple[int, bytes]]:
-        transport = make_transport(kind, limit=0, connect_timeout_s=5)
-        out = [(await fetch(transport, server.url))[:2] for _ in range(3)]
-        await transport.aclose()
-        return out
-
-    assert run(main()) == [(200, b"ok")] * 3
+    unlimited = lambda: make_transport(kind, limit=0, connect_timeout_s=5)  # noqa: E731
+    results = fetch_in_turn(server.url, 3, unlimited)
+    assert [r[:2] for r in results] == [(200, b"ok")] * 3
     assert server.accepted == 1
 
 
