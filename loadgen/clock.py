@@ -109,7 +109,7 @@ def _measure_wall_offset(tries: int = 5) -> int:
     return offset
 
 
-def from_kernel_ns(realtime_ns: int) -> int:
+def from_kernel_ns(realtime_ns: int, now: int | None = None) -> int:
     """A kernel receive stamp (``SO_TIMESTAMPNS``, CLOCK_REALTIME) as monotonic ns.
 
     The kernel stamps a packet when it reaches the socket, in the wall clock.
@@ -118,9 +118,10 @@ def from_kernel_ns(realtime_ns: int) -> int:
     checked at each call with one quick reading, which a step would move. A
     stamp that would lie in the future, or further back than
     ``KERNEL_STAMP_MAX_AGE_NS``, means a step in between: now is returned.
+    ``now``: :func:`now_ns` if the caller has just read it (saves a read).
     """
     global _wall_offset_ns
-    mono = time.perf_counter_ns()
+    mono = time.perf_counter_ns() if now is None else now
     quick = time.clock_gettime_ns(time.CLOCK_REALTIME) - mono
     if abs(quick - _wall_offset_ns) > WALL_OFFSET_TOLERANCE_NS:
         _wall_offset_ns = _measure_wall_offset()

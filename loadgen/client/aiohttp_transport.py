@@ -27,7 +27,13 @@ from aiohttp.payload import BytesPayload
 from aiohttp.streams import StreamReader
 from yarl import URL
 
-from loadgen.client.transport import HttpRequest, ReadLag, TlsOptions, TransportError
+from loadgen.client.transport import (
+    HttpRequest,
+    ReadLag,
+    TlsOptions,
+    TransportError,
+    describe,
+)
 from loadgen.clock import now_ns
 
 __all__ = ["AiohttpTransport"]
@@ -143,11 +149,11 @@ class _AiohttpResponse:
                 for piece in self._split(data):
                     yield piece
         except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError) as exc:
-            raise TransportError("disconnected", _detail(exc)) from None
+            raise TransportError("disconnected", describe(exc)) from None
         except (ConnectionError, aiohttp.ClientOSError) as exc:
-            raise TransportError("disconnected", _detail(exc)) from None
+            raise TransportError("disconnected", describe(exc)) from None
         except aiohttp.ClientError as exc:
-            raise TransportError("protocol_error", _detail(exc)) from None
+            raise TransportError("protocol_error", describe(exc)) from None
 
     def _split(self, data: bytes) -> list[tuple[int, bytes]]:
         """Cut what one read returned back into the pieces that arrived, each with its stamp."""
@@ -213,15 +219,15 @@ class AiohttpTransport:
                 self._url(request.url), data=body, headers=request.headers
             )
         except aiohttp.ConnectionTimeoutError as exc:
-            raise TransportError("connect_timeout", _detail(exc)) from None
+            raise TransportError("connect_timeout", describe(exc)) from None
         except aiohttp.ClientConnectorError as exc:
-            raise TransportError("connect_error", _detail(exc)) from None
+            raise TransportError("connect_error", describe(exc)) from None
         except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError, ConnectionError) as exc:
-            raise TransportError("disconnected", _detail(exc)) from None
+            raise TransportError("disconnected", describe(exc)) from None
         except aiohttp.ClientResponseError as exc:
-            raise TransportError("protocol_error", _detail(exc)) from None
+            raise TransportError("protocol_error", describe(exc)) from None
         except aiohttp.ClientError as exc:
-            raise TransportError("connect_error", _detail(exc)) from None
+            raise TransportError("connect_error", describe(exc)) from None
         response = _AiohttpResponse(resp, body)
         try:
             yield response
@@ -239,8 +245,3 @@ class AiohttpTransport:
     async def aclose(self) -> None:
         await self._session.close()
         await asyncio.sleep(0)
-
-
-def _detail(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return text.replace("\n", " ")[:200]

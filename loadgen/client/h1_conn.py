@@ -4,14 +4,14 @@ Owns a socket from connect to close. It reads with ``recvmsg`` and keeps the
 kernel's receive stamp (``SO_TIMESTAMPNS``) of each read, decrypts TLS in
 memory (``ssl.MemoryBIO``, so a read keeps the stamp of its encrypted bytes),
 feeds httptools (llhttp), and hands each read's body to the caller as one
-stamped piece (:class:`Exchange`, the transport's ``Response``). It also
+stamped piece (``h1_exchange.Exchange``, the transport's ``Response``). It also
 skips 1xx answers, refuses bytes after a complete answer, pauses reading when
 the caller falls far behind, drains an answer its caller stopped reading, and
 sends through one queue so nothing cuts into a request on its way out. Where
 the kernel gives no stamp (not Linux), a read is stamped when it is made. The
 pool around it is ``h1_transport``.
 
-Imports: httptools, loadgen.clock, loadgen.client.transport.
+Imports: httptools, loadgen.clock, loadgen.client.transport, loadgen.client.h1_exchange.
 """
 
 from __future__ import annotations
@@ -23,15 +23,15 @@ import ssl
 import struct
 import sys
 from collections import deque
-from collections.abc import AsyncIterator
 from typing import Protocol
 
 import httptools
 
-from loadgen.client.transport import ReadLag, TransportError
+from loadgen.client.h1_exchange import Exchange
+from loadgen.client.transport import ReadLag, TransportError, describe
 from loadgen.clock import from_kernel_ns, now_ns
 
-__all__ = ["PAUSE_BYTES", "SO_TIMESTAMPNS", "Conn", "Exchange", "Key", "Owner", "Tls", "detail"]
+__all__ = ["PAUSE_BYTES", "SO_TIMESTAMPNS", "Conn", "Key", "Owner", "Tls"]
 
 #: The socket module names it only from Python 3.14 on; 35 is Linux's value (and
 #: means something else elsewhere, so it is not guessed there).
@@ -60,90 +60,6 @@ class Owner(Protocol):
     def release(self, conn: Conn, ex: Exchange) -> None: ...
 
     def forget(self, conn: Conn) -> None: ...
-
-
-class Exchange:
-    """One request's answer as it comes: the connection fills it, the caller drains it.
-
-    This is the transport's :class:`~loadgen.client.transport.Response`.
-    """
-
-    __slots__ = (
-        "buffered",
-        "complete",
-        "conn",
-        "error",
-        "framed",
-        "headers_done",
-        "keep_alive",
-        "pieces",
-        "sent",
-        "status",
-        "waiter",
-    )
-
-    def __init__(self, conn: Conn) -> None:
-        self.conn = conn
-        self.status = 0
-        self.sent = 0
-        self.pieces: list[tuple[int, bytes]] = []
-        self.buffered = 0
-        self.waiter: asyncio.Future[None] | None = None
-        self.headers_done = False
-        self.complete = False
-        self.keep_alive = False
-        self.framed = False  # Content-Length or chunked: the body does not end at EOF
-        self.error: TransportError | None = None
-
-    @property
-    def sent_ns(self) -> int | None:
-        return self.sent or None
-
-    def wake(self) -> None:
-        waiter = self.waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    async def _wait(self) -> None:
-        waiter = self.waiter = self.conn.loop.create_future()
-        try:
-            await waiter
-        finally:
-            self.waiter = None
-
-    async def wait_headers(self) -> None:
-        while not self.headers_done:
-            if self.error is not None:
-                raise self.error
-            await self._wait()
-
-    async def chunks(self) -> AsyncIterator[tuple[int, bytes]]:
-        while True:
-            if self.pieces:
-                pieces = self.pieces
-                self.pieces = []
-                self.buffered = 0
-                if not self.conn.reading:
-                    self.conn.resume()
-                for piece in pieces:
-                    yield piece
-            elif self.error is not None:
-                raise self.error
-            elif self.complete:
-                return
-            else:
-                await self._wait()
-
-    async def read_prefix(self, limit: int) -> bytes:
-        out = b""
-        try:
-            async for _, data in self.chunks():
-                out += data
-                if len(out) >= limit:
-                    break
-        except TransportError:
-            pass
-        return out[:limit]
 
 
 class _Stray(Exception):
@@ -249,12 +165,13 @@ class Conn:
         except (BlockingIOError, InterruptedError):
             return
         except OSError as exc:
-            self.lost(TransportError("disconnected", detail(exc)))
+            self.lost(TransportError("disconnected", describe(exc)))
             return
         if anc and len(anc[0][2]) == _TIMESPEC.size:
             sec, nsec = _TIMESPEC.unpack(anc[0][2])
-            stamp = from_kernel_ns(sec * 1_000_000_000 + nsec)
-            self.owner.read_lag.add(now_ns() - stamp)
+            read_ns = now_ns()
+            stamp = from_kernel_ns(sec * 1_000_000_000 + nsec, read_ns)
+            self.owner.read_lag.add(read_ns - stamp)
         else:
             stamp = now_ns()
         eof = not data
@@ -262,7 +179,7 @@ class Conn:
             try:
                 data, eof = self._decrypt(data)
             except ssl.SSLError as exc:
-                self.lost(TransportError("protocol_error", f"TLS: {detail(exc)}"))
+                self.lost(TransportError("protocol_error", f"TLS: {describe(exc)}"))
                 return
             if not data and not eof:
                 return  # TLS housekeeping only (a session ticket): nothing for HTTP
@@ -284,7 +201,7 @@ class Conn:
             if ex.buffered > PAUSE_BYTES:
                 self.pause()
         if error is not None:  # after a complete answer this only closes the connection
-            self.lost(TransportError("protocol_error", detail(error)))
+            self.lost(TransportError("protocol_error", describe(error)))
         elif eof:  # the server's TLS close_notify came with the last bytes
             self.lost(None)
         elif self.draining and ex.complete:
@@ -349,7 +266,7 @@ class Conn:
             if self.reading:  # an answer may have come before the close: read it first
                 self._on_readable()
             if not self.closed:
-                self.lost(TransportError("disconnected", detail(exc)))
+                self.lost(TransportError("disconnected", describe(exc)))
         finally:
             self.writer = None
 
@@ -428,8 +345,3 @@ class Conn:
                 self.reading = False
             self.sock.close()
             self.owner.forget(self)
-
-
-def detail(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return text.replace("\n", " ")[:200]

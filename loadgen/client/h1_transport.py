@@ -20,7 +20,8 @@ a request that fails is a row. ``https://`` is decrypted in memory
 session is set up with ``target.tls`` (:class:`TlsOptions`). Where the kernel
 gives no stamp (not Linux), a read is stamped when it is made.
 
-Imports: loadgen.clock, loadgen.client.transport, loadgen.client.h1_conn.
+Imports: loadgen.clock, loadgen.client.transport, loadgen.client.h1_conn,
+loadgen.client.h1_exchange.
 """
 
 from __future__ import annotations
@@ -35,8 +36,15 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from loadgen.client.h1_conn import SO_TIMESTAMPNS, Conn, Exchange, Key, Tls, detail
-from loadgen.client.transport import HttpRequest, ReadLag, TlsOptions, TransportError
+from loadgen.client.h1_conn import SO_TIMESTAMPNS, Conn, Key, Tls
+from loadgen.client.h1_exchange import Exchange, refused
+from loadgen.client.transport import (
+    HttpRequest,
+    ReadLag,
+    TlsOptions,
+    TransportError,
+    describe,
+)
 from loadgen.clock import now_ns
 
 __all__ = ["H1Transport"]
@@ -94,7 +102,7 @@ class H1Transport:
             ex.sent = now_ns()
             pending = conn.write(conn.encrypt(payload))
         except OSError as exc:
-            raise TransportError("disconnected", detail(exc)) from None
+            raise TransportError("disconnected", describe(exc)) from None
         if pending is not None:
             await self._send_rest(conn, ex, pending)
 
@@ -164,7 +172,7 @@ class H1Transport:
             try:
                 infos = await self.loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
             except OSError as exc:
-                raise TransportError("connect_error", detail(exc)) from None
+                raise TransportError("connect_error", describe(exc)) from None
             addrs = self._addrs[key] = [(f, t, p, a) for f, t, p, _, a in infos]
         last: OSError | None = None
         for i, entry in enumerate(tuple(addrs)):  # a snapshot: others may reorder the cache
@@ -190,7 +198,7 @@ class H1Transport:
                 ) from None
             except ssl.SSLError as exc:  # a certificate refused, or no TLS at all
                 sock.close()
-                raise TransportError("connect_error", f"TLS: {detail(exc)}") from None
+                raise TransportError("connect_error", f"TLS: {describe(exc)}") from None
             except OSError as exc:
                 sock.close()
                 last = exc
@@ -202,7 +210,7 @@ class H1Transport:
             if i:  # try the address that answered first next time (e.g. IPv4 for localhost)
                 self._addrs[key] = [entry, *(a for a in self._addrs[key] if a != entry)]
             return Conn(sock, key, self, session)
-        reason = detail(last) if last is not None else "no address"
+        reason = describe(last) if last is not None else "no address"
         raise TransportError("connect_error", f"{host}:{port}: {reason}")
 
     async def _handshake(self, sock: socket.socket, host: str) -> Tls:
@@ -247,11 +255,6 @@ class H1Transport:
             conn.close()
         self._all.clear()
         self._idle.clear()
-
-
-def refused(ex: Exchange) -> bool:
-    """The answer is in and says no: the rest of the request is not wanted."""
-    return ex.headers_done and ex.status >= 300
 
 
 def _request_bytes(target: _Target, request: HttpRequest) -> bytes:

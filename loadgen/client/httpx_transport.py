@@ -15,7 +15,13 @@ from contextlib import asynccontextmanager
 
 import httpx
 
-from loadgen.client.transport import HttpRequest, ReadLag, TlsOptions, TransportError
+from loadgen.client.transport import (
+    HttpRequest,
+    ReadLag,
+    TlsOptions,
+    TransportError,
+    describe,
+)
 from loadgen.clock import now_ns
 
 __all__ = ["HttpxTransport"]
@@ -38,9 +44,9 @@ class _HttpxResponse:
                 if data:
                     yield now_ns(), data
         except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-            raise TransportError("disconnected", str(exc)[:200]) from None
+            raise TransportError("disconnected", describe(exc)) from None
         except httpx.HTTPError as exc:
-            raise TransportError("protocol_error", str(exc)[:200]) from None
+            raise TransportError("protocol_error", describe(exc)) from None
 
     async def read_prefix(self, limit: int) -> bytes:
         out = b""
@@ -86,13 +92,13 @@ class HttpxTransport:
         try:
             resp = await self._client.send(req, stream=True)
         except httpx.ConnectTimeout as exc:
-            raise TransportError("connect_timeout", str(exc)[:200]) from None
+            raise TransportError("connect_timeout", describe(exc)) from None
         except httpx.ConnectError as exc:
-            raise TransportError("connect_error", str(exc)[:200] or "connect failed") from None
+            raise TransportError("connect_error", describe(exc) or "connect failed") from None
         except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-            raise TransportError("disconnected", str(exc)[:200]) from None
+            raise TransportError("disconnected", describe(exc)) from None
         except httpx.HTTPError as exc:
-            raise TransportError("protocol_error", str(exc)[:200]) from None
+            raise TransportError("protocol_error", describe(exc)) from None
         try:
             yield _HttpxResponse(resp)
         finally:

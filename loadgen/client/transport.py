@@ -17,7 +17,15 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["HttpRequest", "ReadLag", "Response", "TlsOptions", "Transport", "TransportError"]
+__all__ = [
+    "HttpRequest",
+    "ReadLag",
+    "Response",
+    "TlsOptions",
+    "Transport",
+    "TransportError",
+    "describe",
+]
 
 
 @dataclass(slots=True, frozen=True)
@@ -131,3 +139,9 @@ class Transport(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+def describe(exc: BaseException) -> str:
+    """A library's exception as one short line, for a :class:`TransportError`'s detail."""
+    text = str(exc) or type(exc).__name__
+    return text.replace("\n", " ")[:200]
