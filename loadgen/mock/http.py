@@ -4,8 +4,8 @@ Owns request parsing (request line, headers, Content-Length bodies),
 keep-alive and pipelining (one response at a time per connection, later
 requests wait in the buffer). The receive time of a request is the kernel's
 stamp of the read that completed it (``sock``), or ``perf_counter_ns()`` when
-fed through plain ``data_received``. Chunked request bodies are refused with 411. Imports only the
-standard library and ``wire``.
+fed through plain ``data_received``. Chunked request bodies are refused with
+411. Imports only the standard library and ``wire``.
 """
 
 from __future__ import annotations

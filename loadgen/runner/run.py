@@ -108,15 +108,26 @@ def _preflight(sc: Scenario, url: str, quiet: bool) -> dict[str, object]:
     from loadgen.runner.preflight import check_target
 
     t = sc.target
-    headers = dict(t.headers)
-    if t.api_key_env and os.environ.get(t.api_key_env):
-        headers["Authorization"] = f"Bearer {os.environ[t.api_key_env]}"
-    tls = TlsOptions(t.tls.verify, t.tls.ca_file)
-    check = check_target(url, t.model, t.api, headers, t.wait_for_health_s, tls)
+    check = check_target(
+        url, t.model, t.api, _target_headers(sc), t.wait_for_health_s, _tls_options(sc)
+    )
     if not quiet:
         for warning in check.warnings:
             print(f"warning: {warning}", flush=True)
     return {"healthy": check.healthy, "models": check.models, "warnings": check.warnings}
+
+
+def _target_headers(sc: Scenario) -> dict[str, str]:
+    """The scenario's extra headers, with the API key from its environment variable."""
+    headers = dict(sc.target.headers)
+    key_env = sc.target.api_key_env
+    if key_env and os.environ.get(key_env):
+        headers["Authorization"] = f"Bearer {os.environ[key_env]}"
+    return headers
+
+
+def _tls_options(sc: Scenario) -> TlsOptions:
+    return TlsOptions(sc.target.tls.verify, sc.target.tls.ca_file)
 
 
 def _start_telemetry(sc: Scenario, url: str, out_dir: Path) -> TelemetryCollector | None:
@@ -129,14 +140,13 @@ def _start_telemetry(sc: Scenario, url: str, out_dir: Path) -> TelemetryCollecto
     from loadgen.telemetry import TelemetryCollector
 
     token = os.environ.get(spec.token_env) if spec.token_env else None
-    tls = sc.target.tls
     collector = TelemetryCollector(
         list(spec.agents),
         server,
         out_dir / "telemetry.jsonl",
         token,
         spec.interval_s,
-        server_tls=TlsOptions(tls.verify, tls.ca_file).context(),
+        server_tls=_tls_options(sc).context(),
     )
     collector.start()
     return collector
@@ -199,11 +209,8 @@ class _Session:
             http2=sc.target.http2,
             limit=limit,
             connect_timeout_s=sc.target.timeouts_s.connect,
-            tls=TlsOptions(sc.target.tls.verify, sc.target.tls.ca_file),
+            tls=_tls_options(sc),
         )
-        headers = dict(sc.target.headers)
-        if sc.target.api_key_env and os.environ.get(sc.target.api_key_env):
-            headers["Authorization"] = f"Bearer {os.environ[sc.target.api_key_env]}"
         t = sc.target.timeouts_s
         requester = Requester(
             transport,
@@ -211,7 +218,7 @@ class _Session:
             base_url=self.url,
             model=sc.target.model,
             extra_body=dict(sc.target.extra_body),
-            headers=headers,
+            headers=_target_headers(sc),
             timeouts=RequestTimeouts.from_seconds(t.first_token, t.idle, t.total),
             run_id=self.opts.run_id,
             stream=sc.target.stream,
