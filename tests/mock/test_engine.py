@@ -84,16 +84,19 @@ def test_step_durations_follow_the_formula(
     )  # fmt: skip
 
     async def run() -> None:
-        await fetch(mock.port, "POST", COMPLETIONS, completion_body(words=10, max_tokens=10))
+        for _ in range(5):  # alone, one after another
+            await fetch(mock.port, "POST", COMPLETIONS, completion_body(words=10, max_tokens=10))
         body = completion_body(words=2, max_tokens=30)
         await asyncio.gather(*(fetch(mock.port, "POST", COMPLETIONS, body) for _ in range(4)))
 
     asyncio.run(run())
     mock.stop()
-    first, *four = read_truth(truth)
-    ttft_ms = (first["token_ns"][0] - first["recv_ns"]) / 1e6
-    assert 11.0 <= ttft_ms < 14.0  # 4 + 2 * 1 + 0.5 * 10 prompt tokens (+ jitter of a busy box)
-    gaps = [(b - a) / 1e6 for a, b in pairwise(first["token_ns"])]
+    records = read_truth(truth)
+    alone, four = records[:5], records[5:]
+    # the median of five, so that one stall of a busy box does not decide it
+    ttft_ms = statistics.median((r["token_ns"][0] - r["recv_ns"]) / 1e6 for r in alone)
+    assert 11.0 <= ttft_ms < 12.5  # 4 + 2 * 1 + 0.5 * 10 prompt tokens
+    gaps = [(b - a) / 1e6 for r in alone for a, b in pairwise(r["token_ns"])]
     assert abs(statistics.median(gaps) - 6.0) < 0.5  # 4 + 2 * 1 running
     gaps = [(b - a) / 1e6 for r in four for a, b in pairwise(r["token_ns"])]
     assert abs(statistics.median(gaps) - 12.0) < 0.5  # 4 + 2 * 4 running
