@@ -73,8 +73,8 @@ def agent_proc() -> Iterator[Spawn]:
 
 
 @pytest.fixture(scope="session")
-def tls_certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ssl.SSLContext]:
-    """A self-signed certificate for 127.0.0.1, made here with openssl; the server's context."""
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and localhost, made here with openssl; its key."""
     if shutil.which("openssl") is None:
         pytest.skip("openssl is needed to make a test certificate")
     tmp = tmp_path_factory.mktemp("tls")
@@ -88,6 +88,13 @@ def tls_certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ssl
         check=True,
         capture_output=True,
     )
+    return cert, key
+
+
+@pytest.fixture(scope="session")
+def tls_certificate(tls_files: tuple[Path, Path]) -> tuple[Path, ssl.SSLContext]:
+    """The certificate of ``tls_files`` and a server context that uses it."""
+    cert, key = tls_files
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(cert, key)
     return cert, ctx

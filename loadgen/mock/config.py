@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import ssl
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -117,6 +118,7 @@ class Settings:
     slow_first_byte_s: float = 2.0
     retry_after_s: int = 1
     log_level: str = "warning"
+    tls: ssl.SSLContext | None = None  # serve https with it
 
 
 def parse_fault(text: str) -> list[FaultRule]:
@@ -209,7 +211,27 @@ def build_parser() -> argparse.ArgumentParser:
     faults.add_argument("--slow-first-byte-s", type=float, default=2.0, help="first-byte delay")
     faults.add_argument("--retry-after-s", type=int, default=1, help="Retry-After of http429")
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    tls = p.add_argument_group("https")
+    tls.add_argument("--tls-cert", metavar="PEM", help="serve https with this certificate chain")
+    tls.add_argument("--tls-key", metavar="PEM", help="its private key (default: in --tls-cert)")
     return p
+
+
+def _tls_context(
+    parser: argparse.ArgumentParser, cert: str | None, key: str | None
+) -> ssl.SSLContext | None:
+    if cert is None:
+        if key is not None:
+            parser.error("--tls-key needs --tls-cert")
+        return None
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        context.load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as exc:
+        hint = "; give --tls-key if the key is in another file" if key is None else ""
+        parser.error(f"--tls-cert {cert}: expected a PEM certificate and its key ({exc}{hint})")
+    context.set_alpn_protocols(["http/1.1"])
+    return context
 
 
 def _bool(text: str) -> bool:
@@ -253,4 +275,5 @@ def settings_from_argv(argv: list[str] | None) -> Settings:
         slow_first_byte_s=ns.slow_first_byte_s,
         retry_after_s=ns.retry_after_s,
         log_level=ns.log_level,
+        tls=_tls_context(parser, ns.tls_cert, ns.tls_key),
     )

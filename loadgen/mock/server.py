@@ -264,14 +264,17 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> None:
     """Listen, print the listening line, serve until ``stop`` or SIGTERM/SIGINT."""
     loop = asyncio.get_running_loop()
     server = MockServer(settings, loop)
-    listener = await listen(server.protocol, settings.host, settings.port, backlog=4096)
+    listener = await listen(
+        server.protocol, settings.host, settings.port, backlog=4096, tls=settings.tls
+    )
     stop = stop or asyncio.Event()
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
     port = listener.sockets[0].getsockname()[1]
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    sys.stdout.write(f"loadgen-mock listening on http://{host}:{port}\n")
+    scheme = "https" if settings.tls else "http"
+    sys.stdout.write(f"loadgen-mock listening on {scheme}://{host}:{port}\n")
     sys.stdout.flush()
     try:
         await stop.wait()

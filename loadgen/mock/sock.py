@@ -14,6 +14,10 @@ calls its protocol's ``data_received_at(data, ns)``. Writes go straight to the
 socket; what the socket will not take waits and is sent when it is writable.
 Where the kernel gives no stamp, a read is stamped when it is made.
 
+:class:`TlsSockTransport` serves https the same way: TLS runs in memory
+(``ssl.MemoryBIO``), so a request keeps the stamp of when its encrypted bytes
+arrived.
+
 Imports only the standard library.
 """
 
@@ -22,13 +26,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import logging
 import socket
+import ssl
 import struct
 import sys
 import time
 from typing import Any, Protocol
 
-__all__ = ["Listener", "SockTransport", "StampedProtocol", "listen"]
+__all__ = ["Listener", "SockTransport", "StampedProtocol", "TlsSockTransport", "listen"]
 
 #: Linux's value where the socket module does not name it (before Python 3.14)
 SO_TIMESTAMPNS: int | None = getattr(
@@ -41,6 +47,7 @@ READ_SIZE = 256 * 1024
 ACCEPT_RETRY_S = 0.1
 _OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 _pc = time.perf_counter_ns
+log = logging.getLogger("loadgen.mock")
 
 
 class StampedProtocol(Protocol):
@@ -115,12 +122,17 @@ class SockTransport:
             stamp = _OFFSET.monotonic(sec * 1_000_000_000 + nsec)
         else:
             stamp = _pc()
+        self._received(data, stamp)
+
+    def _received(self, data: bytes, stamp: int) -> None:
         if not self._closing:
             self._protocol.data_received_at(data, stamp)
 
     def write(self, data: bytes) -> None:
-        if self._closing:
-            return
+        if not self._closing:
+            self._send(data)
+
+    def _send(self, data: bytes) -> None:
         if self._buffer:
             self._buffer += data
             return
@@ -191,15 +203,90 @@ class SockTransport:
         self._loop.call_soon(self._protocol.connection_lost, exc)
 
 
-class Listener:
-    """Listening sockets that wrap each accepted connection in a :class:`SockTransport`."""
+class TlsSockTransport(SockTransport):
+    """One accepted connection that speaks TLS: the protocol sees only plain bytes."""
+
+    __slots__ = ("_incoming", "_outgoing", "_ready", "_tls")
 
     def __init__(
-        self, sockets: list[socket.socket], factory: Any, loop: asyncio.AbstractEventLoop
+        self,
+        sock: socket.socket,
+        protocol: StampedProtocol,
+        loop: asyncio.AbstractEventLoop,
+        context: ssl.SSLContext,
+    ) -> None:
+        self._incoming = ssl.MemoryBIO()
+        self._outgoing = ssl.MemoryBIO()
+        self._tls = context.wrap_bio(self._incoming, self._outgoing, server_side=True)
+        self._ready = False  # the handshake is done
+        super().__init__(sock, protocol, loop)
+
+    def _received(self, data: bytes, stamp: int) -> None:
+        self._incoming.write(data)
+        plain: list[bytes] = []
+        eof = False
+        try:
+            if not self._ready:
+                self._tls.do_handshake()
+                self._ready = True
+            while chunk := self._tls.read(READ_SIZE):
+                plain.append(chunk)
+            eof = True  # read() gives b"" only at the end of the stream
+        except ssl.SSLZeroReturnError:  # the client's close_notify
+            eof = True
+        except ssl.SSLWantReadError:
+            pass
+        except ssl.SSLError as exc:
+            log.debug("TLS error, closing: %s", exc)
+            self._flush()  # the alert, if any
+            self.abort()
+            return
+        self._flush()
+        if plain and not self._closing:
+            self._protocol.data_received_at(b"".join(plain), stamp)
+        if eof:
+            self.close()
+
+    def write(self, data: bytes) -> None:
+        if self._closing or not self._ready:
+            return
+        try:
+            self._tls.write(data)
+        except ssl.SSLError as exc:
+            log.debug("TLS error, closing: %s", exc)
+            self.abort()
+            return
+        self._flush()
+
+    def close(self) -> None:
+        if not self._closing and self._ready:
+            with contextlib.suppress(ssl.SSLError):  # it then waits for the client's; we do not
+                self._tls.unwrap()  # queues our close_notify
+            self._flush()
+        super().close()
+
+    def _flush(self) -> None:
+        if self._outgoing.pending and not self._dead:
+            self._send(self._outgoing.read())
+
+
+class Listener:
+    """Listening sockets that wrap each accepted connection in a :class:`SockTransport`.
+
+    With ``tls`` (a server context), in a :class:`TlsSockTransport` instead.
+    """
+
+    def __init__(
+        self,
+        sockets: list[socket.socket],
+        factory: Any,
+        loop: asyncio.AbstractEventLoop,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.sockets = sockets
         self._factory = factory
         self._loop = loop
+        self._tls = tls
         for sock in sockets:
             loop.add_reader(sock.fileno(), self._on_accept, sock)
 
@@ -222,7 +309,10 @@ class Listener:
             if SO_TIMESTAMPNS is not None:  # else reads are stamped when made
                 with contextlib.suppress(OSError):
                     conn.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
-            SockTransport(conn, self._factory(), self._loop)
+            if self._tls is None:
+                SockTransport(conn, self._factory(), self._loop)
+            else:
+                TlsSockTransport(conn, self._factory(), self._loop, self._tls)
 
     def _resume(self, sock: socket.socket) -> None:
         if sock.fileno() >= 0:
@@ -238,7 +328,9 @@ class Listener:
         await asyncio.sleep(0)
 
 
-async def listen(factory: Any, host: str, port: int, backlog: int) -> Listener:
+async def listen(
+    factory: Any, host: str, port: int, backlog: int, tls: ssl.SSLContext | None = None
+) -> Listener:
     """Bind every address of ``host:port`` (port 0: a free one, the same for all if it can)."""
     loop = asyncio.get_running_loop()
     infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
@@ -261,4 +353,4 @@ async def listen(factory: Any, host: str, port: int, backlog: int) -> Listener:
         for sock in sockets:
             sock.close()
         raise
-    return Listener(sockets, factory, loop)
+    return Listener(sockets, factory, loop, tls)

@@ -22,7 +22,7 @@ from loadgen.errors import TargetError
 
 __all__ = ["MockServer"]
 
-_READY = re.compile(r"listening on (http://\S+)")
+_READY = re.compile(r"listening on (https?://\S+)")
 
 
 class MockServer:

@@ -120,6 +120,22 @@ def test_help_and_bad_flags() -> None:
         assert exc.value.code == 2
 
 
+def test_bad_tls_flags_name_the_flag(
+    tmp_path: Path, tls_files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    cert, key = tls_files
+    cases = [
+        (["--tls-cert", str(tmp_path / "nope.pem")], f"--tls-cert {tmp_path / 'nope.pem'}: "),
+        (["--tls-cert", str(cert)], "give --tls-key"),  # the key is in another file
+        (["--tls-key", str(key)], "--tls-key needs --tls-cert"),
+    ]
+    for argv, expected in cases:
+        with pytest.raises(SystemExit) as exc:
+            loadgen.mock.main(argv)
+        assert exc.value.code == 2
+        assert expected in capsys.readouterr().err.splitlines()[-1]
+
+
 def test_the_package_imports_nothing_else_from_loadgen() -> None:
     code = (
         "import sys, loadgen.mock\n"

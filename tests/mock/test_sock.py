@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import uvloop
@@ -41,14 +43,14 @@ async def until(condition: Callable[[], bool], timeout_s: float = 5.0) -> None:
             await asyncio.sleep(0.001)
 
 
-async def start() -> tuple[Listener, list[Recorder], int]:
+async def start(tls: ssl.SSLContext | None = None) -> tuple[Listener, list[Recorder], int]:
     made: list[Recorder] = []
 
     def factory() -> Recorder:
         made.append(Recorder())
         return made[-1]
 
-    listener = await listen(factory, "127.0.0.1", 0, backlog=16)
+    listener = await listen(factory, "127.0.0.1", 0, backlog=16, tls=tls)
     return listener, made, listener.sockets[0].getsockname()[1]
 
 
@@ -165,3 +167,91 @@ def test_abort_with_unsent_output_is_clean() -> None:
         return waiting
 
     assert uvloop.run(main()) > 0
+
+
+def test_over_tls_a_request_is_stamped_when_it_reached_the_socket(
+    tls_certificate: tuple[Path, ssl.SSLContext],
+) -> None:
+    """Plain bytes reach the protocol with the encrypted bytes' arrival; answers go back."""
+    cert, server_tls = tls_certificate
+    shaken = threading.Event()
+    sent: list[int] = []  # the clock just before and just after the send
+    got: list[bytes] = []
+
+    def client(port: int) -> None:
+        context = ssl.create_default_context(cafile=str(cert))
+        with (
+            socket.create_connection(("127.0.0.1", port)) as raw,
+            context.wrap_socket(raw, server_hostname="127.0.0.1") as s,
+        ):
+            shaken.set()
+            time.sleep(0.05)
+            sent.append(time.perf_counter_ns())
+            s.sendall(b"GET / HTTP/1.1\r\n\r\n")
+            sent.append(time.perf_counter_ns())
+            chunks = []
+            while data := s.recv(65536):  # until the server's close_notify
+                chunks.append(data)
+            got.append(b"".join(chunks))
+
+    async def main() -> tuple[bytes, int, int]:
+        listener, made, port = await start(server_tls)
+        thread = threading.Thread(target=client, args=(port,))
+        thread.start()
+        await until(shaken.is_set)
+        time.sleep(0.15)  # noqa: ASYNC251 - the server's loop is busy while the request arrives
+        read_ns = time.perf_counter_ns()
+        await until(lambda: bool(made[0].reads))
+        transport = made[0].transport
+        assert transport is not None
+        transport.write(b"answer")
+        transport.close()
+        await asyncio.to_thread(thread.join)
+        listener.close()
+        data, stamp = made[0].reads[0]
+        return data, stamp, read_ns
+
+    data, stamp, read_ns = uvloop.run(main())
+    assert data == b"GET / HTTP/1.1\r\n\r\n"
+    before, after = sent
+    late, took = (stamp - before) / MS, (after - before) / MS
+    assert before - 0.2 * MS < stamp < after + 1 * MS, (late, took)
+    assert read_ns - stamp > 50 * MS
+    assert got == [b"answer"]
+
+
+def test_a_failed_handshake_closes_only_that_connection(
+    tls_certificate: tuple[Path, ssl.SSLContext],
+) -> None:
+    cert, server_tls = tls_certificate
+    outcomes: list[str] = []
+
+    def client(port: int, context: ssl.SSLContext) -> None:
+        try:
+            with (
+                socket.create_connection(("127.0.0.1", port), timeout=5) as raw,
+                context.wrap_socket(raw, server_hostname="127.0.0.1") as s,
+            ):
+                s.sendall(b"ping")
+                outcomes.append(s.recv(10).decode())
+        except ssl.SSLCertVerificationError:
+            outcomes.append("refused")
+
+    async def main() -> list[list[bytes]]:
+        listener, made, port = await start(server_tls)
+        trusting = ssl.create_default_context(cafile=cert)
+        for n, context in enumerate((ssl.create_default_context(), trusting), 1):
+            thread = threading.Thread(target=client, args=(port, context))
+            thread.start()
+            await until(lambda n=n: len(made) == n)  # type: ignore[misc]
+            if n == 2:
+                await until(lambda: bool(made[1].reads))
+                assert made[1].transport is not None
+                made[1].transport.write(b"pong")
+            await asyncio.to_thread(thread.join)
+        await asyncio.wait_for(made[0].lost.wait(), 5)
+        listener.close()
+        return [[data for data, _ in m.reads] for m in made]
+
+    assert uvloop.run(main()) == [[], [b"ping"]]
+    assert outcomes == ["refused", "pong"]
