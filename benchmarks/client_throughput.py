@@ -10,6 +10,7 @@ httpx (used for HTTP/2; driven here over HTTP/1.1).
 
     python benchmarks/client_throughput.py [--concurrency 256] [--tokens 128] [--seconds 8]
         [--itl-ms 0]   # > 0: tokens paced, one per write, instead of a burst
+        [--tls]        # https: a self-signed certificate made now with openssl
 """
 
 from __future__ import annotations
@@ -21,32 +22,55 @@ import re
 import resource
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from loadgen.client import ADAPTERS, Requester, RequestTimeouts, make_transport
+from loadgen.client.transport import TlsOptions
 from loadgen.records import Record
 from loadgen.runner.drivers import closed_loop
 from loadgen.scenario import WorkloadSpec
 from loadgen.workload import RequestSource, step_rng
 
 
-def start_mock(cpu: int | None, itl_ms: float) -> tuple[subprocess.Popen[bytes], str]:
+def start_mock(
+    cpu: int | None, itl_ms: float, cert: Path | None
+) -> tuple[subprocess.Popen[bytes], str]:
     cmd = [sys.executable, "-m", "loadgen.mock", "--port", "0", "--ttft-ms", "0"]
     cmd += ["--itl-ms", str(itl_ms)] if itl_ms > 0 else ["--burst"]
+    if cert is not None:
+        cmd += ["--tls-cert", str(cert), "--tls-key", str(cert.with_name("key.pem"))]
     pre = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, preexec_fn=pre)
     assert proc.stdout is not None
     line = proc.stdout.readline().decode()
-    match = re.search(r"(http://\S+)", line)
+    match = re.search(r"(https?://\S+)", line)
     if not match:
         raise SystemExit(f"mock did not start: {line!r}")
     return proc, match.group(1)
 
 
+def make_certificate(folder: Path) -> Path:
+    """A self-signed certificate for 127.0.0.1 (``cert.pem``, key in ``key.pem`` beside it)."""
+    cert = folder / "cert.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+            *("-keyout", str(folder / "key.pem"), "-out", str(cert), "-subj", "/CN=localhost"),
+            *("-addext", "subjectAltName=IP:127.0.0.1"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert
+
+
 async def drive(
-    url: str, kind: str, concurrency: int, tokens: int, seconds: float
+    url: str, kind: str, concurrency: int, tokens: int, seconds: float, cert: Path | None
 ) -> dict[str, float]:
-    transport = make_transport(kind, limit=concurrency, connect_timeout_s=10)
+    tls = TlsOptions(ca_file=str(cert)) if cert else None
+    transport = make_transport(kind, limit=concurrency, connect_timeout_s=10, tls=tls)
     requester = Requester(
         transport,
         ADAPTERS["openai-completions"],
@@ -107,12 +131,19 @@ def main() -> None:
         help="0: burst (each response in one write); else the mock paces tokens this far "
         "apart, so each arrives on its own, as from a live server",
     )
+    ap.add_argument("--tls", action="store_true", help="https, with a certificate made now")
     args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        cert = make_certificate(Path(tmp)) if args.tls else None
+        measure(args, cert)
+
+
+def measure(args: argparse.Namespace, cert: Path | None) -> None:
     cpus = sorted(os.sched_getaffinity(0))
     mock_cpu = cpus[-1] if len(cpus) > 1 else None
     if mock_cpu is not None:
         os.sched_setaffinity(0, {cpus[0]})
-    proc, url = start_mock(mock_cpu, args.itl_ms)
+    proc, url = start_mock(mock_cpu, args.itl_ms, cert)
     try:
         import uvloop
 
@@ -126,7 +157,7 @@ def main() -> None:
             f"concurrency {args.concurrency}, {args.tokens} tokens per response, {args.seconds:g} s"
         )
         for kind in args.transports.split(","):
-            res = runner(drive(url, kind, args.concurrency, args.tokens, args.seconds))
+            res = runner(drive(url, kind, args.concurrency, args.tokens, args.seconds, cert))
             print(
                 f"{kind:8s} {res['tokens_per_s']:>10,.0f} tok/s  client CPU {res['cpu_util']:.0%}"
                 f"  {res['tokens_per_cpu_s']:>10,.0f} tok per CPU-s  ok {res['requests_ok']:.0f}"
