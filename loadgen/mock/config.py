@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import ssl
 from dataclasses import dataclass, field
 
@@ -224,10 +225,18 @@ def _tls_context(
         if key is not None:
             parser.error("--tls-key needs --tls-cert")
         return None
+    for flag, path in (("--tls-cert", cert), ("--tls-key", key)):
+        if path is not None and not os.path.isfile(path):
+            parser.error(f"{flag} {path}: no such file")
+
+    def no_password() -> str:
+        parser.error(f"--tls-key {key or cert}: expected a key without a password")
+
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.options |= ssl.OP_NO_RENEGOTIATION  # the in-memory layer does not renegotiate
     try:
-        context.load_cert_chain(cert, key)
-    except (OSError, ssl.SSLError) as exc:
+        context.load_cert_chain(cert, key, password=no_password)
+    except ssl.SSLError as exc:
         hint = "; give --tls-key if the key is in another file" if key is None else ""
         parser.error(f"--tls-cert {cert}: expected a PEM certificate and its key ({exc}{hint})")
     context.set_alpn_protocols(["http/1.1"])

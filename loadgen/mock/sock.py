@@ -170,9 +170,11 @@ class SockTransport:
         return self._closing
 
     def get_extra_info(self, name: str, default: Any = None) -> Any:
+        if self._dead:  # the socket is closed: nothing to set or ask
+            return default
         if name == "socket":
             return self._sock
-        if name == "peername" and not self._dead:
+        if name == "peername":
             return self._sock.getpeername()
         return default
 
@@ -244,8 +246,8 @@ class TlsSockTransport(SockTransport):
         self._flush()
         if plain and not self._closing:
             self._protocol.data_received_at(b"".join(plain), stamp)
-        if eof:
-            self.close()
+        if eof:  # after what the protocol scheduled for that data, as a later read would be
+            self._loop.call_soon(self.close)
 
     def write(self, data: bytes) -> None:
         if self._closing or not self._ready:

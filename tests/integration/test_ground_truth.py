@@ -65,7 +65,9 @@ def measure(
             "warmup_requests": concurrency,
         },
     )
-    summary, records, _ = run(sc)
+    summary, records, out = run(sc)
+    scheme = "https" if tls else "http"
+    assert f"listening on {scheme}://" in (out / "mock.log").read_text()
     assert summary.steps[0].requests.failed == 0
     assert summary.target_check is not None and summary.target_check["healthy"] is True
     truth = {}

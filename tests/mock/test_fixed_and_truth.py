@@ -124,10 +124,30 @@ def test_bad_tls_flags_name_the_flag(
     tmp_path: Path, tls_files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     cert, key = tls_files
+    locked = tmp_path / "locked.pem"
+    subprocess.run(
+        [
+            *(
+                "openssl",
+                "pkey",
+                "-in",
+                str(key),
+                "-aes256",
+                "-passout",
+                "pass:x",
+                "-out",
+                str(locked),
+            )
+        ],
+        check=True,
+    )
+    nope = tmp_path / "nope.pem"
     cases = [
-        (["--tls-cert", str(tmp_path / "nope.pem")], f"--tls-cert {tmp_path / 'nope.pem'}: "),
+        (["--tls-cert", str(nope)], f"--tls-cert {nope}: no such file"),
+        (["--tls-cert", str(cert), "--tls-key", str(nope)], f"--tls-key {nope}: no such file"),
         (["--tls-cert", str(cert)], "give --tls-key"),  # the key is in another file
         (["--tls-key", str(key)], "--tls-key needs --tls-cert"),
+        (["--tls-cert", str(cert), "--tls-key", str(locked)], "key without a password"),
     ]
     for argv, expected in cases:
         with pytest.raises(SystemExit) as exc:

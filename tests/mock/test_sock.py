@@ -133,6 +133,7 @@ def test_abort_drops_the_connection_and_tells_the_protocol() -> None:
         assert made[0].transport is not None
         made[0].transport.abort()
         made[0].transport.write(b"too late")  # ignored, no error
+        assert made[0].transport.get_extra_info("socket") is None  # closed: not to be touched
         await asyncio.wait_for(made[0].lost.wait(), 5)
         await asyncio.to_thread(thread.join)
         listener.close()
@@ -182,7 +183,7 @@ def test_over_tls_a_request_is_stamped_when_it_reached_the_socket(
         context = ssl.create_default_context(cafile=str(cert))
         with (
             socket.create_connection(("127.0.0.1", port)) as raw,
-            context.wrap_socket(raw, server_hostname="127.0.0.1") as s,
+            context.wrap_socket(raw, server_hostname="127.0.0.1", suppress_ragged_eofs=False) as s,
         ):
             shaken.set()
             time.sleep(0.05)
@@ -223,35 +224,45 @@ def test_over_tls_a_request_is_stamped_when_it_reached_the_socket(
 def test_a_failed_handshake_closes_only_that_connection(
     tls_certificate: tuple[Path, ssl.SSLContext],
 ) -> None:
+    """An untrusting client, then one speaking plain HTTP, then a good one: no error escapes."""
     cert, server_tls = tls_certificate
     outcomes: list[str] = []
 
-    def client(port: int, context: ssl.SSLContext) -> None:
-        try:
-            with (
-                socket.create_connection(("127.0.0.1", port), timeout=5) as raw,
-                context.wrap_socket(raw, server_hostname="127.0.0.1") as s,
-            ):
-                s.sendall(b"ping")
-                outcomes.append(s.recv(10).decode())
-        except ssl.SSLCertVerificationError:
-            outcomes.append("refused")
+    def client(port: int, context: ssl.SSLContext | None) -> None:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+            if context is None:  # plain bytes to the https port: the server hangs up
+                raw.sendall(b"GET / HTTP/1.1\r\n\r\n")
+                try:
+                    outcomes.append("closed" if raw.recv(10) == b"" else "answered")
+                except ConnectionResetError:
+                    outcomes.append("closed")
+                return
+            try:
+                with context.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+                    s.sendall(b"ping")
+                    outcomes.append(s.recv(10).decode())
+            except ssl.SSLCertVerificationError:
+                outcomes.append("refused")
 
-    async def main() -> list[list[bytes]]:
+    async def main() -> tuple[list[list[bytes]], list[dict[str, Any]]]:
+        errors: list[dict[str, Any]] = []
+        asyncio.get_running_loop().set_exception_handler(lambda _, ctx: errors.append(ctx))
         listener, made, port = await start(server_tls)
-        trusting = ssl.create_default_context(cafile=cert)
-        for n, context in enumerate((ssl.create_default_context(), trusting), 1):
+        clients = (ssl.create_default_context(), None, ssl.create_default_context(cafile=cert))
+        for n, context in enumerate(clients, 1):
             thread = threading.Thread(target=client, args=(port, context))
             thread.start()
             await until(lambda n=n: len(made) == n)  # type: ignore[misc]
-            if n == 2:
-                await until(lambda: bool(made[1].reads))
-                assert made[1].transport is not None
-                made[1].transport.write(b"pong")
+            if n == 3:
+                await until(lambda: bool(made[2].reads))
+                assert made[2].transport is not None
+                made[2].transport.write(b"pong")
             await asyncio.to_thread(thread.join)
-        await asyncio.wait_for(made[0].lost.wait(), 5)
+        await asyncio.wait_for(asyncio.gather(made[0].lost.wait(), made[1].lost.wait()), 5)
         listener.close()
-        return [[data for data, _ in m.reads] for m in made]
+        return [[data for data, _ in m.reads] for m in made], errors
 
-    assert uvloop.run(main()) == [[], [b"ping"]]
-    assert outcomes == ["refused", "pong"]
+    reads, errors = uvloop.run(main())
+    assert reads == [[], [], [b"ping"]]
+    assert outcomes == ["refused", "closed", "pong"]
+    assert errors == []
