@@ -252,7 +252,7 @@ def test_a_failed_handshake_closes_only_that_connection(
         for n, context in enumerate(clients, 1):
             thread = threading.Thread(target=client, args=(port, context))
             thread.start()
-            await until(lambda n=n: len(made) == n)  # type: ignore[misc]
+            await until(lambda: len(made) == n)  # noqa: B023 - awaited here, before n moves on
             if n == 3:
                 await until(lambda: bool(made[2].reads))
                 assert made[2].transport is not None
