@@ -16,7 +16,13 @@ from loadgen.scenario.models import WorkloadSpec
 from loadgen.workload.lengths import sample_lengths
 from loadgen.workload.prompts import make_prompt
 
-__all__ = ["RequestSource", "RequestSpec", "plan_requests", "step_rng"]
+__all__ = ["Message", "Prompt", "RequestSource", "RequestSpec", "plan_requests", "step_rng"]
+
+
+#: One chat message: ``{"role": "system" | "user" | "assistant", "content": text}``.
+Message = dict[str, str]
+#: What a request sends: text, token ids (completions only) or chat messages.
+Prompt = str | list[int] | list[Message]
 
 
 @dataclass(slots=True, frozen=True)
@@ -24,10 +30,14 @@ class RequestSpec:
     """One request to send."""
 
     index: int
-    prompt: str | list[int]
-    prompt_tokens: int
+    prompt: Prompt
+    prompt_tokens: int  # as planned: exact with a tokenizer, else the approximation
     max_tokens: int
     warmup: bool = False
+    ramp: bool = False  # started during load.ramp_up_s: recorded, out of the metrics
+    session: int | None = None
+    turn: int | None = None  # 0-based turn of a multi-turn session
+    keep_text: bool = False  # the runner needs the answer text (multi-turn sessions)
 
 
 def step_rng(seed: int, step: int, stream: int) -> np.random.Generator:
