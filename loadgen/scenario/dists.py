@@ -288,11 +288,12 @@ class DatasetSpec(_Strict):
         ge=1,
         description="Leave out rows whose output length (as `output_tokens` picks it) is longer.",
     )
-    output_tokens: Literal["dataset", "answer", "distribution"] = Field(
-        "dataset",
+    output_tokens: Literal["auto", "dataset", "answer", "distribution"] = Field(
+        "auto",
         description="max_tokens of each request: dataset = the row's `output_tokens` (rows "
         "without one are left out); answer = the counted length of the row's reference answer "
-        "(rows without one are left out); distribution = drawn from workload.output_tokens.",
+        "(rows without one are left out); distribution = drawn from workload.output_tokens; "
+        "auto = the row's `output_tokens`, else its answer's length, else drawn.",
     )
     sample: Literal["random", "sequential"] = Field(
         "random",
