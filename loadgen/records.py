@@ -46,23 +46,31 @@ class Record:
     request_id: str
     prompt_tokens_requested: int
     max_tokens: int
+    ramp: bool = False  # started during load.ramp_up_s: recorded, left out of every metric
+    session: int | None = None  # multi-turn: the session this request belongs to
+    turn: int | None = None  # multi-turn: 0-based turn within the session
     scheduled_ns: int | None = None  # open loop: when the schedule said to send
     start_ns: int = 0  # loadgen began the request (before the HTTP library ran)
     sent_ns: int = 0  # the request's last byte went to the socket (= start_ns if unknown)
     headers_ns: int | None = None
-    first_token_ns: int | None = None
+    first_token_ns: int | None = None  # first token event of any kind (reasoning or answer)
+    first_answer_ns: int | None = None  # first token event carrying answer output, not reasoning
+    first_reasoning_ns: int | None = None  # first token event carrying reasoning
     last_token_ns: int | None = None
     end_ns: int = 0
     token_ns: list[int] = field(default_factory=list)  # arrival of every token event
-    output_events: int = 0  # client-side count of token events
+    output_events: int = 0  # client-side count of token events (reasoning ones included)
+    reasoning_events: int = 0  # of output_events, those that carried reasoning
     output_tokens_server: int | None = None  # usage.completion_tokens
     prompt_tokens_server: int | None = None  # usage.prompt_tokens
-    output_chars: int = 0
+    reasoning_tokens_server: int | None = None  # usage.completion_tokens_details.reasoning_tokens
+    output_chars: int = 0  # characters of answer output (reasoning text is not counted)
     finish_reason: str | None = None
     ok: bool = False
     error_kind: str | None = None
     error_detail: str | None = None
     http_status: int | None = None
+    answer_text: str | None = None  # the answer output, kept only when the spec asked (keep_text)
 
     @property
     def output_tokens(self) -> int:
@@ -71,7 +79,14 @@ class Record:
         return s if s is not None else self.output_events
 
     @property
+    def reasoning_tokens(self) -> int:
+        """The server's reasoning count when it sent one, else the number of reasoning events."""
+        s = self.reasoning_tokens_server
+        return s if s is not None else self.reasoning_events
+
+    @property
     def prompt_tokens(self) -> int:
+        """The server's prompt count when it sent one, else the requested length."""
         s = self.prompt_tokens_server
         return s if s is not None else self.prompt_tokens_requested
 
@@ -112,7 +127,11 @@ class RecordWriter:
 
 
 def read_records(path: Path) -> Iterator[Record]:
-    """Records back from a JSONL file; a torn last line (a killed run) is skipped."""
+    """Records back from a JSONL file; a torn last line (a killed run) is skipped.
+
+    Keys the file lacks (a file from an older loadgen) take their defaults; keys
+    this version does not know are ignored.
+    """
     with path.open("rb") as fh:
         for line in fh:
             if not line.strip():

@@ -4,6 +4,11 @@ Stamp first, parse later: the transport stamps each chunk as it arrives; the
 SSE splitter and the adapter run after. Every failure is a row with an
 ``error_kind``; nothing but cancellation escapes :meth:`Requester.send`.
 
+Reasoning and answer: ``first_token_ns`` is the first token event of any
+kind; ``first_reasoning_ns`` and ``first_answer_ns`` split it by what the
+adapter said the event carried. The answer's text is kept only for specs
+with ``keep_text`` (multi-turn sessions need it for the next turn).
+
 Deadlines (from ``target.timeouts_s``): first token after send, idle gap
 between chunks once tokens flow (enforced within +1/8 of the idle limit, to
 avoid re-arming a timer per chunk), and total.
@@ -84,12 +89,16 @@ class Requester:
             request_id=rid,
             prompt_tokens_requested=spec.prompt_tokens,
             max_tokens=spec.max_tokens,
+            ramp=spec.ramp,
+            session=spec.session,
+            turn=spec.turn,
         )
         return rec, HttpRequest(self._url, orjson.dumps(body), headers)
 
     async def send(self, spec: RequestSpec, step: int, scheduled_ns: int | None = None) -> Record:
         rec, req = self.build(spec, step)
         rec.scheduled_ns = scheduled_ns
+        text: list[str] | None = [] if spec.keep_text else None
         t = self._timeouts
         rec.start_ns = rec.sent_ns = sent = now_ns()
         total_deadline = sent + t.total_ns
@@ -97,7 +106,7 @@ class Requester:
             async with asyncio.timeout_at(
                 loop_time_at(min(sent + t.first_token_ns, total_deadline))
             ) as tmo:
-                await self._stream(rec, req, tmo, total_deadline)
+                await self._stream(rec, req, tmo, total_deadline, text)
         except TimeoutError:
             if now_ns() >= total_deadline:
                 _fail(rec, "total_timeout", "no complete response within timeouts_s.total")
@@ -110,15 +119,22 @@ class Requester:
         except asyncio.CancelledError:
             _fail(rec, "cancelled", "the run was interrupted")
             rec.end_ns = now_ns()
+            _keep_text(rec, text)
             self.cancelled.append(rec)
             raise
         except Exception as exc:  # a bug of ours must not end the run: keep it as a row
             _fail(rec, "client_error", f"{type(exc).__name__}: {exc}")
         rec.end_ns = now_ns()
+        _keep_text(rec, text)
         return rec
 
     async def _stream(
-        self, rec: Record, req: HttpRequest, tmo: asyncio.Timeout, total_deadline: int
+        self,
+        rec: Record,
+        req: HttpRequest,
+        tmo: asyncio.Timeout,
+        total_deadline: int,
+        text: list[str] | None,
     ) -> None:
         idle = self._timeouts.idle_ns
         slack = idle // 8
@@ -132,21 +148,21 @@ class Requester:
                 _fail(rec, f"http_{resp.status}", body.decode("utf-8", "replace"))
                 return
             if not self._stream_mode:
-                await self._whole_body(rec, resp)
+                await self._whole_body(rec, resp, text)
                 return
             splitter = SseSplitter()
             arrived = 0
             async for arrived, data in resp.chunks():
-                if self._events(rec, splitter.feed(data), arrived):
+                if self._events(rec, splitter.feed(data), arrived, text):
                     return
                 if rec.first_token_ns is not None and arrived + idle > armed:
                     armed = min(arrived + idle + slack, total_deadline)
                     tmo.reschedule(loop_time_at(armed))
-            if self._events(rec, splitter.finish(), arrived):
+            if self._events(rec, splitter.finish(), arrived, text):
                 return
         _fail(rec, "incomplete_stream", "the stream ended without its final event")
 
-    async def _whole_body(self, rec: Record, resp: Response) -> None:
+    async def _whole_body(self, rec: Record, resp: Response, text: list[str] | None) -> None:
         """A non-streaming answer: one JSON body; its last byte is the only token time."""
         parts: list[bytes] = []
         last = 0
@@ -158,15 +174,23 @@ class Requester:
         except (orjson.JSONDecodeError, ValueError, TypeError, AttributeError) as exc:
             _fail(rec, "malformed_event", f"{exc}: {b''.join(parts)[:120]!r}")
             return
-        rec.first_token_ns = rec.last_token_ns = last or now_ns()
+        rec.first_token_ns = rec.first_answer_ns = rec.last_token_ns = last or now_ns()
         rec.output_tokens_server = d.completion_tokens
         rec.prompt_tokens_server = d.prompt_tokens
+        rec.reasoning_tokens_server = d.reasoning_tokens
         rec.output_chars = len(d.text)
+        if text is not None:
+            text.append(d.text)
         rec.finish_reason = d.finish_reason
         rec.ok = True
 
-    def _events(self, rec: Record, payloads: list[bytes], arrived: int) -> bool:
-        """Apply one chunk's events to ``rec``; True once the stream is over."""
+    def _events(
+        self, rec: Record, payloads: list[bytes], arrived: int, text: list[str] | None
+    ) -> bool:
+        """Apply one chunk's events to ``rec``; True once the stream is over.
+
+        ``text`` collects the answer's text when the spec asked for it (else None).
+        """
         parse = self._adapter.parse
         stamp = rec.token_ns.append
         for payload in payloads:
@@ -179,8 +203,13 @@ class Requester:
                 _fail(rec, "malformed_event", f"{exc}: {payload[:120]!r}")
                 return True
             if d.tokens:
-                if rec.first_token_ns is None:
-                    rec.first_token_ns = arrived
+                if d.reasoning:
+                    _reasoning(rec, d.tokens, arrived)
+                else:
+                    if rec.first_answer_ns is None:
+                        _first_answer(rec, arrived)
+                    if text is not None:
+                        text.append(d.text)
                 stamp(arrived)
                 rec.output_events += d.tokens
                 rec.output_chars += len(d.text)
@@ -188,6 +217,8 @@ class Requester:
                 rec.finish_reason = d.finish_reason
             if d.completion_tokens is not None:
                 rec.output_tokens_server = d.completion_tokens
+                if d.reasoning_tokens is not None:
+                    rec.reasoning_tokens_server = d.reasoning_tokens
             if d.prompt_tokens is not None:
                 rec.prompt_tokens_server = d.prompt_tokens
             if d.error is not None:
@@ -197,6 +228,26 @@ class Requester:
                 _finish(rec, not self._adapter.ends_with_done)
                 return True
         return False
+
+
+def _first_answer(rec: Record, arrived: int) -> None:
+    rec.first_answer_ns = arrived
+    if rec.first_token_ns is None:
+        rec.first_token_ns = arrived
+
+
+def _reasoning(rec: Record, tokens: int, arrived: int) -> None:
+    """A reasoning token event: off the common path, so answer-only streams pay nothing."""
+    rec.reasoning_events += tokens
+    if rec.first_reasoning_ns is None:
+        rec.first_reasoning_ns = arrived
+        if rec.first_token_ns is None:
+            rec.first_token_ns = arrived
+
+
+def _keep_text(rec: Record, text: list[str] | None) -> None:
+    if text is not None:
+        rec.answer_text = "".join(text)
 
 
 def _finish(rec: Record, expected_end: bool) -> None:

@@ -1,14 +1,17 @@
-"""What every protocol adapter returns for one SSE event.
+"""What every protocol adapter returns for one SSE event, and prompts as plain text.
 
-Imports: the standard library only.
+Imports: the standard library (loadgen.workload.plan for type names only).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
-__all__ = ["EMPTY", "Adapter", "Delta"]
+if TYPE_CHECKING:
+    from loadgen.workload.plan import Message, Prompt
+
+__all__ = ["EMPTY", "Adapter", "Delta", "is_messages", "render_messages"]
 
 
 @dataclass(slots=True)
@@ -18,6 +21,9 @@ class Delta:
     ``tokens`` is 1 when the event carries generated output (also when its
     text is empty: vLLM sends a partial UTF-8 byte as an empty-text event)
     and 0 for events that carry none (chat's role-only opener, usage).
+    ``reasoning`` is True when that output was reasoning (chat's
+    ``reasoning_content`` or ``reasoning`` without ``content``); ``text`` is
+    answer output only.
     """
 
     tokens: int = 0
@@ -27,6 +33,8 @@ class Delta:
     completion_tokens: int | None = None
     error: str | None = None
     final: bool = False  # the protocol's last event (TGI); OpenAI ends with [DONE]
+    reasoning: bool = False
+    reasoning_tokens: int | None = None  # usage.completion_tokens_details.reasoning_tokens
 
 
 EMPTY = Delta()
@@ -44,7 +52,7 @@ class Adapter(Protocol):
     def body(
         self,
         model: str,
-        prompt: str | list[int],
+        prompt: Prompt,
         max_tokens: int,
         extra: dict[str, Any],
         stream: bool = True,
@@ -55,3 +63,13 @@ class Adapter(Protocol):
     def parse_body(self, body: bytes) -> Delta:
         """A non-streaming response: the whole answer and the server's counts."""
         ...
+
+
+def is_messages(prompt: Prompt) -> TypeGuard[list[Message]]:
+    """A chat message list (not text, not token ids)."""
+    return isinstance(prompt, list) and bool(prompt) and isinstance(prompt[0], dict)
+
+
+def render_messages(messages: list[Message]) -> str:
+    """Messages as plain text for a text-only API: ``<role>: <content>`` lines, newline-joined."""
+    return "\n".join(f"{m['role']}: {m['content']}" for m in messages)

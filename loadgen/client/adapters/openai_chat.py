@@ -2,22 +2,24 @@
 
 The opener that only carries the role (``delta: {role, content: ""}``) is not
 a token; every later event whose delta has ``content`` (even empty),
-``reasoning_content`` or ``tool_calls`` is one token. A non-streaming answer
-has ``message`` where a stream has ``delta``.
+``reasoning_content``/``reasoning`` or ``tool_calls`` is one token. An event
+with reasoning and no ``content`` text is a reasoning token. A non-streaming
+answer has ``message`` where a stream has ``delta``.
 
 Imports: loadgen.client.adapters.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from loadgen.client.adapters.base import Delta
+from loadgen.client.adapters.base import Delta, is_messages
 from loadgen.client.adapters.openai_common import openai_body, parse_body, parse_event
 
-__all__ = ["OpenAIChat"]
+if TYPE_CHECKING:
+    from loadgen.workload.plan import Prompt
 
-_OUTPUT_KEYS = ("content", "reasoning_content", "reasoning", "tool_calls")
+__all__ = ["OpenAIChat"]
 
 
 def _choice(choice: dict[str, Any]) -> Delta:
@@ -25,8 +27,13 @@ def _choice(choice: dict[str, Any]) -> Delta:
     text = d.get("content")
     if text:  # the common case, first
         return Delta(1, text, choice.get("finish_reason"))
+    reasoning = d.get("reasoning_content")
+    if reasoning is None:
+        reasoning = d.get("reasoning")
     # the role-only opener is not a token; an empty content or other output is
-    is_token = "role" not in d and any(d.get(k) is not None for k in _OUTPUT_KEYS)
+    if reasoning is not None and (reasoning or "role" not in d):
+        return Delta(1, "", choice.get("finish_reason"), reasoning=True)
+    is_token = "role" not in d and (text is not None or d.get("tool_calls") is not None)
     return Delta(1 if is_token else 0, "", choice.get("finish_reason"))
 
 
@@ -38,12 +45,18 @@ class OpenAIChat:
     def body(
         self,
         model: str,
-        prompt: str | list[int],
+        prompt: Prompt,
         max_tokens: int,
         extra: dict[str, Any],
         stream: bool = True,
     ) -> dict[str, Any]:
-        messages = [{"role": "user", "content": prompt}]
+        """A message list is sent as is; text becomes one user message."""
+        if is_messages(prompt):
+            messages: list[Any] = prompt
+        elif isinstance(prompt, str):
+            messages = [{"role": "user", "content": prompt}]
+        else:
+            raise TypeError("openai-chat takes text or chat messages, not token ids")
         fields = {"model": model, "messages": messages, "max_tokens": max_tokens}
         return openai_body(fields, extra, stream)
 

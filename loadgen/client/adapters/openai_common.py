@@ -1,7 +1,7 @@
 """What OpenAI completions and chat share: event and body skeletons, usage, errors.
 
 An adapter supplies only how one ``choices[0]`` becomes a :class:`Delta`; the
-rest (JSON, the usage block, in-stream errors, the request body's stream
+rest (JSON, the usage block with its reasoning count, in-stream errors, the request body's stream
 options) is here once.
 
 Imports: orjson, loadgen.client.adapters.base.
@@ -47,6 +47,9 @@ def parse_event(payload: bytes, read_choice: ChoiceReader) -> Delta:
     if usage:
         delta.prompt_tokens = usage.get("prompt_tokens")
         delta.completion_tokens = usage.get("completion_tokens")
+        details = usage.get("completion_tokens_details")
+        if details:
+            delta.reasoning_tokens = details.get("reasoning_tokens")
     return delta
 
 

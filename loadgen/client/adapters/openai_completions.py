@@ -1,17 +1,21 @@
 """OpenAI ``/v1/completions``.
 
 An event with ``choices[0].text`` (even empty) is one token; the usage event
-(``choices: []``) carries the server's counts.
+(``choices: []``) carries the server's counts. Chat messages are sent as
+plain text, one ``<role>: <content>`` line each.
 
 Imports: loadgen.client.adapters.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from loadgen.client.adapters.base import Delta
+from loadgen.client.adapters.base import Delta, is_messages, render_messages
 from loadgen.client.adapters.openai_common import openai_body, parse_body, parse_event
+
+if TYPE_CHECKING:
+    from loadgen.workload.plan import Prompt
 
 __all__ = ["OpenAICompletions"]
 
@@ -29,13 +33,14 @@ class OpenAICompletions:
     def body(
         self,
         model: str,
-        prompt: str | list[int],
+        prompt: Prompt,
         max_tokens: int,
         extra: dict[str, Any],
         stream: bool = True,
     ) -> dict[str, Any]:
+        sent = render_messages(prompt) if is_messages(prompt) else prompt
         return openai_body(
-            {"model": model, "prompt": prompt, "max_tokens": max_tokens}, extra, stream
+            {"model": model, "prompt": sent, "max_tokens": max_tokens}, extra, stream
         )
 
     def parse(self, payload: bytes) -> Delta:

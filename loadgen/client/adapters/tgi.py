@@ -4,18 +4,52 @@ Each event with a ``token`` is one token; the last event carries
 ``generated_text`` (and ``details`` with ``generated_tokens`` when asked
 for), and TGI sends no ``[DONE]``: that event ends the stream.
 
+TGI reads generation settings only inside ``parameters``: keys of
+``extra_body`` that are TGI generation parameters go there (as does an
+explicit ``parameters`` mapping, which wins); any other key stays top-level.
+Chat messages are sent as plain text, one ``<role>: <content>`` line each.
+
 Imports: orjson, loadgen.client.adapters.base.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from loadgen.client.adapters.base import Delta
+from loadgen.client.adapters.base import Delta, is_messages, render_messages
 
-__all__ = ["Tgi"]
+if TYPE_CHECKING:
+    from loadgen.workload.plan import Prompt
+
+__all__ = ["TGI_PARAMETERS", "Tgi"]
+
+#: The fields of TGI's ``GenerateParameters`` (router/src/lib.rs). TGI has no
+#: ``ignore_eos`` and no minimum length: only ``max_new_tokens`` bounds the output.
+TGI_PARAMETERS = frozenset(
+    {
+        "adapter_id",
+        "best_of",
+        "decoder_input_details",
+        "details",
+        "do_sample",
+        "frequency_penalty",
+        "grammar",
+        "max_new_tokens",
+        "repetition_penalty",
+        "return_full_text",
+        "seed",
+        "stop",
+        "temperature",
+        "top_k",
+        "top_n_tokens",
+        "top_p",
+        "truncate",
+        "typical_p",
+        "watermark",
+    }
+)
 
 
 class Tgi:
@@ -26,15 +60,26 @@ class Tgi:
     def body(
         self,
         model: str,
-        prompt: str | list[int],
+        prompt: Prompt,
         max_tokens: int,
         extra: dict[str, Any],
         stream: bool = True,
     ) -> dict[str, Any]:
+        if is_messages(prompt):
+            inputs = render_messages(prompt)
+        elif isinstance(prompt, str):
+            inputs = prompt
+        else:
+            raise TypeError("tgi takes text or chat messages, not token ids")
         params: dict[str, Any] = {"max_new_tokens": max_tokens, "details": True}
-        extra = dict(extra)
-        params.update(extra.pop("parameters", {}))
-        return {"inputs": prompt, "parameters": params, **extra}
+        top: dict[str, Any] = {}
+        for key, value in extra.items():
+            if key in TGI_PARAMETERS:
+                params[key] = value
+            elif key != "parameters":
+                top[key] = value
+        params.update(extra.get("parameters") or {})
+        return {"inputs": inputs, "parameters": params, **top}
 
     def parse(self, payload: bytes) -> Delta:
         obj = orjson.loads(payload)
