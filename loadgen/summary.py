@@ -10,7 +10,7 @@ Imports: pydantic.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,6 +20,8 @@ __all__ = [
     "Distribution",
     "LittleCheck",
     "LoadPoint",
+    "PrefixCacheStats",
+    "PromptLengthCheck",
     "RequestCounts",
     "SlaCheck",
     "SlaResult",
@@ -58,6 +60,11 @@ class LoadPoint(_Model):
     mode: str
     concurrency: int | None = None
     rate: float | None = None
+    time_scale: float | None = Field(
+        None,
+        description="Trace replay: the factor gaps between the trace's arrivals were "
+        "multiplied by (0.5 = twice the recorded rate).",
+    )
     arrival: str | None = None
     burstiness: float | None = None
     max_concurrency: int | None = None
@@ -68,6 +75,9 @@ class RequestCounts(_Model):
     ok: int = 0
     failed: int = 0
     warmup: int = 0
+    ramp: int = Field(
+        0, description="Requests started during load.ramp_up_s: recorded, not in any metric."
+    )
     cancelled: int = 0  # in flight when the run was interrupted; not in any metric
     errors: dict[str, int] = Field(default_factory=dict)
     error_rate: float = 0.0
@@ -86,6 +96,54 @@ class TokenCounts(_Model):
     output_events_total: int = 0
     count_mismatches: int = 0
     server_counts: int = 0  # requests whose counts came from the server's usage block
+    prompt_requested_total: int = Field(
+        0, description="Sum of the requested (planned) prompt lengths of successful requests."
+    )
+    reasoning_total: int = Field(
+        0,
+        description="Reasoning tokens of successful requests: the server's "
+        "completion_tokens_details.reasoning_tokens where sent, else reasoning events.",
+    )
+    short_outputs: int = Field(
+        0, description="Successful requests whose output_tokens < max_tokens."
+    )
+    full_output_expected: bool = Field(
+        False,
+        description="The request body forced full outputs (ignore_eos, or min_tokens = "
+        "max_tokens), so any short output is flagged in the step's warnings.",
+    )
+
+
+class PromptLengthCheck(_Model):
+    """The server's prompt token count against the requested length, per request.
+
+    Relative difference = (server - requested) / requested.
+    """
+
+    compared: int = Field(
+        0, description="Successful requests with a server prompt count (usage.prompt_tokens)."
+    )
+    mean_rel_diff: float | None = Field(
+        None, description="Mean relative difference over the compared requests."
+    )
+    worst_rel_diff: float | None = Field(
+        None, description="The relative difference largest in absolute value, with its sign."
+    )
+    beyond_tolerance: int = Field(
+        0, description="Compared requests whose |relative difference| exceeds tolerance."
+    )
+    tolerance: float = Field(0.02, description="Relative tolerance; 0 means any difference counts.")
+
+
+class PrefixCacheStats(_Model):
+    """The server's prefix-cache counters over the step (filled from server metrics)."""
+
+    queries_tokens: float | None = Field(
+        None, description="Prompt tokens looked up in the prefix cache during the step."
+    )
+    hits_tokens: float | None = Field(None, description="Of those, tokens found in the cache.")
+    hit_rate: float | None = Field(None, description="hits_tokens / queries_tokens.")
+    source: str = Field(description="Where the numbers came from (e.g. the metric names).")
 
 
 class SlaCheck(_Model):
@@ -133,14 +191,45 @@ class StepSummary(_Model):
     ended_ns: int = 0
     duration_s: float = 0.0
     requests: RequestCounts = Field(default_factory=RequestCounts)
+    ttft_of: Literal["any", "answer"] = Field(
+        "any",
+        description="What ttft_ms (and TTFT bounds, goodput) measure to: the first token "
+        "of any kind, or the first answer token (reasoning tokens before it not counted).",
+    )
     ttft_ms: Distribution = Field(default_factory=Distribution)
     ttft_from_scheduled_ms: Distribution | None = None
+    ttft_reasoning_ms: Distribution | None = Field(
+        None,
+        description="Time to the first reasoning token; present when a successful request "
+        "had reasoning events.",
+    )
+    ttft_answer_ms: Distribution | None = Field(
+        None,
+        description="Time to the first answer token; present when a successful request "
+        "had reasoning events.",
+    )
+    ttft_by_turn: dict[str, Distribution] | None = Field(
+        None,
+        description="TTFT (as ttft_ms) of each turn of multi-turn sessions, keyed by the "
+        "0-based turn index; present when records carry turns.",
+    )
     itl_ms: Distribution = Field(default_factory=Distribution)
     icl_ms: Distribution | None = None  # metrics profile aiperf: inter-chunk latency
     tpot_ms: Distribution = Field(default_factory=Distribution)
     e2e_ms: Distribution = Field(default_factory=Distribution)
     throughput: Throughput = Field(default_factory=Throughput)
     tokens: TokenCounts = Field(default_factory=TokenCounts)
+    prompt_lengths: PromptLengthCheck = Field(
+        default_factory=PromptLengthCheck,
+        description="Server prompt counts against the requested lengths.",
+    )
+    prefix_cache: PrefixCacheStats | None = Field(
+        None, description="The server's prefix-cache hits over the step, when scraped."
+    )
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="What makes the step's numbers suspect, other than the client's health.",
+    )
     sla: SlaResult = Field(default_factory=SlaResult)
     client: ClientHealth = Field(default_factory=ClientHealth)
     little: LittleCheck | None = None
@@ -180,3 +269,11 @@ class Summary(_Model):
     sla: dict[str, Any] = Field(default_factory=dict)
     #: what the pre-flight check saw: {"healthy": bool, "models": [...], "warnings": [...]}
     target_check: dict[str, Any] | None = None
+    prompt_length_source: str = Field(
+        "approximate",
+        description="Where the requested prompt lengths come from: tokenizer | server | "
+        "approximate | token_ids | dataset.",
+    )
+    workload: dict[str, Any] | None = Field(
+        None, description="A short description of the workload (filled by the runner)."
+    )

@@ -1,19 +1,33 @@
 """Metrics: pure functions from records to summaries; they only subtract integers."""
 
-from loadgen.metrics.latency import e2e_ns, itl_gaps_ns, tpot_ns, ttft_from_scheduled_ns, ttft_ns
+from loadgen.metrics.latency import (
+    e2e_ns,
+    itl_gaps_ns,
+    tpot_ns,
+    ttft_answer_ns,
+    ttft_from_scheduled_ns,
+    ttft_ns,
+    ttft_reasoning_ns,
+)
 from loadgen.metrics.sla import check_sla, request_meets_sla
 from loadgen.metrics.stats import distribution_ms
 from loadgen.metrics.step import step_cost, summarize_step
+from loadgen.metrics.tokens import PROMPT_TOLERANCE, prompt_length_check, token_counts
 
 __all__ = [
+    "PROMPT_TOLERANCE",
     "check_sla",
     "distribution_ms",
     "e2e_ns",
     "itl_gaps_ns",
+    "prompt_length_check",
     "request_meets_sla",
     "step_cost",
     "summarize_step",
+    "token_counts",
     "tpot_ns",
+    "ttft_answer_ns",
     "ttft_from_scheduled_ns",
     "ttft_ns",
+    "ttft_reasoning_ns",
 ]

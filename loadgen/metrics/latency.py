@@ -7,11 +7,47 @@ Imports: loadgen.records.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import pairwise
 
 from loadgen.records import Record
 
-__all__ = ["e2e_ns", "itl_gaps_ns", "tpot_ns", "ttft_from_scheduled_ns", "ttft_ns"]
+__all__ = [
+    "FIRST_STAMP",
+    "Stamp",
+    "e2e_ns",
+    "first_answer",
+    "first_reasoning",
+    "first_token",
+    "itl_gaps_ns",
+    "tpot_ns",
+    "ttft_answer_ns",
+    "ttft_from_scheduled_ns",
+    "ttft_ns",
+    "ttft_reasoning_ns",
+]
+
+#: which first-token stamp of a record a TTFT measures to
+Stamp = Callable[[Record], int | None]
+
+
+def first_token(r: Record) -> int | None:
+    """The first token event of any kind (reasoning or answer)."""
+    return r.first_token_ns
+
+
+def first_answer(r: Record) -> int | None:
+    """The first token event carrying answer output (reasoning before it not counted)."""
+    return r.first_answer_ns
+
+
+def first_reasoning(r: Record) -> int | None:
+    """The first token event carrying reasoning."""
+    return r.first_reasoning_ns
+
+
+#: ``sla.ttft_of`` -> the stamp TTFT measures to
+FIRST_STAMP: dict[str, Stamp] = {"any": first_token, "answer": first_answer}
 
 
 def ttft_ns(r: Record) -> int | None:
@@ -21,15 +57,31 @@ def ttft_ns(r: Record) -> int | None:
     return r.first_token_ns - r.sent_ns
 
 
-def ttft_from_scheduled_ns(r: Record) -> int | None:
+def ttft_answer_ns(r: Record) -> int | None:
+    """TTFT (answer) = first answer-token time - send time."""
+    if r.first_answer_ns is None:
+        return None
+    return r.first_answer_ns - r.sent_ns
+
+
+def ttft_reasoning_ns(r: Record) -> int | None:
+    """TTFT (reasoning) = first reasoning-token time - send time."""
+    if r.first_reasoning_ns is None:
+        return None
+    return r.first_reasoning_ns - r.sent_ns
+
+
+def ttft_from_scheduled_ns(r: Record, first: Stamp = first_token) -> int | None:
     """TTFT (open loop, from schedule) = first-token time - scheduled send time.
 
     Includes any wait for a free slot under ``max_concurrency`` and any lag of
-    the sender behind its schedule.
+    the sender behind its schedule. ``first`` is :func:`first_answer` when
+    ``sla.ttft_of`` is ``answer``.
     """
-    if r.first_token_ns is None or r.scheduled_ns is None:
+    t = first(r)
+    if t is None or r.scheduled_ns is None:
         return None
-    return r.first_token_ns - r.scheduled_ns
+    return t - r.scheduled_ns
 
 
 def itl_gaps_ns(r: Record) -> list[int]:

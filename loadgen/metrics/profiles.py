@@ -14,6 +14,10 @@ default and is what every other document in this repository describes.
 - guidellm: TTFT = first - start; ITL = (last - first) / (n - 1) per request;
   TPOT = (last - start) / n (the first token's wait included); E2E = end - start.
 
+A profile's TTFT counts from its ``origin`` (``sent_ns`` or ``start_ns``) to
+the first token, or to the first answer or reasoning token for the split
+TTFTs: TTFT = stamp - origin.
+
 ``start_ns`` is when loadgen began the request (before the HTTP library ran),
 which is where vLLM's, AIPerf's and GuideLLM's clients take their start stamp;
 ``sent_ns`` is when the request reached the socket. AIPerf's inter-chunk
@@ -27,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from loadgen.metrics.latency import e2e_ns, itl_gaps_ns, tpot_ns, ttft_ns
+from loadgen.metrics.latency import Stamp, e2e_ns, first_token, itl_gaps_ns, tpot_ns
 from loadgen.records import Record
 
 __all__ = ["PROFILES", "PROFILE_NAMES", "Profile"]
@@ -38,13 +42,27 @@ PerRequest = Callable[[Record], float | None]
 @dataclass(frozen=True, slots=True)
 class Profile:
     name: str
-    ttft: PerRequest
+    #: where TTFT counts from: the send (``sent_ns``) or the start (``start_ns``)
+    origin: Callable[[Record], int]
     tpot: PerRequest
     e2e: PerRequest
     #: ITL values of a step: pooled gaps, or one value per request
     itl: Callable[[Sequence[Record]], list[float]]
     #: AIPerf's inter-chunk latency, where the profile names it separately
     icl: Callable[[Sequence[Record]], list[float]] | None = None
+
+    def ttft(self, r: Record, first: Stamp = first_token) -> int | None:
+        """TTFT = the ``first`` stamp (first token by default) - the profile's origin."""
+        t = first(r)
+        return None if t is None else t - self.origin(r)
+
+
+def _sent(r: Record) -> int:
+    return r.sent_ns
+
+
+def _start(r: Record) -> int:
+    return r.start_ns
 
 
 def _pooled_gaps(records: Sequence[Record]) -> list[float]:
@@ -87,13 +105,9 @@ def _guidellm_tpot(r: Record) -> float | None:
 
 
 PROFILES: dict[str, Profile] = {
-    "loadgen": Profile("loadgen", ttft_ns, tpot_ns, e2e_ns, _pooled_gaps),
-    "vllm": Profile("vllm", _ttft_from_start, _vllm_tpot, _to_last_token, _pooled_gaps),
-    "aiperf": Profile(
-        "aiperf", _ttft_from_start, tpot_ns, _to_last_token, _per_request_itl, _pooled_gaps
-    ),
-    "guidellm": Profile(
-        "guidellm", _ttft_from_start, _guidellm_tpot, _e2e_from_start, _per_request_itl
-    ),
+    "loadgen": Profile("loadgen", _sent, tpot_ns, e2e_ns, _pooled_gaps),
+    "vllm": Profile("vllm", _start, _vllm_tpot, _to_last_token, _pooled_gaps),
+    "aiperf": Profile("aiperf", _start, tpot_ns, _to_last_token, _per_request_itl, _pooled_gaps),
+    "guidellm": Profile("guidellm", _start, _guidellm_tpot, _e2e_from_start, _per_request_itl),
 }
 PROFILE_NAMES = tuple(PROFILES)

@@ -4,7 +4,9 @@ A step passes when every stated bound holds: ``sla.ttft_ms.p99: 500`` means the
 step's TTFT p99 must be <= 500 ms. Goodput counts requests that meet every
 per-request bound: for each of TTFT, TPOT and E2E the bound of the highest
 percentile stated (p99 before p95, p90, p50, mean) is applied to the request's
-own value. ITL bounds are step-level only.
+own value. ITL bounds are step-level only. With ``ttft_of="answer"`` the
+request's TTFT is to its first answer token (a request with none fails a
+TTFT bound).
 
 Imports: loadgen.scenario.models, loadgen.summary, loadgen.records, loadgen.metrics.latency.
 """
@@ -14,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from loadgen.clock import NS_PER_MS
-from loadgen.metrics.latency import e2e_ns, tpot_ns, ttft_ns
+from loadgen.metrics.latency import e2e_ns, tpot_ns, ttft_answer_ns, ttft_ns
 from loadgen.records import Record
 from loadgen.scenario.models import PercentileBounds, SlaSpec
 from loadgen.summary import SlaCheck, SlaResult, StepSummary
@@ -27,6 +29,7 @@ _PER_REQUEST: dict[str, Callable[[Record], float | None]] = {
     "tpot_ms": tpot_ns,
     "e2e_ms": e2e_ns,
 }
+_PER_REQUEST_ANSWER = {**_PER_REQUEST, "ttft_ms": ttft_answer_ns}
 
 
 def _per_request_bound(bounds: PercentileBounds) -> float | None:
@@ -37,11 +40,12 @@ def _per_request_bound(bounds: PercentileBounds) -> float | None:
     return None
 
 
-def request_meets_sla(r: Record, sla: SlaSpec) -> bool:
+def request_meets_sla(r: Record, sla: SlaSpec, ttft_of: str = "any") -> bool:
     """True when an ok request is within every per-request bound."""
     if not r.ok:
         return False
-    for metric, formula in _PER_REQUEST.items():
+    formulas = _PER_REQUEST_ANSWER if ttft_of == "answer" else _PER_REQUEST
+    for metric, formula in formulas.items():
         bound = _per_request_bound(getattr(sla, metric))
         if bound is None:
             continue

@@ -1,33 +1,45 @@
 """One step's records -> its :class:`~loadgen.summary.StepSummary`.
 
-Warm-up records are counted but excluded from every metric. Latency metrics
-use the successful requests; counts and the error rate use all of them.
-Throughput is over the step's measured window: the first send to the last
-end among the measured (non-warm-up) requests.
+Warm-up and ramp-up records are counted but excluded from every metric.
+Latency metrics use the successful requests; counts and the error rate use
+all of them. Throughput is over the step's measured window: the first send to
+the last end among the measured (non-warm-up, non-ramp) requests.
 
 Imports: loadgen.records, loadgen.summary, loadgen.scenario.models, loadgen.metrics.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 
 from loadgen.clock import NS_PER_S
-from loadgen.metrics.latency import e2e_ns, ttft_from_scheduled_ns
+from loadgen.metrics.latency import (
+    FIRST_STAMP,
+    e2e_ns,
+    first_answer,
+    first_reasoning,
+    ttft_from_scheduled_ns,
+)
 from loadgen.metrics.profiles import PROFILES, Profile
 from loadgen.metrics.sla import check_sla, request_meets_sla
 from loadgen.metrics.stats import distribution_ms
+from loadgen.metrics.tokens import (
+    PROMPT_TOLERANCE,
+    prompt_length_check,
+    short_output_warning,
+    token_counts,
+)
 from loadgen.records import Record
 from loadgen.scenario.models import SlaSpec
 from loadgen.summary import (
     ClientHealth,
+    Distribution,
     LittleCheck,
     LoadPoint,
     RequestCounts,
     StepSummary,
     Throughput,
-    TokenCounts,
 )
 
 __all__ = ["LITTLE_TOLERANCE", "step_cost", "summarize_step"]
@@ -46,13 +58,23 @@ def summarize_step(
     mean_in_flight: float | None = None,
     interrupted: bool = False,
     profile: Profile = PROFILES["loadgen"],
+    ttft_of: str = "any",
+    prompt_tolerance: float = PROMPT_TOLERANCE,
+    expect_full_output: bool = False,
 ) -> StepSummary:
-    """Counts, latency statistics (by ``profile``'s formulas), throughput and SLA of a step."""
-    cancelled = sum(1 for r in records if r.error_kind == "cancelled")
+    """Counts, latency statistics (by ``profile``'s formulas), throughput and SLA of a step.
+
+    ``ttft_of`` ("any" or "answer") picks the stamp TTFT, its SLA bounds and
+    goodput measure to; ``prompt_tolerance`` is the relative prompt-length
+    difference counted as beyond tolerance; ``expect_full_output`` (the body
+    forces outputs of max_tokens) turns short outputs into a warning.
+    """
+    if ttft_of not in FIRST_STAMP:
+        msg = f"ttft_of {ttft_of!r}; expected one of {', '.join(FIRST_STAMP)}"
+        raise ValueError(msg)
     # Cut short by the user, not by the server: kept in records.jsonl, out of the metrics.
-    measured = [r for r in records if not r.warmup and r.error_kind != "cancelled"]
+    measured = [r for r in records if not r.warmup and not r.ramp and r.error_kind != "cancelled"]
     ok = [r for r in measured if r.ok]
-    errors = Counter(r.error_kind or "unknown" for r in measured if not r.ok)
     start = min((r.sent_ns for r in measured), default=0)
     end = max((r.end_ns for r in measured), default=0)
     window_s = (end - start) / NS_PER_S if end > start else 0.0
@@ -65,34 +87,15 @@ def summarize_step(
         duration_s=window_s,
         interrupted=interrupted,
         client=client or ClientHealth(),
+        ttft_of="answer" if ttft_of == "answer" else "any",
     )
-    step.requests = RequestCounts(
-        total=len(measured),
-        ok=len(ok),
-        failed=len(measured) - len(ok),
-        warmup=sum(1 for r in records if r.warmup and r.error_kind != "cancelled"),
-        cancelled=cancelled,
-        errors=dict(sorted(errors.items())),
-        error_rate=(len(measured) - len(ok)) / len(measured) if measured else 0.0,
-    )
-    step.ttft_ms = distribution_ms([v for r in ok if (v := profile.ttft(r)) is not None])
-    if load.mode == "rate":
-        step.ttft_from_scheduled_ms = distribution_ms(
-            [v for r in ok if (v := ttft_from_scheduled_ns(r)) is not None]
-        )
-    step.itl_ms = distribution_ms(profile.itl(ok))
-    if profile.icl is not None:
-        step.icl_ms = distribution_ms(profile.icl(ok))
-    step.tpot_ms = distribution_ms([t for r in ok if (t := profile.tpot(r)) is not None])
-    step.e2e_ms = distribution_ms([e for r in ok if (e := profile.e2e(r)) is not None])
-    step.tokens = TokenCounts(
-        output_total=sum(r.output_tokens for r in ok),
-        input_total=sum(r.prompt_tokens for r in ok),
-        output_events_total=sum(r.output_events for r in ok),
-        count_mismatches=sum(1 for r in ok if r.count_mismatch),
-        server_counts=sum(1 for r in ok if r.output_tokens_server is not None),
-    )
-    good = sum(1 for r in ok if request_meets_sla(r, sla))
+    step.requests = _counts(records, measured, len(ok))
+    _latencies(step, ok, profile, ttft_of)
+    step.tokens = token_counts(ok, expect_full_output=expect_full_output)
+    step.prompt_lengths = prompt_length_check(ok, prompt_tolerance)
+    if (warning := short_output_warning(step.tokens, len(ok))) is not None:
+        step.warnings.append(warning)
+    good = sum(1 for r in ok if request_meets_sla(r, sla, ttft_of))
     per_s = 1.0 / window_s if window_s else 0.0
     step.throughput = Throughput(
         requests_per_s=len(ok) * per_s,
@@ -105,6 +108,60 @@ def summarize_step(
     if mean_in_flight is not None and window_s:
         step.little = little_check(mean_in_flight, measured, window_s)
     return step
+
+
+def _counts(records: Sequence[Record], measured: Sequence[Record], ok: int) -> RequestCounts:
+    kept = [r for r in records if r.error_kind != "cancelled"]
+    errors = Counter(r.error_kind or "unknown" for r in measured if not r.ok)
+    return RequestCounts(
+        total=len(measured),
+        ok=ok,
+        failed=len(measured) - ok,
+        warmup=sum(1 for r in kept if r.warmup),
+        ramp=sum(1 for r in kept if r.ramp and not r.warmup),
+        cancelled=len(records) - len(kept),
+        errors=dict(sorted(errors.items())),
+        error_rate=(len(measured) - ok) / len(measured) if measured else 0.0,
+    )
+
+
+def _latencies(step: StepSummary, ok: Sequence[Record], profile: Profile, ttft_of: str) -> None:
+    """TTFT (to the stamp ``ttft_of`` picks), its reasoning/answer split and per-turn view,
+    ITL, TPOT and E2E, by the profile's formulas."""
+    first = FIRST_STAMP[ttft_of]
+    step.ttft_ms = distribution_ms([v for r in ok if (v := profile.ttft(r, first)) is not None])
+    if step.load.mode == "rate":
+        step.ttft_from_scheduled_ms = distribution_ms(
+            [v for r in ok if (v := ttft_from_scheduled_ns(r, first)) is not None]
+        )
+    if any(r.reasoning_events for r in ok):
+        step.ttft_reasoning_ms = distribution_ms(
+            [v for r in ok if (v := profile.ttft(r, first_reasoning)) is not None]
+        )
+        step.ttft_answer_ms = distribution_ms(
+            [v for r in ok if (v := profile.ttft(r, first_answer)) is not None]
+        )
+    step.ttft_by_turn = _ttft_by_turn(ok, profile, ttft_of)
+    step.itl_ms = distribution_ms(profile.itl(ok))
+    if profile.icl is not None:
+        step.icl_ms = distribution_ms(profile.icl(ok))
+    step.tpot_ms = distribution_ms([t for r in ok if (t := profile.tpot(r)) is not None])
+    step.e2e_ms = distribution_ms([e for r in ok if (e := profile.e2e(r)) is not None])
+
+
+def _ttft_by_turn(
+    ok: Sequence[Record], profile: Profile, ttft_of: str
+) -> dict[str, Distribution] | None:
+    """TTFT as ``ttft_ms`` measures it, per 0-based turn; None when no record has a turn."""
+    by_turn: defaultdict[int, list[int]] = defaultdict(list)
+    for r in ok:
+        if r.turn is not None:
+            values = by_turn[r.turn]  # a turn with no first token at all still shows, empty
+            if (v := profile.ttft(r, FIRST_STAMP[ttft_of])) is not None:
+                values.append(v)
+    if not by_turn:
+        return None
+    return {str(t): distribution_ms(by_turn[t]) for t in sorted(by_turn)}
 
 
 def little_check(mean_in_flight: float, measured: Sequence[Record], window_s: float) -> LittleCheck:
