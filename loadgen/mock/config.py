@@ -51,7 +51,7 @@ PROFILES: dict[str, Profile] = {
         kv_cache_tokens=65_536,
         step_base_ms=6.0,
         decode_ms_per_seq=0.5,
-        prefill_ms_per_token=0.01,
+        prefill_ms_per_token=0.05,
         max_model_len=8192,
         mean_output_tokens=128,
     ),
@@ -120,6 +120,8 @@ class Settings:
     retry_after_s: int = 1
     log_level: str = "warning"
     tls: ssl.SSLContext | None = None  # serve https with it
+    block_size: int = 16  # prefix-cache block, in tokens
+    prefix_cache_tokens: int | None = None  # None: the profile's kv_cache_tokens; 0: off
 
 
 def parse_fault(text: str) -> list[FaultRule]:
@@ -197,6 +199,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write each response in one go at TTFT (one SSE event per token still)",
     )
+    cache = p.add_argument_group("prefix cache (engine mode)")
+    cache.add_argument(
+        "--block-size", type=int, default=16, help="prefix-cache block size in tokens (%(default)s)"
+    )
+    cache.add_argument(
+        "--prefix-cache-tokens",
+        type=int,
+        help="prefix-cache capacity in tokens (default: the profile's kv_cache_tokens)",
+    )
+    cache.add_argument("--no-prefix-cache", action="store_true", help="turn the prefix cache off")
     p.add_argument("--seed", type=int, default=0, help="seed of lengths, texts and faults")
     p.add_argument("--truth", metavar="FILE", help="append one JSON line per request")
     faults = p.add_argument_group("faults")
@@ -267,6 +279,13 @@ def settings_from_argv(argv: list[str] | None) -> Settings:
     fixed = ns.ttft_ms is not None or ns.itl_ms is not None or ns.burst
     if min(ns.ttft_ms or 0.0, ns.itl_ms or 0.0, ns.stall_s, ns.slow_first_byte_s) < 0:
         parser.error("times must not be negative")
+    if ns.block_size < 1:
+        parser.error("--block-size must be at least 1")
+    if (ns.prefix_cache_tokens or 0) < 0:
+        parser.error("--prefix-cache-tokens must not be negative")
+    cache_tokens = (
+        profile.kv_cache_tokens if ns.prefix_cache_tokens is None else ns.prefix_cache_tokens
+    )
     return Settings(
         host=ns.host,
         port=ns.port,
@@ -285,4 +304,6 @@ def settings_from_argv(argv: list[str] | None) -> Settings:
         retry_after_s=ns.retry_after_s,
         log_level=ns.log_level,
         tls=_tls_context(parser, ns.tls_cert, ns.tls_key),
+        block_size=ns.block_size,
+        prefix_cache_tokens=0 if ns.no_prefix_cache else cache_tokens,
     )

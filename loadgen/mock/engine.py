@@ -7,6 +7,8 @@ requests queue on arrival; each step admits waiting requests while
     step_base_ms + decode_ms_per_seq * running + prefill_ms_per_token * admitted prompt tokens
 
 and gives every running request one token at its end, written in one pass.
+With a prefix cache (``cache.PrefixCache``) an admitted request's cached
+leading blocks cost no prefill: only its uncached tokens count as admitted.
 When the KV budget runs out the youngest running request is preempted (sent
 back to the head of the queue; it re-prefills prompt + generated tokens).
 
@@ -26,6 +28,7 @@ import itertools
 import time
 from collections import deque
 
+from loadgen.mock.cache import PrefixCache, block_hashes
 from loadgen.mock.config import Profile
 from loadgen.mock.gen import Gen
 from loadgen.mock.metrics import Metrics
@@ -55,9 +58,16 @@ def step_ns(profile: Profile, running: int, prefill_tokens: int) -> int:
 class BatchEngine:
     """Continuous batching in simulated-but-real time."""
 
-    def __init__(self, profile: Profile, loop: asyncio.AbstractEventLoop, metrics: Metrics):
+    def __init__(
+        self,
+        profile: Profile,
+        loop: asyncio.AbstractEventLoop,
+        metrics: Metrics,
+        cache: PrefixCache | None = None,
+    ):
         self.profile = profile
         self.metrics = metrics
+        self.cache = cache
         self.waiting: deque[Gen] = deque()
         self.running: list[Gen] = []
         self.kv_used = 0
@@ -70,6 +80,8 @@ class BatchEngine:
         return len(self.running), waiting, self.kv_used / self.profile.kv_cache_tokens
 
     def submit(self, gen: Gen) -> None:
+        if self.cache is not None:
+            gen.blocks = block_hashes(gen.spec.tokens, self.cache.block_size)
         self.waiting.append(gen)
         if not self.in_step:
             self._begin_step(_pc())
@@ -97,9 +109,20 @@ class BatchEngine:
             self.waiting.popleft()
             gen.kv = need if not self.profile.preemption else need - 1
             self.kv_used += gen.kv
-            prefill += gen.spec.prompt_tokens + gen.emitted
+            prefill += self._uncached(gen)
             self.running.append(gen)
         return prefill
+
+    def _uncached(self, gen: Gen) -> int:
+        """Tokens to prefill on admission (prompt, and output before a preemption), less hits."""
+        tokens = gen.spec.prompt_tokens + gen.emitted
+        cache = self.cache
+        if cache is None or gen.blocks is None:
+            return tokens
+        hit = cache.lookup(gen.blocks, tokens)
+        cache.insert(gen.blocks)
+        self.metrics.prefix_cache(tokens, hit)
+        return tokens - hit
 
     def _make_room(self) -> None:
         """Every running request grows by one token; preempt the youngest until it fits."""

@@ -57,6 +57,7 @@ class Gen:
     """Base: bookkeeping, completion, truth record."""
 
     __slots__ = (
+        "blocks",
         "conn",
         "ctx",
         "dead",
@@ -97,6 +98,7 @@ class Gen:
         self.first_ns = 0
         self.dead = False
         self.token_ns: list[int] = []
+        self.blocks: list[int] | None = None  # prefix-cache block hashes (engine mode)
 
     def emit(self) -> bool:
         """Produce the next token; True when the request is over."""

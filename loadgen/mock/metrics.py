@@ -59,6 +59,8 @@ class Metrics:
         self.prompt_tokens = 0
         self.generation_tokens = 0
         self.preemptions = 0
+        self.prefix_queries = 0
+        self.prefix_hits = 0
         self.success = dict.fromkeys(FINISH_REASONS, 0)
         self.ttft = Histogram(TTFT_BUCKETS)
         self.e2e = Histogram(E2E_BUCKETS)
@@ -66,6 +68,11 @@ class Metrics:
     def first_token(self, recv_ns: int, now_ns: int, prompt_tokens: int) -> None:
         self.ttft.observe((now_ns - recv_ns) / 1e9)
         self.prompt_tokens += prompt_tokens
+
+    def prefix_cache(self, queried: int, hit: int) -> None:
+        """One prefix-cache lookup, in tokens (vLLM counts them when it schedules a request)."""
+        self.prefix_queries += queried
+        self.prefix_hits += hit
 
     def finished(self, recv_ns: int, now_ns: int, tokens: int, reason: str) -> None:
         """A request ended; ``reason`` is stop, length or abort."""
@@ -84,6 +91,12 @@ class Metrics:
              [f"vllm:num_requests_waiting{{{lab}}} {float(waiting)}"]),
             ("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.",
              [f"vllm:kv_cache_usage_perc{{{lab}}} {kv}"]),
+            ("vllm:prefix_cache_queries", "counter",
+             "Prefix cache queries, in terms of number of queried tokens.",
+             [f"vllm:prefix_cache_queries_total{{{lab}}} {float(self.prefix_queries)}"]),
+            ("vllm:prefix_cache_hits", "counter",
+             "Prefix cache hits, in terms of number of cached tokens.",
+             [f"vllm:prefix_cache_hits_total{{{lab}}} {float(self.prefix_hits)}"]),
             ("vllm:num_preemptions", "counter", "Cumulative number of preemption from the engine.",
              [f"vllm:num_preemptions_total{{{lab}}} {float(self.preemptions)}"]),
             ("vllm:prompt_tokens", "counter", "Number of prefill tokens processed.",

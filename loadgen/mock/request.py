@@ -1,27 +1,42 @@
 """Request bodies -> ``GenSpec``: what one generation request asks for.
 
-Owns validation of OpenAI completions/chat and TGI generate bodies, prompt
-token counting (one token per whitespace-separated word of text, one per int of
-a token list) and the limits the real servers enforce. Errors come out as
+Owns validation of OpenAI completions/chat and TGI generate bodies, the prompt's
+tokens (one per whitespace-separated word of text, one per int of a token list;
+their number is the prompt token count, their blocks what the prefix cache
+sees) and the limits the real servers enforce. Errors come out as
 ``HttpError`` in the shape of the server being imitated (vLLM answers 400,
 TGI answers 422). Imports only the standard library, orjson and ``wire``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from loadgen.mock.wire import tgi_error, vllm_error
 
-__all__ = ["API_CHAT", "API_COMPLETIONS", "API_TGI", "GenSpec", "parse_openai", "parse_tgi"]
+__all__ = [
+    "API_CHAT",
+    "API_COMPLETIONS",
+    "API_TGI",
+    "GenSpec",
+    "Tokens",
+    "check_model",
+    "load_json",
+    "message_tokens_of",
+    "parse_openai",
+    "parse_tgi",
+    "prompt_tokens_of",
+]
 
 API_CHAT = "chat"
 API_COMPLETIONS = "completions"
 API_TGI = "tgi"
 TGI_DEFAULT_MAX_NEW_TOKENS = 100
+
+Tokens = list[str] | list[int]  # the words of a text prompt, or its token ids
 
 
 @dataclass(slots=True)
@@ -39,9 +54,10 @@ class GenSpec:
     continuous_usage: bool = False
     details: bool = False
     seed: int | None = None
+    tokens: Tokens = field(default_factory=list)
 
 
-def _load(body: bytes, tgi: bool) -> dict[str, Any]:
+def load_json(body: bytes, tgi: bool) -> dict[str, Any]:
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
@@ -65,41 +81,45 @@ def _int(data: dict[str, Any], key: str, default: int | None) -> int | None:
     return value
 
 
-def _count_prompt(prompt: Any) -> int:
+def prompt_tokens_of(prompt: Any) -> Tokens:
+    """The tokens of a completions ``prompt``: its words, or the token ids as given."""
     if isinstance(prompt, str):
-        return len(prompt.split())
+        return prompt.split()
     if isinstance(prompt, list) and all(
         isinstance(t, int) and not isinstance(t, bool) for t in prompt
     ):
-        return len(prompt)
+        return prompt
     if isinstance(prompt, list) and len(prompt) == 1:
-        return _count_prompt(prompt[0])
+        return prompt_tokens_of(prompt[0])
     msg = "prompt must be a string or a list of token ids (loadgen-mock serves one prompt)"
     raise vllm_error(400, msg, "prompt")
 
 
-def _count_messages(messages: Any) -> int:
+def message_tokens_of(messages: Any) -> list[str]:
+    """The tokens of chat ``messages``: the words of every content (and text part), in order.
+
+    Role names and the chat template count nothing.
+    """
     if not isinstance(messages, list) or not messages:
         raise vllm_error(400, "messages must be a non-empty list", "messages")
-    total = 0
+    words: list[str] = []
     for message in messages:
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
             raise vllm_error(400, "each message needs a role", "messages")
         content = message.get("content")
         if isinstance(content, str):
-            total += len(content.split())
+            words += content.split()
         elif isinstance(content, list):
             for part in content:
                 if isinstance(part, dict) and isinstance(part.get("text"), str):
-                    total += len(part["text"].split())
+                    words += part["text"].split()
         elif content is not None:
             raise vllm_error(400, "message content must be a string or a list", "messages")
-    return total
+    return words
 
 
-def parse_openai(body: bytes, api: str, served_model: str | None, max_model_len: int) -> GenSpec:
-    """Validate a vLLM completions (``api="completions"``) or chat body."""
-    data = _load(body, tgi=False)
+def check_model(data: dict[str, Any], served_model: str | None) -> str:
+    """The body's model name (the served one when absent); vLLM's 404 for another name."""
     model = data.get("model")
     if model is None:
         model = served_model or "loadgen-mock"
@@ -107,16 +127,25 @@ def parse_openai(body: bytes, api: str, served_model: str | None, max_model_len:
         raise vllm_error(400, "model must be a string", "model")
     if served_model is not None and model != served_model:
         raise vllm_error(404, f"The model `{model}` does not exist.", "model")
+    return model
+
+
+def parse_openai(body: bytes, api: str, served_model: str | None, max_model_len: int) -> GenSpec:
+    """Validate a vLLM completions (``api="completions"``) or chat body."""
+    data = load_json(body, tgi=False)
+    model = check_model(data, served_model)
+    tokens: Tokens
     if api == API_CHAT:
-        prompt_tokens = _count_messages(data.get("messages"))
+        tokens = message_tokens_of(data.get("messages"))
         max_tokens = _int(data, "max_completion_tokens", None)
         if max_tokens is None:
             max_tokens = _int(data, "max_tokens", None)
     else:
         if "prompt" not in data:
             raise vllm_error(400, "prompt is required", "prompt")
-        prompt_tokens = _count_prompt(data["prompt"])
+        tokens = prompt_tokens_of(data["prompt"])
         max_tokens = _int(data, "max_tokens", 16)
+    prompt_tokens = len(tokens)
     if _int(data, "n", 1) != 1:
         raise vllm_error(400, "loadgen-mock serves n=1 only", "n")
     room = max_model_len - prompt_tokens
@@ -153,12 +182,13 @@ def parse_openai(body: bytes, api: str, served_model: str | None, max_model_len:
         continuous_usage=bool(options.get("include_usage", False))
         and bool(options.get("continuous_usage_stats", False)),
         seed=data.get("seed") if isinstance(data.get("seed"), int) else None,
+        tokens=tokens,
     )
 
 
 def parse_tgi(body: bytes, stream: bool, served_model: str | None, max_model_len: int) -> GenSpec:
     """Validate a TGI ``/generate`` or ``/generate_stream`` body."""
-    data = _load(body, tgi=True)
+    data = load_json(body, tgi=True)
     inputs = data.get("inputs")
     if not isinstance(inputs, str):
         raise tgi_error(422, "`inputs` must be a string", "validation")
@@ -170,7 +200,8 @@ def parse_tgi(body: bytes, stream: bool, served_model: str | None, max_model_len
         max_new = TGI_DEFAULT_MAX_NEW_TOKENS
     if isinstance(max_new, bool) or not isinstance(max_new, int) or max_new < 1:
         raise tgi_error(422, "`max_new_tokens` must be strictly positive", "validation")
-    prompt_tokens = len(inputs.split())
+    tokens = inputs.split()
+    prompt_tokens = len(tokens)
     if prompt_tokens + max_new > max_model_len:
         msg = (
             f"`inputs` tokens + `max_new_tokens` must be <= {max_model_len}. Given: "
@@ -187,4 +218,5 @@ def parse_tgi(body: bytes, stream: bool, served_model: str | None, max_model_len
         ignore_eos=bool(params.get("ignore_eos", False)),
         details=bool(params.get("details", False)),
         seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
+        tokens=tokens,
     )

@@ -1,8 +1,8 @@
 """The mock server: routes, generation set-up, pre-header faults, start and stop.
 
 Owns the wiring: which path answers what (OpenAI completions/chat, TGI
-generate/generate_stream, /v1/models, /health, /metrics), the sampled output
-length of each request, the choice of scheduler (``BatchEngine`` or
+generate/generate_stream, /v1/models, /health, /metrics), the sampled
+output length of each request, the choice of scheduler (``BatchEngine`` with its prefix cache, or
 ``FixedPacer``), and the process life cycle (listening line, SIGTERM/SIGINT,
 flushing the truth file). Imports only the standard library, orjson, uvloop
 when present, and the mock's own modules.
@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from loadgen.mock.cache import PrefixCache
 from loadgen.mock.config import Settings, settings_from_argv
 from loadgen.mock.engine import BatchEngine, FixedPacer
 from loadgen.mock.events import (
@@ -87,12 +88,21 @@ class MockServer:
         if settings.fixed:
             self.engine = FixedPacer(settings.ttft_ms, settings.itl_ms, settings.burst, loop)
         else:
-            self.engine = BatchEngine(settings.profile, loop, self.metrics)
+            self.engine = BatchEngine(settings.profile, loop, self.metrics, self._cache())
         self.truth = TruthWriter(settings.truth, loop) if settings.truth else None
         self.faults = FaultPlan(settings.faults, settings.seed)
         seq = variant_sequence(settings.seed)
         self.ctx = Ctx(loop, self.metrics, self.truth, seq, settings.stall_s)
         self.conns: set[HttpConn] = set()
+
+    def _cache(self) -> PrefixCache | None:
+        settings = self.settings
+        tokens = settings.prefix_cache_tokens
+        if tokens is None:
+            tokens = settings.profile.kv_cache_tokens
+        if tokens < settings.block_size:
+            return None
+        return PrefixCache(tokens, settings.block_size)
 
     def protocol(self) -> HttpConn:
         conn = HttpConn(self.handle, self._lost)

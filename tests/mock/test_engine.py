@@ -25,7 +25,7 @@ def metric(text: str, name: str) -> float:
 
 def test_step_formula() -> None:
     profile = PROFILES["tiny-cpu"]
-    assert step_ns(profile, 4, 100) == int((6.0 + 0.5 * 4 + 0.01 * 100) * 1e6)
+    assert step_ns(profile, 4, 100) == int((6.0 + 0.5 * 4 + 0.05 * 100) * 1e6)
 
 
 def test_default_profile_knee_is_between_4_and_64() -> None:
