@@ -46,6 +46,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 from operator import itemgetter
 from pathlib import Path
 from typing import IO, Any, NoReturn, TypedDict
@@ -280,7 +281,8 @@ def _mooncake_row(where: str, obj: dict[str, Any]) -> _Raw:
     t = ms * 1_000_000 if isinstance(ms, int) else round(ms * 1e6)
     inp = _count(where, "input_length", obj.get("input_length", _MISSING))
     out = _count(where, "output_length", obj.get("output_length", _MISSING))
-    ids = obj.get("hash_ids") or ()
+    ids = obj.get("hash_ids")
+    ids = () if ids is None else ids
     if not isinstance(ids, list | tuple) or not all(type(i) is int for i in ids):
         _fail(where, f"hash_ids: expected a list of integers, got {ids!r:.60}")
     session = obj.get("session_id")
@@ -343,57 +345,24 @@ def _read_csv(name: str, fh: IO[bytes], fmt: str, skipped: Counter[str]) -> list
             got = ", ".join(header) if header else "nothing"
             _fail(f"{name}:1", f"expected columns {', '.join(need)} ({fmt} format); got {got}")
         cols = [header.index(c) for c in need]
-        sess = next((header.index(c) for c in _BURSTGPT_SESSION if c in header), None)
-        if fmt == "azure":
-            return _azure_rows(name, reader, cols, len(header))
-        return _burstgpt_rows(name, reader, cols, sess, len(header), skipped)
+        cols += [header.index(c) for c in _BURSTGPT_SESSION if c in header][:1]
+        to_ns = _datetime_ns if fmt == "azure" else _seconds_ns
+        out: list[_Raw] = []
+        for fields in reader:
+            where = f"{name}:{reader.line_num}"
+            if not any(f.strip() for f in fields):
+                continue
+            if len(fields) <= max(cols):
+                _fail(where, f"expected {len(header)} fields as in the header, got {len(fields)}")
+            ts, inp, gen, *session = (fields[i].strip() for i in cols)
+            row = (to_ns(where, ts), _int_text(where, need[1], inp), _int_text(where, need[2], gen))
+            if fmt == "burstgpt" and row[2] == 0:
+                skipped["failed"] += 1
+            else:
+                out.append((*row, (), (session[0] or None) if session else None))
+        return out
     except csv.Error as exc:
         return _fail(f"{name}:{reader.line_num}", f"CSV syntax error: {exc}")
-
-
-def _fields(where: str, fields: list[str], cols: list[int], width: int) -> list[str] | None:
-    """The wanted fields of a CSV row; None for a blank line."""
-    if not any(f.strip() for f in fields):
-        return None
-    if len(fields) <= max(cols):
-        _fail(where, f"expected {width} fields as in the header, got {len(fields)}")
-    return [fields[i].strip() for i in cols]
-
-
-def _azure_rows(name: str, reader: Any, cols: list[int], width: int) -> list[_Raw]:
-    out: list[_Raw] = []
-    days: dict[str, int] = {}
-    for fields in reader:
-        where = f"{name}:{reader.line_num}"
-        got = _fields(where, fields, cols, width)
-        if got is not None:
-            ts, inp, gen = got
-            t = _datetime_ns(where, ts, days)
-            out.append(
-                (t, _int_text(where, _AZURE[1], inp), _int_text(where, _AZURE[2], gen), (), None)
-            )
-    return out
-
-
-def _burstgpt_rows(
-    name: str, reader: Any, cols: list[int], sess: int | None, width: int, skipped: Counter[str]
-) -> list[_Raw]:
-    out: list[_Raw] = []
-    for fields in reader:
-        where = f"{name}:{reader.line_num}"
-        got = _fields(where, fields, cols, width)
-        if got is None:
-            continue
-        ts, req, resp = got
-        t = _seconds_ns(where, ts)
-        inp = _int_text(where, _BURSTGPT[1], req)
-        gen = _int_text(where, _BURSTGPT[2], resp)
-        if gen == 0:
-            skipped["failed"] += 1
-            continue
-        session = fields[sess].strip() if sess is not None and sess < len(fields) else ""
-        out.append((t, inp, gen, (), session or None))
-    return out
 
 
 def _int_text(where: str, column: str, text: str) -> int:
@@ -424,17 +393,12 @@ def _seconds_ns(where: str, text: str) -> int:
     return round(value * _NS)
 
 
-def _datetime_ns(where: str, text: str, days: dict[str, int]) -> int:
+def _datetime_ns(where: str, text: str) -> int:
     """``2023-11-16 18:15:46.6805900`` or ``...+00:00`` to ns since 0001-01-01 (UTC)."""
     m = _DATETIME.fullmatch(text)
     day = None
     if m is not None and int(m[4]) < 24 and int(m[5]) < 60 and int(m[6]) < 61:
-        day = days.get(text[:10])
-        if day is None:
-            try:
-                day = days[text[:10]] = date(int(m[1]), int(m[2]), int(m[3])).toordinal()
-            except ValueError:
-                day = None
+        day = _day(text[:10])
     if m is None or day is None:
         return _fail(
             where, f"TIMESTAMP: expected a date-time like 2023-11-16 18:15:46.6805900, got {text!r}"
@@ -447,19 +411,24 @@ def _datetime_ns(where: str, text: str, days: dict[str, int]) -> int:
     return secs * _NS + int((m[7] or "").ljust(9, "0"))
 
 
+@lru_cache(maxsize=1024)
+def _day(text: str) -> int | None:
+    """Days from 0001-01-01 to ``YYYY-MM-DD``; None for a date that does not exist."""
+    try:
+        return date.fromisoformat(text).toordinal()
+    except ValueError:
+        return None
+
+
 # ---------------------------------------------------------- sort and select
 
 
 def _clamp(raw: list[_Raw], clamped: Counter[str]) -> list[_Raw]:
-    out = raw
     for i, (t, inp, gen, ids, session) in enumerate(raw):
         if inp == 0 or gen == 0:
-            clamped["input_tokens"] += inp == 0
-            clamped["output_tokens"] += gen == 0
-            out[i] = (t, max(inp, 1), max(gen, 1), ids, session)
-    for key in [k for k, v in clamped.items() if not v]:
-        del clamped[key]
-    return out
+            clamped.update(k for k, v in (("input_tokens", inp), ("output_tokens", gen)) if v == 0)
+            raw[i] = (t, max(inp, 1), max(gen, 1), ids, session)
+    return raw
 
 
 def _select(
