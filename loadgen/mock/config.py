@@ -17,6 +17,7 @@ __all__ = [
     "DEFAULT_PROFILE",
     "FAULT_KINDS",
     "PROFILES",
+    "REASONING_FIELDS",
     "FaultRule",
     "Profile",
     "Settings",
@@ -88,6 +89,9 @@ FAULT_KINDS = (
     "split",
     "no_done",
 )
+# Where vLLM's reasoning parsers put the text: reasoning_content in older releases,
+# reasoning since the rename (vLLM RFC #27755).
+REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +126,8 @@ class Settings:
     tls: ssl.SSLContext | None = None  # serve https with it
     block_size: int = 16  # prefix-cache block, in tokens
     prefix_cache_tokens: int | None = None  # None: the profile's kv_cache_tokens; 0: off
+    reasoning_tokens: int = 0  # chat answers open with up to this many reasoning tokens
+    reasoning_field: str = "reasoning_content"  # the delta/message key they go under
 
 
 def parse_fault(text: str) -> list[FaultRule]:
@@ -209,6 +215,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="prefix-cache capacity in tokens (default: the profile's kv_cache_tokens)",
     )
     cache.add_argument("--no-prefix-cache", action="store_true", help="turn the prefix cache off")
+    reasoning = p.add_argument_group("reasoning (openai-chat)")
+    reasoning.add_argument(
+        "--reasoning-tokens",
+        type=int,
+        default=0,
+        help="send the first N output tokens of a chat answer as reasoning (default 0)",
+    )
+    reasoning.add_argument(
+        "--reasoning-field",
+        choices=REASONING_FIELDS,
+        default=REASONING_FIELDS[0],
+        help="key of the reasoning text in deltas and messages (default %(default)s)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of lengths, texts and faults")
     p.add_argument("--truth", metavar="FILE", help="append one JSON line per request")
     faults = p.add_argument_group("faults")
@@ -281,8 +300,8 @@ def settings_from_argv(argv: list[str] | None) -> Settings:
         parser.error("times must not be negative")
     if ns.block_size < 1:
         parser.error("--block-size must be at least 1")
-    if (ns.prefix_cache_tokens or 0) < 0:
-        parser.error("--prefix-cache-tokens must not be negative")
+    if min(ns.prefix_cache_tokens or 0, ns.reasoning_tokens) < 0:
+        parser.error("--prefix-cache-tokens and --reasoning-tokens must not be negative")
     cache_tokens = (
         profile.kv_cache_tokens if ns.prefix_cache_tokens is None else ns.prefix_cache_tokens
     )
@@ -306,4 +325,6 @@ def settings_from_argv(argv: list[str] | None) -> Settings:
         tls=_tls_context(parser, ns.tls_cert, ns.tls_key),
         block_size=ns.block_size,
         prefix_cache_tokens=0 if ns.no_prefix_cache else cache_tokens,
+        reasoning_tokens=ns.reasoning_tokens,
+        reasoning_field=ns.reasoning_field,
     )

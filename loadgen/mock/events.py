@@ -1,6 +1,7 @@
 """Token events and response bodies, byte for byte as vLLM 0.32 and TGI send them.
 
-Owns the OpenAI chat/completions SSE chunks (vLLM's field order and nulls),
+Owns the OpenAI chat/completions SSE chunks (vLLM's field order and nulls;
+chat's leading reasoning tokens as a reasoning parser's deltas),
 TGI's ``data:{"index",..,"token",..}`` events, and the non-streaming JSON
 bodies. Per request the constant parts are encoded once; the per-token events
 of the common case are pre-framed (chunked encoding included) so the hot path
@@ -69,6 +70,7 @@ class Events:
 
     frames: list[bytes] | None = None
     needs_text = False
+    n_reason = 0  # the first n_reason tokens are reasoning (chat only)
 
     def first(self) -> bytes:
         """Bytes written just before the first token event (chat's role event)."""
@@ -76,6 +78,10 @@ class Events:
 
     def token(self, k: int, v: int) -> bytes:
         """Chunk-framed event of middle token ``k`` (0-based), variant ``v``."""
+        raise NotImplementedError
+
+    def reasoning(self, k: int, v: int) -> bytes:
+        """Chunk-framed event of reasoning token ``k`` (``k < n_reason``), variant ``v``."""
         raise NotImplementedError
 
     def last(self, k: int, v: int, finish: str, variants: bytes) -> bytes:
@@ -122,6 +128,8 @@ class _OpenAIEvents(Events):
     # vLLM's chat server passes completion_tokens_details=None explicitly in the
     # per-chunk usage, so it shows up as null there (not in the final usage).
     usage_extra = b""
+    # Reasoning on: the final usage says how many of the completion tokens were reasoning.
+    details: dict[str, int] | None = None
 
     def _usage(self, completion: int, extra: bytes = b"") -> bytes:
         return b'{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d%s}' % (
@@ -151,7 +159,10 @@ class _OpenAIEvents(Events):
     def trailer(self, n: int, done: bool) -> bytes:
         out = b""
         if self.include_usage:
-            out = chunk(self.pre + b'],"usage":' + self._usage(n) + b"}\n\n")
+            extra = b""
+            if self.details is not None:
+                extra = b',"completion_tokens_details":' + orjson.dumps(self.details)
+            out = chunk(self.pre + b'],"usage":' + self._usage(n, extra) + b"}\n\n")
         return out + DONE + CHUNK_END if done else out + CHUNK_END
 
     def _usage_obj(self, n: int) -> dict[str, Any]:
@@ -160,7 +171,7 @@ class _OpenAIEvents(Events):
             "total_tokens": self.prompt_tokens + n,
             "completion_tokens": n,
             "prompt_tokens_details": None,
-            "completion_tokens_details": None,
+            "completion_tokens_details": self.details,
         }
 
 
@@ -170,6 +181,36 @@ class ChatEvents(_OpenAIEvents):
     object_name = b"chat.completion.chunk"
     id_prefix = "chatcmpl-"
     usage_extra = b',"completion_tokens_details":null'
+
+    def __init__(
+        self,
+        rid: str,
+        model: str,
+        created: int,
+        prompt_tokens: int,
+        spec_usage: tuple[bool, bool],
+        reasoning: tuple[int, str] | None = None,
+    ):
+        """``reasoning``: (how many leading tokens are reasoning, the key they go under)."""
+        super().__init__(rid, model, created, prompt_tokens, spec_usage)
+        self.field = "reasoning_content"
+        self.rframes: list[bytes] | None = None
+        if reasoning is None:
+            return
+        self.n_reason, self.field = reasoning
+        self.details = {"reasoning_tokens": self.n_reason}
+        if self.n_reason and not self.continuous:
+            self.rframes = [self._event(self._reasoning(v), 0) for v in range(len(TEXTS))]
+
+    def _reasoning(self, v: int) -> bytes:
+        # vLLM's reasoning parser: a DeltaMessage with the reasoning text only (exclude_unset)
+        key = b'{"index":0,"delta":{"' + self.field.encode() + b'":'
+        return key + _TEXT_JSON[v] + b'},"logprobs":null,"finish_reason":null,"token_ids":null}'
+
+    def reasoning(self, k: int, v: int) -> bytes:
+        if self.rframes is not None:
+            return self.rframes[v]
+        return self._event(self._reasoning(v), k + 1)
 
     def first(self) -> bytes:
         role = b'{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,'
@@ -185,15 +226,18 @@ class ChatEvents(_OpenAIEvents):
     def body(self, variants: bytes, finish: str) -> bytes:
         # vLLM returns model_dump() of its pydantic model: every field, nulls included
         # (ChatMessage drops an empty tool_calls list).
-        message = {
+        k = self.n_reason
+        message: dict[str, Any] = {
             "role": "assistant",
-            "content": _text(variants),
+            "content": _text(variants[k:]),
             "refusal": None,
             "annotations": None,
             "audio": None,
             "function_call": None,
             "reasoning": None,
         }
+        if self.details is not None:
+            message[self.field] = _text(variants[:k])
         choice = {
             "index": 0,
             "message": message,

@@ -135,6 +135,7 @@ class Gen:
                 "token_ns": self.token_ns,
                 "prompt_tokens": self.spec.prompt_tokens,
                 "output_tokens": self.emitted,
+                "reasoning_tokens": min(self.emitted, self.events.n_reason),
                 "status": status,
                 "fault": self.fault,
                 "end_ns": end_ns,
@@ -150,17 +151,22 @@ class Gen:
 class StreamGen(Gen):
     """Streaming response without faults: the hot path."""
 
-    __slots__ = ("frames", "opening", "write")
+    __slots__ = ("fast_from", "frames", "n_reason", "opening", "write")
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.write = self.conn.transport.write
         self.frames = self.events.frames
         self.opening = self.events.first()
+        self.n_reason = self.events.n_reason
+        self.fast_from = max(1, self.n_reason)  # from here on emit() takes a ready frame
 
     def _token(self, k: int) -> bytes:
         v = self.ctx.seq[(self.offset + k) & SEQ_MASK]
-        data = self.frames[v] if self.frames is not None else self.events.token(k, v)
+        if k < self.n_reason:
+            data = self.events.reasoning(k, v)
+        else:
+            data = self.frames[v] if self.frames is not None else self.events.token(k, v)
         return self.opening + data if k == 0 else data
 
     def _ending(self, k: int, done: bool = True) -> bytes:
@@ -178,7 +184,9 @@ class StreamGen(Gen):
             return self.emit_n(1)
         frames = self.frames
         data = (
-            frames[self.ctx.seq[(self.offset + k) & SEQ_MASK]] if frames is not None and k else None
+            frames[self.ctx.seq[(self.offset + k) & SEQ_MASK]]
+            if frames is not None and k >= self.fast_from
+            else None
         )
         if data is None:
             data = self._token(k)

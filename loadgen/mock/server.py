@@ -1,8 +1,9 @@
 """The mock server: routes, generation set-up, pre-header faults, start and stop.
 
 Owns the wiring: which path answers what (OpenAI completions/chat, TGI
-generate/generate_stream, /v1/models, /health, /metrics), the sampled
-output length of each request, the choice of scheduler (``BatchEngine`` with its prefix cache, or
+generate/generate_stream, /v1/models, /health, /metrics), the
+sampled output length of each request and how much of a chat answer is
+reasoning, the choice of scheduler (``BatchEngine`` with its prefix cache, or
 ``FixedPacer``), and the process life cycle (listening line, SIGTERM/SIGINT,
 flushing the truth file). Imports only the standard library, orjson, uvloop
 when present, and the mock's own modules.
@@ -196,9 +197,12 @@ class MockServer:
         if spec.api == API_TGI:
             events = TgiEvents(spec.prompt_tokens, spec.details, spec.seed)
         else:
-            kind = ChatEvents if spec.api == API_CHAT else CompletionEvents
+            head = (response_id, spec.model, int(time.time()), spec.prompt_tokens)
             usage = (spec.include_usage, spec.continuous_usage)
-            events = kind(response_id, spec.model, int(time.time()), spec.prompt_tokens, usage)
+            if spec.api == API_CHAT:
+                events = ChatEvents(*head, usage, self._reasoning(n_out))
+            else:
+                events = CompletionEvents(*head, usage)
         cls: type[Gen] = StreamGen
         if not spec.stream:
             cls = BodyGen
@@ -208,6 +212,13 @@ class MockServer:
             self.ctx, conn, spec, events, rid=rid, path=req.path, recv_ns=req.recv_ns,
             n_out=n_out, finish=finish, offset=offset, fault=fault,
         )  # fmt: skip
+
+    def _reasoning(self, n_out: int) -> tuple[int, str] | None:
+        """How many of a chat answer's ``n_out`` tokens are reasoning: at least one is not."""
+        n = self.settings.reasoning_tokens
+        if n <= 0:
+            return None
+        return min(n, n_out - 1), self.settings.reasoning_field
 
     def _length(self, spec: GenSpec, rng: random.Random) -> tuple[int, str]:
         """Output length: max_tokens with ignore_eos, else a seeded natural length."""
@@ -263,6 +274,7 @@ class MockServer:
             "token_ns": [],
             "prompt_tokens": prompt,
             "output_tokens": 0,
+            "reasoning_tokens": 0,
             "status": status,
             "fault": fault,
             "end_ns": time.perf_counter_ns(),

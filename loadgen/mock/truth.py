@@ -3,8 +3,8 @@
 Owns ``--truth FILE``. Records are encoded when a request ends and buffered;
 a timer flushes the buffer every ``FLUSH_S`` seconds and ``close`` flushes the
 rest. Line format (docs/mock.md): ``request_id``, ``path``, ``recv_ns``,
-``token_ns``, ``prompt_tokens``, ``output_tokens``, ``status``, ``fault``,
-``end_ns``. Imports only the standard library and orjson.
+``token_ns``, ``prompt_tokens``, ``output_tokens``, ``reasoning_tokens``,
+``status``, ``fault``, ``end_ns``. Imports only the standard library and orjson.
 """
 
 from __future__ import annotations

@@ -97,6 +97,7 @@ def test_truth_records_refusals_and_sigint_flushes(
         "token_ns": [],
         "prompt_tokens": 0,
         "output_tokens": 0,
+        "reasoning_tokens": 0,
         "status": 400,
         "fault": None,
         "end_ns": bad["end_ns"],
