@@ -99,3 +99,92 @@ def test_bodies_ask_for_usage_in_the_stream() -> None:
     assert "stream_options" not in chat.body("m", "p", 8, {}, stream=False)
     t = tgi.body("m", "p", 8, {"parameters": {"temperature": 0.5}})
     assert t["parameters"] == {"max_new_tokens": 8, "details": True, "temperature": 0.5}
+
+
+def test_chat_reasoning_events_are_reasoning_tokens() -> None:
+    for key in ("reasoning_content", "reasoning"):
+        d = chat.parse(ev({"choices": [{"index": 0, "delta": {key: "Let me think"}}]}))
+        assert (d.tokens, d.reasoning, d.text) == (1, True, "")
+        # a partial UTF-8 byte of reasoning: empty, still one reasoning token
+        d = chat.parse(ev({"choices": [{"delta": {key: "", "content": None}}]}))
+        assert (d.tokens, d.reasoning) == (1, True)
+
+
+def test_chat_content_next_to_reasoning_is_answer() -> None:
+    d = chat.parse(ev({"choices": [{"delta": {"reasoning_content": "x", "content": "Hi"}}]}))
+    assert (d.tokens, d.reasoning, d.text) == (1, False, "Hi")
+    d = chat.parse(ev({"choices": [{"delta": {"content": ""}}]}))
+    assert (d.tokens, d.reasoning) == (1, False)
+    d = chat.parse(ev({"choices": [{"delta": {"tool_calls": [{"index": 0}]}}]}))
+    assert (d.tokens, d.reasoning) == (1, False)
+
+
+def test_chat_opener_with_reasoning_text_is_a_token() -> None:
+    opener = {"role": "assistant", "content": "", "reasoning_content": ""}
+    assert chat.parse(ev({"choices": [{"delta": opener}]})).tokens == 0
+    opener = {"role": "assistant", "reasoning_content": "Hmm"}
+    d = chat.parse(ev({"choices": [{"delta": opener}]}))
+    assert (d.tokens, d.reasoning) == (1, True)
+
+
+def test_usage_reasoning_tokens() -> None:
+    usage = {
+        "prompt_tokens": 7,
+        "completion_tokens": 30,
+        "completion_tokens_details": {"reasoning_tokens": 12},
+    }
+    for adapter in (chat, completions):
+        d = adapter.parse(ev({"choices": [], "usage": usage}))
+        assert (d.completion_tokens, d.reasoning_tokens) == (30, 12)
+    d = chat.parse(ev({"choices": [], "usage": {**usage, "completion_tokens_details": None}}))
+    assert d.completion_tokens == 30 and d.reasoning_tokens is None
+    body = {"choices": [{"message": {"content": "a"}}], "usage": usage}
+    assert chat.parse_body(ev(body)).reasoning_tokens == 12
+
+
+MESSAGES = [
+    {"role": "system", "content": "Be brief."},
+    {"role": "user", "content": "Hi"},
+    {"role": "assistant", "content": "Hello."},
+    {"role": "user", "content": "Bye"},
+]
+
+
+def test_chat_sends_a_message_list_as_is() -> None:
+    assert chat.body("m", MESSAGES, 8, {})["messages"] == MESSAGES
+    assert chat.body("m", "p", 8, {})["messages"] == [{"role": "user", "content": "p"}]
+    with pytest.raises(TypeError):
+        chat.body("m", [1, 2, 3], 8, {})
+
+
+def test_text_apis_render_messages_as_role_lines() -> None:
+    text = "system: Be brief.\nuser: Hi\nassistant: Hello.\nuser: Bye"
+    assert completions.body("m", MESSAGES, 8, {})["prompt"] == text
+    assert tgi.body("m", MESSAGES, 8, {})["inputs"] == text
+    assert completions.body("m", [5, 6, 7], 8, {})["prompt"] == [5, 6, 7]
+    with pytest.raises(TypeError):
+        tgi.body("m", [5, 6, 7], 8, {})
+
+
+def test_tgi_generation_keys_go_inside_parameters() -> None:
+    extra = {
+        "max_new_tokens": 64,
+        "do_sample": True,
+        "temperature": 0.7,
+        "seed": 0,
+        "stop": ["\n"],
+        "ignore_eos": True,  # not a TGI parameter: left top-level (TGI ignores it)
+        "parameters": {"top_k": 5, "temperature": 0.2},
+    }
+    b = tgi.body("m", "p", 8, extra)
+    assert b["parameters"] == {
+        "max_new_tokens": 64,
+        "details": True,
+        "do_sample": True,
+        "temperature": 0.2,  # an explicit parameters mapping wins
+        "seed": 0,
+        "stop": ["\n"],
+        "top_k": 5,
+    }
+    assert {k for k in b if k != "parameters"} == {"inputs", "ignore_eos"}
+    assert tgi.body("m", "p", 8, {})["parameters"] == {"max_new_tokens": 8, "details": True}
