@@ -354,16 +354,20 @@ def _why_empty(spec: DatasetSpec, skipped: dict[str, int]) -> str:
         if (value := getattr(spec, name)) is not None
     ]
     reasons = []
-    if skipped["no human turn"]:
-        reasons.append(f"{skipped['no human turn']} conversations have no human turn")
-    if skipped["no output length"]:
-        what = "an output_tokens field" if spec.output_tokens == "dataset" else "an answer"
-        n = skipped["no output length"]
-        reasons.append(f"{n} rows have no {what} (output_tokens: {spec.output_tokens})")
+    if n := skipped["no human turn"]:
+        reasons.append(_count(n, "conversation has", "conversations have") + " no human turn")
+    if n := skipped["no output length"]:
+        what = "output_tokens field" if spec.output_tokens == "dataset" else "answer"
+        has = _count(n, "row has", "rows have")
+        reasons.append(f"{has} no {what} (output_tokens: {spec.output_tokens})")
     if filters:
         text = f"no rows left after the length filters ({', '.join(filters)})"
         return f"{text}; {', '.join(reasons)}" if reasons else text
     return f"no rows left: {', '.join(reasons)}"
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 # --- sampling -----------------------------------------------------------------------------
