@@ -5,7 +5,7 @@ Two layouts, told apart by content (or by ``DatasetSpec.format``):
 - JSONL, one object a line: ``{"prompt": "..."}`` or ``{"messages": [{"role",
   "content"}, ...]}``, with an optional ``output_tokens`` (int) and an optional
   reference ``answer``. A final assistant message in ``messages`` is the
-  answer and is not sent. Other keys are ignored. A JSON array of such
+  answer and is not sent. Other keys (of a row or a message) are ignored. A JSON array of such
   objects is read the same way.
 - ShareGPT: a JSON array (or JSONL) of ``{"conversations": [{"from":
   "human"|"gpt"|"system", "value": "..."}]}``. The prompt is the first human
@@ -205,11 +205,7 @@ def _messages(raw: Any, where: str) -> list[dict[str, str]]:
         raise ScenarioError(msg)
     out: list[dict[str, str]] = []
     for i, m in enumerate(raw):
-        if (
-            not isinstance(m, dict)
-            or set(m) != {"role", "content"}
-            or not isinstance(m["content"], str)
-        ):
+        if not isinstance(m, dict) or "role" not in m or not isinstance(m.get("content"), str):
             msg = f'{where}: messages[{i}]: expected {{"role": ..., "content": "..."}}'
             raise ScenarioError(msg)
         if m["role"] not in _ROLES:

@@ -60,7 +60,7 @@ def test_jsonl_prompt_and_messages_rows(tmp_path: Path) -> None:
         "",
         {
             "messages": [
-                {"role": "system", "content": "be brief"},
+                {"role": "system", "content": "be brief", "name": "ignored"},
                 {"role": "user", "content": "four five"},
                 {"role": "assistant", "content": "six seven eight"},
             ]
