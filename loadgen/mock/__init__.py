@@ -1,8 +1,9 @@
 """loadgen's built-in inference server: a continuous-batching engine simulator.
 
 Serves OpenAI completions/chat exactly as vLLM streams them, TGI's native
-``/generate`` and ``/generate_stream``, ``/v1/models``, ``/health`` and
-``/metrics`` (vLLM names), with seeded faults and a ground-truth file. A
+``/generate`` and ``/generate_stream``, vLLM's ``/tokenize``, ``/v1/models``,
+``/health`` and ``/metrics`` (vLLM names), with a prefix cache in its engine,
+reasoning streams, seeded faults and a ground-truth file. A
 separate small package: it imports nothing from the rest of loadgen, only the
 standard library, orjson and (when installed) uvloop. See docs/mock.md.
 """

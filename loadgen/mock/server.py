@@ -1,7 +1,7 @@
 """The mock server: routes, generation set-up, pre-header faults, start and stop.
 
 Owns the wiring: which path answers what (OpenAI completions/chat, TGI
-generate/generate_stream, /v1/models, /health, /metrics), the
+generate/generate_stream, /tokenize, /v1/models, /health, /metrics), the
 sampled output length of each request and how much of a chat answer is
 reasoning, the choice of scheduler (``BatchEngine`` with its prefix cache, or
 ``FixedPacer``), and the process life cycle (listening line, SIGTERM/SIGINT,
@@ -48,6 +48,7 @@ from loadgen.mock.request import (
     parse_tgi,
 )
 from loadgen.mock.sock import listen
+from loadgen.mock.tokens import tokenize
 from loadgen.mock.truth import TruthWriter
 from loadgen.mock.wire import (
     SSE_TYPE,
@@ -68,6 +69,7 @@ ROUTES: dict[str, tuple[str, str]] = {
     "/v1/chat/completions": ("POST", API_CHAT),
     "/generate": ("POST", "tgi"),
     "/generate_stream": ("POST", "tgi_stream"),
+    "/tokenize": ("POST", "tokenize"),
     "/v1/models": ("GET", "models"),
     "/health": ("GET", "health"),
     "/metrics": ("GET", "metrics"),
@@ -139,6 +141,8 @@ class MockServer:
             conn.send_simple(200, self.metrics.render(), content_type=METRICS_TYPE)
         elif name == "models":
             conn.send_simple(200, self._models())
+        elif name == "tokenize":
+            self._tokenize(conn, req)
         else:
             self._generate(conn, req, name)
 
@@ -154,6 +158,14 @@ class MockServer:
             "max_model_len": self.settings.profile.max_model_len,
         }
         return orjson.dumps({"object": "list", "data": [card]})
+
+    def _tokenize(self, conn: HttpConn, req: Request) -> None:
+        try:
+            body = tokenize(req.body, self.settings.model, self.settings.profile.max_model_len)
+        except HttpError as exc:
+            conn.send_simple(exc.status, exc.body)
+            return
+        conn.send_simple(200, body)
 
     def _parse(self, req: Request, name: str) -> GenSpec:
         limit = self.settings.profile.max_model_len
