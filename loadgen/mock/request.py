@@ -187,7 +187,13 @@ def parse_openai(body: bytes, api: str, served_model: str | None, max_model_len:
 
 
 def parse_tgi(body: bytes, stream: bool, served_model: str | None, max_model_len: int) -> GenSpec:
-    """Validate a TGI ``/generate`` or ``/generate_stream`` body."""
+    """Validate a TGI ``/generate`` or ``/generate_stream`` body.
+
+    Output-length controls come from ``parameters``: ``max_new_tokens`` (TGI's),
+    and the mock's extensions ``ignore_eos`` and ``min_tokens``, read as the
+    OpenAI routes read them. Top-level keys other than ``inputs`` and
+    ``parameters`` are ignored, as TGI ignores them.
+    """
     data = load_json(body, tgi=True)
     inputs = data.get("inputs")
     if not isinstance(inputs, str):
@@ -200,6 +206,13 @@ def parse_tgi(body: bytes, stream: bool, served_model: str | None, max_model_len
         max_new = TGI_DEFAULT_MAX_NEW_TOKENS
     if isinstance(max_new, bool) or not isinstance(max_new, int) or max_new < 1:
         raise tgi_error(422, "`max_new_tokens` must be strictly positive", "validation")
+    min_tokens = params.get("min_tokens", 0)
+    if min_tokens is None:
+        min_tokens = 0
+    if isinstance(min_tokens, bool) or not isinstance(min_tokens, int):
+        raise tgi_error(422, "`min_tokens` must be an integer", "validation")
+    if not 0 <= min_tokens <= max_new:
+        raise tgi_error(422, "`min_tokens` must be in [0, max_new_tokens]", "validation")
     tokens = inputs.split()
     prompt_tokens = len(tokens)
     if prompt_tokens + max_new > max_model_len:
@@ -216,6 +229,7 @@ def parse_tgi(body: bytes, stream: bool, served_model: str | None, max_model_len
         prompt_tokens=prompt_tokens,
         max_tokens=max_new,
         ignore_eos=bool(params.get("ignore_eos", False)),
+        min_tokens=min_tokens,
         details=bool(params.get("details", False)),
         seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
         tokens=tokens,

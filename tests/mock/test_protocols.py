@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from mockhttp import Conn, MockProc, chat_body, completion_body, fetch, fetch_sync
@@ -128,6 +129,31 @@ def test_tgi_stream_and_generate(fast_mock: MockProc) -> None:
     assert set(plain) == {"generated_text"}
 
 
+def test_tgi_reads_length_controls_from_parameters(fast_mock: MockProc) -> None:
+    async def lengths(params: dict[str, Any], **top: Any) -> list[tuple[int, str]]:
+        out = []
+        for i in range(30):
+            body = {"inputs": "a b", "parameters": {"max_new_tokens": 40, **params}, **top}
+            reply = await fetch(
+                fast_mock.port, "POST", "/generate_stream", body, headers={"x-request-id": f"t{i}"}
+            )
+            final = reply.json_events()[-1]
+            out.append((final["details"]["generated_tokens"], final["details"]["finish_reason"]))
+        return out
+
+    async def run() -> None:
+        natural = await lengths({"details": True})
+        assert any(n < 40 and reason == "eos_token" for n, reason in natural)
+        exact = await lengths({"details": True, "ignore_eos": True})
+        assert exact == [(40, "length")] * 30
+        floor = await lengths({"details": True, "min_tokens": 35})
+        assert all(n >= 35 for n, _ in floor) and any(n < 40 for n, _ in floor)
+        top_level = await lengths({"details": True}, ignore_eos=True, min_tokens=35)
+        assert top_level == natural  # TGI reads only `parameters`; the rest is ignored
+
+    asyncio.run(run())
+
+
 @pytest.mark.parametrize(
     ("path", "raw", "status"),
     [
@@ -139,6 +165,8 @@ def test_tgi_stream_and_generate(fast_mock: MockProc) -> None:
         (COMPLETIONS, b'{"prompt": "x", "max_tokens": "ten"}', 400),
         ("/generate", b'{"inputs": 3}', 422),
         ("/generate_stream", b'{"inputs": "x", "parameters": {"max_new_tokens": 0}}', 422),
+        ("/generate", b'{"inputs": "x", "parameters": {"min_tokens": 200}}', 422),
+        ("/generate", b'{"inputs": "x", "parameters": {"min_tokens": "3"}}', 422),
     ],
 )
 def test_bad_bodies(fast_mock: MockProc, path: str, raw: bytes, status: int) -> None:
