@@ -17,14 +17,30 @@ import yaml
 from pydantic import ValidationError
 
 from loadgen.errors import ScenarioError
+from loadgen.scenario.loadspec import LOAD_TAGS
 from loadgen.scenario.models import Scenario
 
-__all__ = ["Overrides", "load_scenario", "parse_scenario", "split_list"]
+__all__ = ["DROP", "Overrides", "load_scenario", "parse_scenario", "split_list"]
 
 #: Flag name -> the fields it sets: {field path: value}.
 Overrides = Mapping[str, Mapping[tuple[str, ...], Any]]
 
-_UNION_TAGS = {"fixed", "uniform"}
+#: discriminated-union tags that pydantic puts in error locations (not user-visible keys)
+_UNION_TAGS = {"fixed", "uniform", "normal", "lognormal", "empirical", "exponential", *LOAD_TAGS}
+
+#: An override value that removes the field (a flag that switches the load mode
+#: drops the fields of the other modes).
+DROP = object()
+
+#: Fields that hold file paths, resolved against the scenario file's folder.
+_PATH_FIELDS: tuple[tuple[str, ...], ...] = (
+    ("workload", "tokenizer"),
+    ("workload", "dataset", "path"),
+    ("workload", "prompt_tokens", "file"),
+    ("workload", "output_tokens", "file"),
+    ("workload", "sessions", "turns", "file"),
+    ("load", "trace"),
+)
 
 
 def split_list(flag: str, text: str, kind: type[int] | type[float]) -> list[Any]:
@@ -46,10 +62,13 @@ def load_scenario(path: Path, overrides: Overrides | None = None) -> Scenario:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read the scenario: {exc.strerror or exc}") from None
-    return parse_scenario(text, str(path), overrides)
+    return parse_scenario(text, str(path), overrides, base_dir=path.parent)
 
 
-def parse_scenario(text: str, source: str, overrides: Overrides | None = None) -> Scenario:
+def parse_scenario(
+    text: str, source: str, overrides: Overrides | None = None, *, base_dir: Path | None = None
+) -> Scenario:
+    """Validate a scenario's YAML ``text``; relative file paths in it are from ``base_dir``."""
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -64,6 +83,8 @@ def parse_scenario(text: str, source: str, overrides: Overrides | None = None) -
     if not isinstance(raw, dict):
         got = type(raw).__name__
         raise ScenarioError(f"{source}: expected a mapping of scenario fields, got {got}")
+    if base_dir is not None:
+        _resolve_paths(raw, base_dir)
     overrides = overrides or {}
     for fields in overrides.values():
         for path, value in fields.items():
@@ -79,10 +100,28 @@ def _set_path(raw: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
     for key in path[:-1]:
         child = node.get(key)
         if not isinstance(child, dict):
+            if value is DROP:
+                return
             child = {}
             node[key] = child
         node = child
-    node[path[-1]] = value
+    if value is DROP:
+        node.pop(path[-1], None)
+    else:
+        node[path[-1]] = value
+
+
+def _resolve_paths(raw: dict[str, Any], base_dir: Path) -> None:
+    """Make the relative file paths of ``raw`` relative to ``base_dir`` instead of the cwd."""
+    for path in _PATH_FIELDS:
+        node: Any = raw
+        for key in path[:-1]:
+            node = node.get(key) if isinstance(node, dict) else None
+        if not isinstance(node, dict):
+            continue
+        value = node.get(path[-1])
+        if isinstance(value, str) and value and not Path(value).is_absolute():
+            node[path[-1]] = str(base_dir / value)
 
 
 def _field_path(loc: tuple[int | str, ...]) -> str:
@@ -99,7 +138,7 @@ def _field_path(loc: tuple[int | str, ...]) -> str:
 
 def _one_line(exc: ValidationError, source: str, overrides: Overrides) -> str:
     err = exc.errors(include_url=False)[0]
-    loc = tuple(err["loc"])
+    loc = tuple(p for p in err["loc"] if p not in _UNION_TAGS)
     field = _field_path(loc)
     for flag, fields in overrides.items():
         if any(tuple(str(p) for p in loc[: len(path)]) == path for path in fields):

@@ -10,24 +10,53 @@ from __future__ import annotations
 
 import ssl
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from loadgen.scenario.dists import (
+    DatasetSpec,
+    Distribution,
+    EmpiricalDist,
+    FixedDist,
+    FloatDistribution,
+    LognormalDist,
+    NormalDist,
+    UniformDist,
+)
+from loadgen.scenario.loadspec import (
+    ConcurrencyLoad,
+    LoadSpec,
+    RateLoad,
+    StopEarly,
+    TraceLoad,
+)
+from loadgen.scenario.workload_spec import PrefixSpec, SessionSpec, WorkloadSpec
+
 __all__ = [
     "API_NAMES",
+    "ConcurrencyLoad",
     "CostSpec",
+    "DatasetSpec",
     "Distribution",
+    "EmpiricalDist",
     "FixedDist",
+    "FloatDistribution",
     "LoadSpec",
+    "LognormalDist",
     "MockSpec",
+    "NormalDist",
     "PercentileBounds",
+    "PrefixSpec",
+    "RateLoad",
     "Scenario",
+    "SessionSpec",
     "SlaSpec",
     "StopEarly",
     "TargetSpec",
     "TelemetrySpec",
     "Timeouts",
+    "TraceLoad",
     "UniformDist",
     "WorkloadSpec",
 ]
@@ -126,130 +155,6 @@ class TargetSpec(_Strict):
         return self
 
 
-class FixedDist(_Strict):
-    dist: Literal["fixed"] = Field(description="Every request gets `value`.")
-    value: int = Field(ge=1, description="The token count.")
-
-
-class UniformDist(_Strict):
-    dist: Literal["uniform"] = Field(description="Integers drawn uniformly in [min, max].")
-    min: int = Field(ge=1, description="Smallest token count.")
-    max: int = Field(ge=1, description="Largest token count.")
-
-    @model_validator(mode="after")
-    def _ordered(self) -> UniformDist:
-        if self.max < self.min:
-            raise ValueError(f"max ({self.max}) must be >= min ({self.min})")
-        return self
-
-
-Distribution = Annotated[FixedDist | UniformDist, Field(discriminator="dist")]
-
-
-class WorkloadSpec(_Strict):
-    seed: int = Field(0, ge=0, description="Seed of every random draw (0 is a valid seed).")
-    prompt_tokens: Distribution = Field(
-        default_factory=lambda: FixedDist(dist="fixed", value=128),
-        description="Prompt length in tokens.",
-    )
-    output_tokens: Distribution = Field(
-        default_factory=lambda: FixedDist(dist="fixed", value=128),
-        description="Output length in tokens, sent as max_tokens.",
-    )
-    prompt_as: Literal["text", "token_ids"] = Field(
-        "text",
-        description="text: N random common words; token_ids: N random token ids "
-        "(exact prompt lengths with no tokenizer; openai-completions only).",
-    )
-    vocab_size: int = Field(
-        1000, ge=2, description="prompt_as token_ids: ids are drawn from [100, vocab_size)."
-    )
-
-
-class StopEarly(_Strict):
-    max_error_rate: float = Field(
-        0.5, ge=0, le=1, description="Stop the sweep after a step with a higher error rate."
-    )
-    sla_factor: float = Field(
-        4.0, gt=1, description="Stop after a step whose value exceeds an SLA bound this many times."
-    )
-
-
-class LoadSpec(_Strict):
-    sweep: Literal["list", "auto", "sla-search"] = Field(
-        "list",
-        description="list: the given values in order; auto: saturation probe, then rates up to "
-        "the maximum; sla-search: bisection for the highest load meeting the SLA.",
-    )
-    mode: Literal["concurrency", "rate"] = Field(
-        "concurrency", description="concurrency (closed loop) | rate (open loop)."
-    )
-    concurrency: list[Annotated[int, Field(ge=1)]] | None = Field(
-        None, min_length=1, description="Closed loop: one step per number of concurrent requests."
-    )
-    rate: list[Annotated[float, Field(gt=0)]] | None = Field(
-        None, min_length=1, description="Open loop: one step per request rate (requests/s)."
-    )
-    arrival: Literal["poisson", "gamma", "constant"] = Field(
-        "poisson", description="Open loop arrival process."
-    )
-    burstiness: float = Field(
-        1.0, gt=0, description="Gamma shape; 1 = Poisson, <1 burstier, >1 steadier (as vLLM)."
-    )
-    max_concurrency: int | None = Field(
-        None, ge=1, description="Open loop: cap on requests in flight (None = no cap)."
-    )
-    requests_per_step: int | None = Field(
-        None, ge=1, description="Measured requests per step (warm-up not included)."
-    )
-    duration_s: float | None = Field(
-        None, gt=0, description="Length of each step in seconds (instead of requests_per_step)."
-    )
-    warmup_requests: int = Field(
-        0, ge=0, description="Requests sent first in each step, excluded from the metrics."
-    )
-    auto_points: int = Field(8, ge=2, description="sweep auto: number of rates to run.")
-    probe_concurrency: int = Field(
-        64, ge=1, description="sweep auto: concurrency of the saturation probe."
-    )
-    search_tolerance: float | None = Field(
-        None,
-        gt=0,
-        description="sweep sla-search: stop when the bracket is this narrow "
-        "(default 1 for concurrency, 5% of the upper bound for rate).",
-    )
-    max_search_steps: int = Field(
-        12, ge=2, description="sweep sla-search: most steps the bisection may run."
-    )
-    stop_early: StopEarly | None = Field(
-        default_factory=StopEarly,
-        description="When to abandon a sweep early; null runs every step whatever happens.",
-    )
-
-    @model_validator(mode="after")
-    def _consistent(self) -> LoadSpec:
-        if self.sweep == "auto":
-            pass  # the rates come from the saturation probe
-        elif self.mode == "concurrency":
-            if not self.concurrency:
-                raise ValueError("mode concurrency needs a non-empty `concurrency` list")
-        elif not self.rate:
-            raise ValueError("mode rate needs a non-empty `rate` list")
-        if self.sweep == "sla-search" and len(set(self.points)) < 2:
-            raise ValueError("sweep sla-search needs two values: a low and a high bound")
-        if self.requests_per_step is None and self.duration_s is None:
-            raise ValueError("give `requests_per_step` or `duration_s`")
-        if self.requests_per_step is not None and self.duration_s is not None:
-            raise ValueError("give only one of `requests_per_step` and `duration_s`")
-        return self
-
-    @property
-    def points(self) -> list[float]:
-        """The sweep's load values, in order."""
-        values = self.concurrency if self.mode == "concurrency" else self.rate
-        return [float(v) for v in values or []]
-
-
 class PercentileBounds(_Strict):
     mean: float | None = Field(None, gt=0, description="Bound on the mean, in ms.")
     p50: float | None = Field(None, gt=0, description="Bound on the median, in ms.")
@@ -276,6 +181,11 @@ class SlaSpec(_Strict):
     )
     max_error_rate: float | None = Field(
         None, ge=0, le=1, description="Largest allowed fraction of failed requests."
+    )
+    ttft_of: Literal["any", "answer"] = Field(
+        "any",
+        description="Which first token TTFT is judged by: any (reasoning included) or the "
+        "first answer token of a reasoning model.",
     )
 
 
@@ -316,10 +226,21 @@ class Scenario(_Strict):
     cost: CostSpec = Field(default_factory=CostSpec, description="Price of the hardware.")
 
     @model_validator(mode="after")
-    def _token_ids_need_completions(self) -> Scenario:
-        if self.workload.prompt_as == "token_ids" and self.target.api != "openai-completions":
+    def _workload_fits(self) -> Scenario:
+        w = self.workload
+        if w.prompt_as == "token_ids" and self.target.api != "openai-completions":
             raise ValueError(
                 "workload.prompt_as token_ids needs target.api openai-completions, "
                 f"not {self.target.api}"
             )
+        if w.sessions is not None and self.target.api != "openai-chat":
+            raise ValueError(
+                f"workload.sessions needs target.api openai-chat, not {self.target.api}"
+            )
+        if isinstance(self.load, TraceLoad):
+            for name in ("dataset", "sessions"):
+                if getattr(w, name) is not None:
+                    raise ValueError(
+                        f"load.mode trace takes lengths from the trace: drop workload.{name}"
+                    )
         return self

@@ -19,7 +19,7 @@ ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "summary": set(),
     "scenario": {"errors"},
-    "workload": {"scenario"},
+    "workload": {"scenario", "errors"},
     "records": set(),
     "client": {"clock", "records", "workload", "errors"},
     "metrics": {"clock", "records", "scenario", "summary"},

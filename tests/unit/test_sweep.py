@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from pydantic import TypeAdapter
+
 from loadgen.runner.sweep import Point, make_sweep, verdict
 from loadgen.scenario.models import LoadSpec
 from loadgen.summary import (
@@ -16,6 +18,11 @@ from loadgen.summary import (
     Throughput,
     Verdict,
 )
+
+
+def load_spec(**fields: object) -> LoadSpec:
+    """A ``load`` section as the scenario file would give it (the mode picks the model)."""
+    return TypeAdapter(LoadSpec).validate_python(fields)
 
 
 def step(
@@ -55,7 +62,7 @@ def drive(
 
 
 def test_list_runs_every_value_and_reports_the_highest_passing() -> None:
-    load = LoadSpec(concurrency=[1, 2, 4, 8], requests_per_step=10)
+    load = load_spec(concurrency=[1, 2, 4, 8], requests_per_step=10)
     seen, v = drive(load, lambda c: (c <= 4, 10.0 if c <= 4 else 150.0))
     assert seen == [1, 2, 4, 8]
     assert v.max_passing == 4 and v.stopped_early is None
@@ -63,20 +70,20 @@ def test_list_runs_every_value_and_reports_the_highest_passing() -> None:
 
 
 def test_list_stops_early_when_far_past_the_bound() -> None:
-    load = LoadSpec(concurrency=[1, 2, 4, 8, 16], requests_per_step=10)
+    load = load_spec(concurrency=[1, 2, 4, 8, 16], requests_per_step=10)
     seen, v = drive(load, lambda c: (c <= 2, 10.0 if c <= 2 else 900.0))
     assert seen == [1, 2, 4]
     assert v.stopped_early == "step 2: ttft_ms.p99 900.0 is over 4x its bound 100"
 
 
 def test_no_early_stop_note_on_the_last_step() -> None:
-    load = LoadSpec(concurrency=[1, 2], requests_per_step=10)
+    load = load_spec(concurrency=[1, 2], requests_per_step=10)
     seen, v = drive(load, lambda c: (c <= 1, 10.0 if c <= 1 else 900.0))
     assert seen == [1, 2] and v.stopped_early is None
 
 
 def test_sla_search_bisects_to_the_tolerance() -> None:
-    load = LoadSpec(sweep="sla-search", concurrency=[1, 64], requests_per_step=10)
+    load = load_spec(sweep="sla-search", concurrency=[1, 64], requests_per_step=10)
     seen, v = drive(load, lambda c: (c <= 23, 10.0 if c <= 23 else 900.0))
     assert seen[:2] == [1, 64]
     assert v.max_passing == 23 and v.bracket == [23, 24]
@@ -84,7 +91,7 @@ def test_sla_search_bisects_to_the_tolerance() -> None:
 
 
 def test_sla_search_when_even_the_lowest_fails() -> None:
-    load = LoadSpec(sweep="sla-search", rate=[1, 10], requests_per_step=10, mode="rate")
+    load = load_spec(sweep="sla-search", rate=[1, 10], requests_per_step=10, mode="rate")
     seen, v = drive(load, lambda r: (False, 150.0))
     assert seen == [1]
     assert v.max_passing is None
@@ -94,7 +101,7 @@ def test_sla_search_when_even_the_lowest_fails() -> None:
 
 
 def test_auto_probes_then_spreads_rates() -> None:
-    load = LoadSpec(sweep="auto", probe_concurrency=32, auto_points=4, requests_per_step=10)
+    load = load_spec(sweep="auto", probe_concurrency=32, auto_points=4, requests_per_step=10)
     sweep = make_sweep(load)
     probe = sweep.next_point()
     assert probe == Point("concurrency", 32, role="probe")

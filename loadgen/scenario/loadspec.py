@@ -1,0 +1,211 @@
+"""The ``load`` section: one model per mode, told apart by ``mode``.
+
+- ``concurrency``: closed loop, one step per number of concurrent users.
+- ``rate``: open loop, one step per request rate (or ``sweep: auto``).
+- ``trace``: open loop at the times a trace file recorded, one step per
+  ``time_scale``.
+
+A field that does not apply to the mode is an error ("unknown field"), not
+silently ignored. Without ``mode`` a load is ``concurrency``, or ``rate`` for
+``sweep: auto`` (its steps after the probe are rates).
+
+Imports: pydantic.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+
+__all__ = [
+    "LOAD_TAGS",
+    "TRACE_FORMATS",
+    "ConcurrencyLoad",
+    "LoadSpec",
+    "RateLoad",
+    "StopEarly",
+    "TraceLoad",
+]
+
+TRACE_FORMATS = ("auto", "mooncake", "azure", "burstgpt", "loadgen")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StopEarly(_Strict):
+    max_error_rate: float = Field(
+        0.5, ge=0, le=1, description="Stop the sweep after a step with a higher error rate."
+    )
+    sla_factor: float = Field(
+        4.0, gt=1, description="Stop after a step whose value exceeds an SLA bound this many times."
+    )
+
+
+class _Common(_Strict):
+    requests_per_step: int | None = Field(
+        None, ge=1, description="Measured requests per step (warm-up and ramp-up not included)."
+    )
+    duration_s: float | None = Field(
+        None, gt=0, description="Length of each step in seconds (instead of requests_per_step)."
+    )
+    stop_early: StopEarly | None = Field(
+        default_factory=StopEarly,
+        description="When to abandon a sweep early; null runs every step whatever happens.",
+    )
+
+    @property
+    def points(self) -> list[float]:
+        """The sweep's load values, in order."""
+        raise NotImplementedError
+
+
+class _Swept(_Common):
+    """What closed and open loop share: warm-up, ramp-up, the sweep strategy."""
+
+    warmup_requests: int = Field(
+        0, ge=0, description="Requests sent first in each step, excluded from the metrics."
+    )
+    ramp_up_s: float = Field(
+        0.0,
+        ge=0,
+        description="Seconds over which concurrency or rate rises linearly from zero; "
+        "requests started meanwhile are recorded but left out of the metrics.",
+    )
+    search_tolerance: float | None = Field(
+        None,
+        gt=0,
+        description="sweep sla-search: stop when the bracket is this narrow "
+        "(default 1 for concurrency, 5% of the upper bound for rate).",
+    )
+    max_search_steps: int = Field(
+        12, ge=2, description="sweep sla-search: most steps the bisection may run."
+    )
+
+    @model_validator(mode="after")
+    def _step_length(self) -> _Swept:
+        if self.requests_per_step is None and self.duration_s is None:
+            raise ValueError("give `requests_per_step` or `duration_s`")
+        if self.requests_per_step is not None and self.duration_s is not None:
+            raise ValueError("give only one of `requests_per_step` and `duration_s`")
+        sweep = getattr(self, "sweep", "list")
+        if sweep == "sla-search" and len(set(self.points)) < 2:
+            raise ValueError("sweep sla-search needs two values: a low and a high bound")
+        search_only = {"search_tolerance", "max_search_steps"} & self.model_fields_set
+        if search_only and sweep != "sla-search":
+            raise ValueError(f"{sorted(search_only)[0]} applies to sweep sla-search only")
+        return self
+
+
+class ConcurrencyLoad(_Swept):
+    mode: Literal["concurrency"] = Field(
+        "concurrency", description="concurrency (closed loop) | rate (open loop) | trace."
+    )
+    sweep: Literal["list", "sla-search"] = Field(
+        "list",
+        description="list: the given values in order; auto: saturation probe, then rates up to "
+        "the maximum (rate mode); sla-search: bisection for the highest load meeting the SLA.",
+    )
+    concurrency: list[Annotated[int, Field(ge=1)]] = Field(
+        min_length=1, description="Closed loop: one step per number of concurrent requests."
+    )
+
+    @property
+    def points(self) -> list[float]:
+        return [float(v) for v in self.concurrency]
+
+
+class RateLoad(_Swept):
+    mode: Literal["rate"] = Field("rate", description="Open loop.")
+    sweep: Literal["list", "auto", "sla-search"] = Field("list", description="As for concurrency.")
+    rate: list[Annotated[float, Field(gt=0)]] | None = Field(
+        None, min_length=1, description="Open loop: one step per request rate (requests/s)."
+    )
+    arrival: Literal["poisson", "gamma", "constant"] = Field(
+        "poisson", description="Open loop arrival process."
+    )
+    burstiness: float = Field(
+        1.0, gt=0, description="Gamma shape; 1 = Poisson, <1 burstier, >1 steadier (as vLLM)."
+    )
+    max_concurrency: int | None = Field(
+        None, ge=1, description="Open loop: cap on requests in flight (None = no cap)."
+    )
+    auto_points: int = Field(8, ge=2, description="sweep auto: number of rates to run.")
+    probe_concurrency: int = Field(
+        64, ge=1, description="sweep auto: concurrency of the saturation probe."
+    )
+
+    @model_validator(mode="after")
+    def _rates(self) -> RateLoad:
+        if self.sweep != "auto" and not self.rate:
+            raise ValueError("mode rate needs a non-empty `rate` list")
+        auto_only = {"auto_points", "probe_concurrency"} & self.model_fields_set
+        if auto_only and self.sweep != "auto":
+            raise ValueError(f"{sorted(auto_only)[0]} applies to sweep auto only")
+        return self
+
+    @property
+    def points(self) -> list[float]:
+        return [float(v) for v in self.rate or []]
+
+
+class TraceLoad(_Common):
+    mode: Literal["trace"] = Field(
+        "trace", description="Replay a trace file's arrivals, open loop."
+    )
+    trace: str = Field(description="The trace file (relative paths: from the scenario's folder).")
+    trace_format: Literal["auto", "mooncake", "azure", "burstgpt", "loadgen"] = Field(
+        "auto", description="Layout of the trace file; auto tells by extension and header."
+    )
+    time_scale: list[Annotated[float, Field(gt=0)]] = Field(
+        default_factory=lambda: [1.0],
+        min_length=1,
+        description="One step per value: gaps between arrivals are multiplied by it "
+        "(0.5 = twice the recorded rate).",
+    )
+    window_s: tuple[Annotated[float, Field(ge=0)], Annotated[float, Field(gt=0)]] | None = Field(
+        None, description="[start, end) seconds of the trace to replay (None = all of it)."
+    )
+    max_concurrency: int | None = Field(
+        None, ge=1, description="Cap on requests in flight (None = no cap)."
+    )
+
+    @model_validator(mode="after")
+    def _window(self) -> TraceLoad:
+        if self.window_s is not None and self.window_s[1] <= self.window_s[0]:
+            raise ValueError(f"window_s end must be after its start, got {list(self.window_s)}")
+        return self
+
+    @property
+    def sweep(self) -> str:
+        return "list"
+
+    @property
+    def points(self) -> list[float]:
+        return [float(v) for v in self.time_scale]
+
+
+def _mode(value: Any) -> str:
+    if isinstance(value, dict):
+        mode = value.get("mode")
+        if mode is None:
+            return "load:rate" if value.get("sweep") == "auto" else "load:concurrency"
+        return f"load:{mode}" if mode in ("concurrency", "rate", "trace") else str(mode)
+    return f"load:{getattr(value, 'mode', '')}"
+
+
+#: The union tags as they appear in validation error locations.
+LOAD_TAGS = ("load:concurrency", "load:rate", "load:trace")
+
+LoadSpec = Annotated[
+    Annotated[ConcurrencyLoad, Tag("load:concurrency")]
+    | Annotated[RateLoad, Tag("load:rate")]
+    | Annotated[TraceLoad, Tag("load:trace")],
+    Discriminator(
+        _mode,
+        custom_error_type="load_mode",
+        custom_error_message="mode: expected concurrency, rate or trace",
+    ),
+]

@@ -1,0 +1,119 @@
+"""The ``workload`` section: what each request sends.
+
+Lengths come from distributions (``loadgen.scenario.dists``) or a dataset;
+prompts are synthetic words, exact-length text for a tokenizer, or token ids;
+a shared prefix and multi-turn sessions shape them like production traffic.
+Paths are plain strings here; ``loadgen.scenario.load`` resolves relative ones
+against the scenario's folder, and the workload package reads the files.
+
+Imports: pydantic, loadgen.scenario.dists.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from loadgen.scenario.dists import (
+    DatasetSpec,
+    Distribution,
+    FixedDist,
+    FloatDistribution,
+)
+
+__all__ = ["PrefixSpec", "SessionSpec", "WorkloadSpec"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PrefixSpec(_Strict):
+    tokens: int | None = Field(
+        None, ge=1, description="Length of each shared prefix in tokens (or give `share`)."
+    )
+    share: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="Length of the shared prefix as a fraction of the mean prompt length "
+        "(instead of tokens).",
+    )
+    groups: int = Field(
+        1, ge=1, description="How many distinct shared prefixes; each request draws one."
+    )
+
+    @model_validator(mode="after")
+    def _one_length(self) -> PrefixSpec:
+        if (self.tokens is None) == (self.share is None):
+            raise ValueError("give exactly one of `tokens` and `share`")
+        return self
+
+
+class SessionSpec(_Strict):
+    turns: Distribution = Field(
+        default_factory=lambda: FixedDist(dist="fixed", value=4),
+        description="Turns per session; each turn's new user message is "
+        "`workload.prompt_tokens` long.",
+    )
+    think_time_s: FloatDistribution | None = Field(
+        None, description="Seconds a user waits after an answer before the next turn (None: 0)."
+    )
+
+
+class WorkloadSpec(_Strict):
+    seed: int = Field(0, ge=0, description="Seed of every random draw (0 is a valid seed).")
+    prompt_tokens: Distribution = Field(
+        default_factory=lambda: FixedDist(dist="fixed", value=128),
+        description="Prompt length in tokens.",
+    )
+    output_tokens: Distribution = Field(
+        default_factory=lambda: FixedDist(dist="fixed", value=128),
+        description="Output length in tokens, sent as max_tokens.",
+    )
+    prompt_as: Literal["text", "token_ids"] = Field(
+        "text",
+        description="text: N random common words; token_ids: N random token ids "
+        "(exact prompt lengths with no tokenizer; openai-completions only).",
+    )
+    vocab_size: int = Field(
+        1000, ge=2, description="prompt_as token_ids: ids are drawn from [100, vocab_size)."
+    )
+    tokenizer: str | None = Field(
+        None,
+        description="A local tokenizer.json or Hugging Face model folder: prompts of exactly "
+        "the requested length for that tokenizer (needs loadgen[tokenizers]).",
+    )
+    calibrate: bool = Field(
+        True,
+        description="Without a tokenizer: measure words per token once with the server's "
+        "/tokenize (vLLM) when it offers one.",
+    )
+    prompt_tolerance: float = Field(
+        0.02,
+        ge=0,
+        description="Relative difference between requested and server-counted prompt tokens "
+        "beyond which a request is flagged.",
+    )
+    dataset: DatasetSpec | None = Field(
+        None, description="Prompts from a local dataset file instead of synthetic ones."
+    )
+    prefix: PrefixSpec | None = Field(
+        None, description="Shared prefixes: each prompt starts with one of `groups` prefixes."
+    )
+    sessions: SessionSpec | None = Field(
+        None, description="Multi-turn chat sessions: each prompt carries the previous turns."
+    )
+
+    @model_validator(mode="after")
+    def _compatible(self) -> WorkloadSpec:
+        if self.prompt_as == "token_ids":
+            for name in ("tokenizer", "dataset", "prefix", "sessions"):
+                if getattr(self, name) is not None:
+                    raise ValueError(f"prompt_as token_ids cannot be combined with {name}")
+        if self.dataset is not None:
+            for name in ("prefix", "sessions"):
+                if getattr(self, name) is not None:
+                    raise ValueError(f"a dataset brings its own prompts: drop `{name}`")
+        return self
