@@ -29,9 +29,9 @@ from pathlib import Path
 from loadgen.client import ADAPTERS, Requester, RequestTimeouts, make_transport
 from loadgen.client.transport import TlsOptions
 from loadgen.records import Record
-from loadgen.runner.drivers import closed_loop
+from loadgen.runner.drivers import Budget, closed_loop, send_each
 from loadgen.scenario import WorkloadSpec
-from loadgen.workload import RequestSource, step_rng
+from loadgen.workload import Workload, step_rng
 
 
 def start_mock(
@@ -87,21 +87,22 @@ async def drive(
             "output_tokens": {"dist": "fixed", "value": tokens},
         }
     )
-    source = RequestSource(workload, step_rng(0, 0, 0))
+    endless = Workload.prepare(workload, chat=False).endless(step_rng(0, 0, 0))
     done: list[Record] = []
 
     def specs():  # type: ignore[no-untyped-def]
-        while True:
-            yield source()
+        yield from endless
 
     async def send(spec, scheduled):  # type: ignore[no-untyped-def]
         return await requester.send(spec, 0, scheduled)
 
     # warm the pool, then measure
-    await closed_loop(send, iter([source() for _ in range(concurrency)]), concurrency, done.append)
+    run = send_each(send, done.append)
+    warm = [next(endless) for _ in range(concurrency)]
+    await closed_loop(run, iter(warm), concurrency)
     done.clear()
     r0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
-    await closed_loop(send, specs(), concurrency, done.append, duration_ns=int(seconds * 1e9))
+    await closed_loop(run, specs(), concurrency, budget=Budget(duration_ns=int(seconds * 1e9)))
     r1, t1 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
     await transport.aclose()
     ok = [r for r in done if r.ok]

@@ -90,9 +90,37 @@ def run(
         sys.exit(EXIT_SLA_MISSED)
 
 
+@cli.command()
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--concurrency", help="Closed-loop sweep, e.g. 1,2,4,8 (sets load.mode).")
+@click.option("--rate", help="Open-loop sweep in requests/s, e.g. 1,2,4 (sets load.mode).")
+@click.option("--requests", type=str, help="Override load.requests_per_step.")
+@click.option("--duration", type=str, help="Override load.duration_s (seconds per step).")
+def workload(scenario: Path, **flags: str | None) -> None:
+    """Print what the SCENARIO would send, step by step, without sending anything.
+
+    Request counts, prompt and output length percentiles with a histogram,
+    total tokens, shared prefixes and sessions, and the arrival-rate profile
+    of open-loop and trace steps. Needs no server (prompt lengths are then
+    the tokenizer's or the word approximation, never the server's).
+
+    Example: loadgen workload scenarios/demo.yaml
+    """
+    from loadgen.scenario import load_scenario
+    from loadgen.scenario.models import TraceLoad
+    from loadgen.workload.describe import workload_report
+    from loadgen.workload.source import Workload
+
+    sc = load_scenario(scenario, _overrides(flags))
+    trace = sc.load if isinstance(sc.load, TraceLoad) else None
+    prepared = Workload.prepare(sc.workload, chat=sc.target.api == "openai-chat", trace=trace)
+    click.echo(workload_report(sc, prepared))
+
+
 def _overrides(flags: dict[str, str | None]) -> Overrides:
     """The fields each given flag sets (validated with the scenario, so errors name the flag)."""
     from loadgen.scenario import split_list
+    from loadgen.scenario.load import DROP
 
     if flags.get("concurrency") and flags.get("rate"):
         raise ScenarioError("command line: give only one of --concurrency and --rate")
@@ -102,9 +130,23 @@ def _overrides(flags: dict[str, str | None]) -> Overrides:
             out[f"--{flag}"] = {("target", path): flags[flag]}
     if c := flags.get("concurrency"):
         values = split_list("--concurrency", c, int)
-        out["--concurrency"] = {("load", "concurrency"): values, ("load", "mode"): "concurrency"}
+        fields: dict[tuple[str, ...], Any] = {
+            ("load", f): DROP for f in (*_RATE_ONLY, *_TRACE_ONLY, "rate")
+        }
+        out["--concurrency"] = {
+            **fields,
+            ("load", "concurrency"): values,
+            ("load", "mode"): "concurrency",
+        }
     if r := flags.get("rate"):
-        out["--rate"] = {("load", "rate"): split_list("--rate", r, float), ("load", "mode"): "rate"}
+        drop: dict[tuple[str, ...], Any] = {
+            ("load", f): DROP for f in (*_TRACE_ONLY, "concurrency")
+        }
+        out["--rate"] = {
+            **drop,
+            ("load", "rate"): split_list("--rate", r, float),
+            ("load", "mode"): "rate",
+        }
     if (n := flags.get("requests")) is not None:
         out["--requests"] = {("load", "requests_per_step"): n, ("load", "duration_s"): None}
     if (d := flags.get("duration")) is not None:
@@ -112,6 +154,11 @@ def _overrides(flags: dict[str, str | None]) -> Overrides:
     if (usd := flags.get("usd_per_hour")) is not None:
         out["--usd-per-hour"] = {("cost", "usd_per_hour"): usd}
     return out
+
+
+#: load fields of one mode, dropped when a flag switches the mode
+_RATE_ONLY = ("arrival", "burstiness", "max_concurrency", "auto_points", "probe_concurrency")
+_TRACE_ONLY = ("trace", "trace_format", "time_scale", "window_s")
 
 
 _PASSTHROUGH = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []}

@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from loadgen import __version__
 from loadgen.client import (
     ADAPTERS,
@@ -30,24 +28,38 @@ from loadgen.client import (
     make_transport,
     transport_kind,
 )
-from loadgen.clock import NS_PER_S, anchor
+from loadgen.clock import anchor, now_ns
 from loadgen.metrics import step_cost, summarize_step
 from loadgen.metrics.profiles import PROFILES
 from loadgen.records import Record, RecordWriter
 from loadgen.report.console import format_step
 from loadgen.report.files import write_resolved_scenario, write_summary
 from loadgen.report.progress import Progress
-from loadgen.runner.drivers import closed_loop, open_loop
+from loadgen.runner.cache import prefix_cache_delta, scrape_prefix_cache
+from loadgen.runner.drivers import (
+    Budget,
+    OnRecord,
+    Send,
+    closed_loop,
+    open_loop,
+    run_jobs,
+    send_each,
+)
 from loadgen.runner.monitor import LoopMonitor
+from loadgen.runner.sessions import SessionRunner
 from loadgen.runner.sweep import Point, make_sweep, verdict
 from loadgen.runner.target import MockServer
-from loadgen.scenario.models import LoadSpec, Scenario, WorkloadSpec
+from loadgen.scenario.models import ConcurrencyLoad, LoadSpec, RateLoad, Scenario, TraceLoad
 from loadgen.summary import LoadPoint, StepSummary, Summary
 
 if TYPE_CHECKING:
     from loadgen.telemetry import TelemetryCollector
 
-from loadgen.workload import RequestSource, RequestSpec, arrival_offsets_ns, plan_requests, step_rng
+from loadgen.workload.describe import describe_workload
+from loadgen.workload.plan import RequestSpec
+from loadgen.workload.prompts import Calibration
+from loadgen.workload.source import Workload
+from loadgen.workload.step import StepPlan, plan_step
 
 __all__ = ["RunOptions", "run_scenario"]
 
@@ -68,6 +80,9 @@ def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
     write_resolved_scenario(scenario, opts.out_dir / "scenario.yaml")
     records_path = opts.out_dir / "records.jsonl"
     records_path.unlink(missing_ok=True)
+    trace = scenario.load if isinstance(scenario.load, TraceLoad) else None
+    chat = scenario.target.api == "openai-chat"
+    workload = Workload.prepare(scenario.workload, chat=chat, trace=trace)  # bad files: stop here
     with contextlib.ExitStack() as stack:
         url = scenario.target.url
         if url == "mock":
@@ -90,11 +105,18 @@ def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
         writer = stack.enter_context(contextlib.closing(RecordWriter(records_path)))
         progress = Progress(enabled=False if opts.quiet else opts.progress)
         summary.target_check = _preflight(scenario, url, opts.quiet)
+        calibration = _calibrate(scenario, url)
+        if calibration is not None:
+            workload = Workload.prepare(
+                scenario.workload, chat=chat, trace=trace, calibration=calibration
+            )
+        summary.prompt_length_source = workload.prompt_length_source
+        summary.workload = describe_workload(scenario, workload)
         stack.callback(progress.stop)
         telemetry = _start_telemetry(scenario, url, opts.out_dir)
         if telemetry is not None:
             stack.callback(telemetry.stop)
-        session = _Session(scenario, url, opts, summary, writer, progress, telemetry)
+        session = _Session(scenario, workload, url, opts, summary, writer, progress, telemetry)
         with _quiet_gc(), asyncio.Runner(loop_factory=_loop_factory()) as runner:
             runner.run(session.run())
     if opts.reports:
@@ -115,6 +137,19 @@ def _preflight(sc: Scenario, url: str, quiet: bool) -> dict[str, object]:
         for warning in check.warnings:
             print(f"warning: {warning}", flush=True)
     return {"healthy": check.healthy, "models": check.models, "warnings": check.warnings}
+
+
+def _calibrate(sc: Scenario, url: str) -> Calibration | None:
+    """Words per token from the server's /tokenize, when no tokenizer makes prompts exact."""
+    w = sc.workload
+    exact = w.tokenizer is not None or w.prompt_as == "token_ids"
+    if exact or not w.calibrate or not sc.target.api.startswith("openai"):
+        return None
+    from loadgen.runner.calibrate import calibrate
+
+    return calibrate(
+        url, sc.target.model, sc.target.api == "openai-chat", _target_headers(sc), _tls_options(sc)
+    )
 
 
 def _target_headers(sc: Scenario) -> dict[str, str]:
@@ -184,6 +219,7 @@ class _Session:
     def __init__(
         self,
         scenario: Scenario,
+        workload: Workload,
         url: str,
         opts: RunOptions,
         summary: Summary,
@@ -192,6 +228,7 @@ class _Session:
         telemetry: TelemetryCollector | None,
     ) -> None:
         self.scenario = scenario
+        self.workload = workload
         self.url = url
         self.opts = opts
         self.summary = summary
@@ -245,10 +282,7 @@ class _Session:
 
     async def run_step(self, requester: Requester, index: int, at: Point) -> StepSummary:
         sc = self.scenario
-        load = sc.load
-        point = at.value
-        w = load.warmup_requests
-        rng = step_rng(sc.workload.seed, index, 0)
+        plan = plan_step(self.workload, sc.load, at.mode, at.value, index)
         records: list[Record] = []
         monitor = LoopMonitor()
         send_lags: list[int] = []
@@ -266,42 +300,20 @@ class _Session:
             self.progress.record(rec)
 
         lp = _load_point(sc, at)
-        n = load.requests_per_step
-        self.progress.start_step(f"step {index} ({lp.mode} {point:g})", n)
+        n = (
+            plan.measured
+            if plan.closed
+            else sum(1 for s in plan.open_requests if not (s.warmup or s.ramp))
+        )
+        self.progress.start_step(f"step {index} ({lp.mode} {at.value:g})", n)
         read_lag = requester.transport.read_lag
         if read_lag is not None:
             read_lag.take()  # what came before this step is not its own
+        cache_before = self._scrape_cache()
         monitor.start()
         interrupted = False
         try:
-            if at.mode == "concurrency":
-                c = int(point)
-                planned = plan_requests(sc.workload, rng, w + (n or 0), warmup=w)
-                if w:  # warm up, then drain: the measured window holds measured requests only
-                    await closed_loop(send, iter(planned[:w]), min(c, w), on_record)
-                specs = iter(planned[w:]) if n is not None else _endless(sc.workload, rng, w)
-                duration = None if load.duration_s is None else int(load.duration_s * NS_PER_S)
-                await closed_loop(send, specs, c, on_record, duration_ns=duration)
-            else:
-                arng = step_rng(sc.workload.seed, index, 1)
-                if n is not None:
-                    offsets = arrival_offsets_ns(
-                        point, load.arrival, arng, count=w + n, burstiness=load.burstiness
-                    )
-                else:
-                    horizon = float(load.duration_s or 0) + w / point
-                    offsets = arrival_offsets_ns(
-                        point, load.arrival, arng, duration_s=horizon, burstiness=load.burstiness
-                    )
-                planned = plan_requests(sc.workload, rng, len(offsets), warmup=w)
-                await open_loop(
-                    send,
-                    planned,
-                    offsets,
-                    on_record,
-                    max_concurrency=load.max_concurrency,
-                    send_lags_ns=send_lags,
-                )
+            await self._carry_out(plan, send, on_record, send_lags)
         except asyncio.CancelledError:
             interrupted = True
             task = asyncio.current_task()
@@ -312,12 +324,14 @@ class _Session:
             requester.cancelled.clear()
         await monitor.stop()
         health = monitor.health(send_lags, read_lag.take() if read_lag is not None else None)
-        if at.mode == "concurrency" and n is not None and n < point:
+        if plan.closed and plan.measured is not None and plan.measured < plan.concurrency:
             health.warnings.append(
-                f"only {n} measured requests for concurrency {point:g}: "
+                f"only {plan.measured} measured requests for concurrency {at.value:g}: "
                 "the step never ran at its concurrency (raise requests_per_step)"
             )
-        measured = [r for r in records if not r.warmup and r.error_kind != "cancelled"]
+        measured = [
+            r for r in records if not r.warmup and not r.ramp and r.error_kind != "cancelled"
+        ]
         start = min((r.sent_ns for r in measured), default=0)
         end = max((r.end_ns for r in measured), default=0)
         step = summarize_step(
@@ -329,32 +343,96 @@ class _Session:
             mean_in_flight=monitor.mean_in_flight(start, end),
             interrupted=interrupted,
             profile=PROFILES[self.opts.metrics_profile],
+            ttft_of=sc.sla.ttft_of,
+            expect_full_output=_expects_full_output(sc),
+            prompt_tolerance=sc.workload.prompt_tolerance,
         )
         step.role = at.role
+        step.prefix_cache = prefix_cache_delta(cache_before, self._scrape_cache())
         if sc.cost.usd_per_hour is not None:
             step.cost = step_cost(step, sc.cost.usd_per_hour)
         if self.telemetry is not None and end > start:
             step.telemetry = self.telemetry.step_stats(start, end, step.tokens.output_total)
         return step
 
+    async def _carry_out(
+        self, plan: StepPlan, send: Send, on_record: OnRecord, send_lags: list[int]
+    ) -> None:
+        """Send what ``plan`` says, in its mode."""
+        budget = Budget(plan.measured, plan.duration_ns)
+        if plan.sessions is not None or plan.open_sessions:
+            sessions = SessionRunner(
+                self.workload, send, on_record, plan.rng, stop=lambda: budget.over(now_ns())
+            )
+            if plan.closed:
+                if plan.warmup_sessions:
+                    w = plan.warmup_sessions
+                    await run_jobs(sessions.run_warmup, iter(w), min(plan.concurrency, len(w)))
+                assert plan.sessions is not None
+                await closed_loop(
+                    sessions.run,
+                    plan.sessions,
+                    plan.concurrency,
+                    budget=budget,
+                    ramp_ns=plan.ramp_ns,
+                )
+            else:
+                jobs = [
+                    (s, wu, ra)
+                    for s, (wu, ra) in zip(plan.open_sessions, plan.open_session_flags, strict=True)
+                ]
+                await open_loop(
+                    sessions.run_job,
+                    jobs,
+                    plan.offsets_ns,
+                    max_concurrency=plan.max_concurrency,
+                    send_lags_ns=send_lags,
+                )
+            return
+        run = send_each(send, on_record)
+        if plan.closed:
+            if plan.warmup:  # warm up, then drain: the measured window holds measured requests only
+                await run_jobs(run, iter(plan.warmup), min(plan.concurrency, len(plan.warmup)))
+            await closed_loop(
+                run, plan.requests, plan.concurrency, budget=budget, ramp_ns=plan.ramp_ns
+            )
+        else:
+            await open_loop(
+                run,
+                plan.open_requests,
+                plan.offsets_ns,
+                max_concurrency=plan.max_concurrency,
+                send_lags_ns=send_lags,
+            )
 
-def _endless(workload: WorkloadSpec, rng: np.random.Generator, start: int) -> Iterator[RequestSpec]:
-    source = RequestSource(workload, rng, start=start)
-    while True:
-        yield source()
+    def _scrape_cache(self) -> dict[str, float] | None:
+        return scrape_prefix_cache(
+            self.url, _target_headers(self.scenario), _tls_options(self.scenario)
+        )
+
+
+def _expects_full_output(sc: Scenario) -> bool:
+    """Whether the request asks the server for exactly ``max_tokens`` (ignore_eos and the like)."""
+    extra = sc.target.extra_body
+    params = extra.get("parameters") if isinstance(extra.get("parameters"), dict) else {}
+    return bool(extra.get("ignore_eos") or (params or {}).get("ignore_eos"))
 
 
 def _pool_limit(load: LoadSpec) -> int:
     """Connections the run may need at once (0 = no limit): never a cap on the load."""
-    if load.sweep == "auto" or load.mode == "rate":
-        return load.max_concurrency or 0
-    return int(max(load.points))
+    if isinstance(load, ConcurrencyLoad):
+        return int(max(load.points))
+    return load.max_concurrency or 0
 
 
 def _load_point(sc: Scenario, at: Point) -> LoadPoint:
     load = sc.load
     if at.mode == "concurrency":
         return LoadPoint(mode="concurrency", concurrency=int(at.value))
+    if isinstance(load, TraceLoad):
+        return LoadPoint(mode="trace", time_scale=at.value, max_concurrency=load.max_concurrency)
+    if not isinstance(load, RateLoad):  # pragma: no cover - the sweep only makes rate points here
+        raise TypeError(f"a rate point for a {load.mode} load")
     return LoadPoint(
         mode="rate",
         rate=at.value,

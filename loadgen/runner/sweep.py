@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from loadgen.scenario.models import LoadSpec
+from loadgen.scenario.models import LoadSpec, RateLoad, TraceLoad
 from loadgen.summary import StepSummary, Verdict
 
 __all__ = ["Point", "Sweep", "early_stop_reason", "make_sweep", "verdict"]
@@ -97,6 +97,7 @@ class Sweep:
             self.stopped = "the saturation probe completed no request"
             return
         self.saturation_rps = rps
+        assert isinstance(self.load, RateLoad)
         n = self.load.auto_points
         self.queue = [Point("rate", round(rps * k / n, 4)) for k in range(1, n + 1)]
 
@@ -104,6 +105,7 @@ class Sweep:
 
     @property
     def tolerance(self) -> float:
+        assert not isinstance(self.load, TraceLoad)
         if self.load.search_tolerance is not None:
             return self.load.search_tolerance
         return 1.0 if self.load.mode == "concurrency" else 0.05 * max(self.load.points)
@@ -126,6 +128,7 @@ class Sweep:
             return Point(self.load.mode, hi)
         if self.high is None:
             return None  # the highest load passes: nothing to search
+        assert not isinstance(self.load, TraceLoad)
         if self.high - self.low <= self.tolerance or len(self.done) >= self.load.max_search_steps:
             return None
         mid = (self.low + self.high) / 2
@@ -140,7 +143,7 @@ def make_sweep(load: LoadSpec) -> Sweep:
     sweep = Sweep(load=load, kind=load.sweep)
     if load.sweep == "list":
         sweep.queue = [Point(load.mode, v) for v in load.points]
-    elif load.sweep == "auto":
+    elif isinstance(load, RateLoad) and load.sweep == "auto":
         sweep.queue = [Point("concurrency", float(load.probe_concurrency), role="probe")]
     return sweep
 

@@ -1,17 +1,30 @@
-"""Workload: prompts, token lengths and arrival schedules, all seeded and pure."""
+"""Workload: prompts, token lengths, datasets, traces and arrival schedules, all seeded.
 
-from loadgen.workload.arrivals import arrival_offsets_ns
-from loadgen.workload.lengths import sample_lengths
-from loadgen.workload.plan import RequestSource, RequestSpec, plan_requests, step_rng
-from loadgen.workload.prompts import VOCABULARY, make_prompt
+``Workload.prepare`` reads the files once; ``plan_step`` plans one step.
+"""
+
+from loadgen.workload.arrivals import arrival_offsets_ns, ramped_offsets_ns
+from loadgen.workload.lengths import sample_lengths, sample_seconds
+from loadgen.workload.plan import Message, Prompt, RequestSpec, step_rng
+from loadgen.workload.prompts import VOCABULARY, Calibration, PromptMaker, make_prompt
+from loadgen.workload.source import SessionPlan, Workload
+from loadgen.workload.step import StepPlan, plan_step
 
 __all__ = [
     "VOCABULARY",
-    "RequestSource",
+    "Calibration",
+    "Message",
+    "Prompt",
+    "PromptMaker",
     "RequestSpec",
+    "SessionPlan",
+    "StepPlan",
+    "Workload",
     "arrival_offsets_ns",
     "make_prompt",
-    "plan_requests",
+    "plan_step",
+    "ramped_offsets_ns",
     "sample_lengths",
+    "sample_seconds",
     "step_rng",
 ]

@@ -11,6 +11,12 @@ up front, never from the clock, so a run can be repeated exactly.
 
 The first request goes at offset 0 for constant, after one drawn gap otherwise.
 
+A ramp-up (``ramp_s``) makes the rate rise linearly from 0 to ``rate`` over
+the first ``ramp_s`` seconds: the schedule drawn at the full rate is laid on
+the cumulative intensity Lambda(t) = rate·t²/(2·ramp_s) for t < ramp_s, then
+rate·ramp_s/2 + rate·(t - ramp_s) (time change of a point process; for Poisson
+this is exactly the inhomogeneous Poisson process of that rate).
+
 Imports: numpy.
 """
 
@@ -18,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["arrival_offsets_ns"]
+__all__ = ["arrival_offsets_ns", "ramped_offsets_ns"]
 
 
 def arrival_offsets_ns(
@@ -66,3 +72,18 @@ def _gaps(
     if process == "gamma":
         return rng.gamma(shape=burstiness, scale=1.0 / (rate * burstiness), size=n)
     raise ValueError(f"unknown arrival process {process!r}")
+
+
+def ramped_offsets_ns(offsets_ns: list[int], ramp_s: float) -> list[int]:
+    """``offsets_ns`` drawn at a steady rate, moved onto a linear ramp of ``ramp_s``.
+
+    A steady-rate arrival at time u (rate·u arrivals expected before it) goes
+    where the ramped intensity has accumulated as many; the rate cancels out. After
+    the ramp every gap is as drawn; the ramp adds ``ramp_s / 2`` to later offsets.
+    """
+    if ramp_s <= 0:
+        return list(offsets_ns)
+    u = np.asarray(offsets_ns, dtype=np.float64) / 1e9
+    half = ramp_s / 2.0
+    t = np.where(u < half, np.sqrt(np.maximum(u, 0.0) * 2.0 * ramp_s), u + half)
+    return [int(x) for x in np.rint(t * 1e9)]

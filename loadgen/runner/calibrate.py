@@ -1,0 +1,55 @@
+"""Words per token, measured once with the server's ``/tokenize`` (vLLM's).
+
+Without a tokenizer loadgen writes prompts of common words. A word is not
+always one token, and the server adds its own tokens (BOS, the chat
+template). Two prompts of known word counts, counted by the server, give both:
+tokens = overhead + per_word x words. Servers without ``/tokenize`` (or that
+refuse it) leave the word approximation in place.
+
+Imports: httpx, numpy, loadgen.client.transport (TLS), loadgen.workload.prompts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import numpy as np
+
+from loadgen.client.transport import TlsOptions
+from loadgen.workload.prompts import Calibration, make_prompt
+
+__all__ = ["calibrate"]
+
+#: Word counts of the two calibration prompts.
+SHORT_WORDS, LONG_WORDS = 16, 528
+
+
+def calibrate(
+    url: str, model: str, chat: bool, headers: dict[str, str], tls: TlsOptions
+) -> Calibration | None:
+    """The server's count of two prompts, as a line; None when it cannot tell us."""
+    rng = np.random.default_rng([0, 7])
+    texts = [make_prompt(SHORT_WORDS, rng), make_prompt(LONG_WORDS, rng)]
+    counts = []
+    try:
+        with httpx.Client(timeout=httpx.Timeout(10.0), headers=headers, verify=tls.context()) as c:
+            for text in texts:
+                body: dict[str, Any] = {"model": model}
+                if chat:
+                    body["messages"] = [{"role": "user", "content": text}]
+                else:
+                    body["prompt"] = text
+                resp = c.post(url.rstrip("/") + "/tokenize", json=body)
+                if resp.status_code != 200:
+                    return None
+                count = resp.json().get("count")
+                if not isinstance(count, int) or count <= 0:
+                    return None
+                counts.append(count)
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    per_word = (counts[1] - counts[0]) / (LONG_WORDS - SHORT_WORDS)
+    if per_word <= 0:
+        return None
+    return Calibration(per_word=per_word, overhead=counts[0] - per_word * SHORT_WORDS)

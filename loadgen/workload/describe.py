@@ -1,0 +1,168 @@
+"""What a scenario would send, without sending it: ``loadgen workload`` and the summary.
+
+Every step is planned exactly as ``loadgen run`` plans it (same seeds, same
+requests); a step bounded by ``duration_s`` in closed loop shows its first
+``SAMPLE`` requests. Sessions show their first turn's prompt and each turn's
+new message; the history a later turn carries is made of real answers, which
+only a run knows.
+
+Imports: numpy, loadgen.scenario, loadgen.workload.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from loadgen.scenario.models import RateLoad, Scenario, TraceLoad
+from loadgen.workload.lengths import describe
+from loadgen.workload.plan import RequestSpec
+from loadgen.workload.source import SessionPlan, Workload
+from loadgen.workload.step import StepPlan, plan_step
+from loadgen.workload.traces import TraceRow, arrival_profile
+
+__all__ = ["SAMPLE", "describe_workload", "workload_report"]
+
+#: Requests shown for a step whose length is a duration (closed loop).
+SAMPLE = 1000
+_PCTS = (50, 90, 99)
+_BAR = 40
+
+
+def describe_workload(sc: Scenario, workload: Workload) -> dict[str, Any]:
+    """A short, JSON-ready description of the workload for summary.json."""
+    w = sc.workload
+    out: dict[str, Any] = {"prompt_length_source": workload.prompt_length_source}
+    if w.dataset is not None:
+        out["dataset"] = w.dataset.path
+        out["dataset_rows"] = len(workload.dataset or [])
+    elif isinstance(sc.load, TraceLoad):
+        out["trace"] = sc.load.trace
+    else:
+        out["prompt_tokens"] = describe(w.prompt_tokens)
+    out["output_tokens"] = describe(w.output_tokens)
+    if w.tokenizer is not None:
+        out["tokenizer"] = w.tokenizer
+    if w.prefix is not None and workload.prefixes:
+        out["prefix"] = {
+            "groups": w.prefix.groups,
+            "tokens": w.prefix.tokens,
+            "share": w.prefix.share,
+        }
+    if w.sessions is not None:
+        s = w.sessions
+        out["sessions"] = {
+            "turns": describe(s.turns),
+            "think_time_s": describe(s.think_time_s) if s.think_time_s else None,
+        }
+    return out
+
+
+def workload_report(sc: Scenario, workload: Workload) -> str:
+    """The text ``loadgen workload`` prints."""
+    lines = [f"scenario {sc.name}: {sc.target.api}, prompts {workload.prompt_length_source}"]
+    for key, value in describe_workload(sc, workload).items():
+        if key != "prompt_length_source":
+            lines.append(f"  {key}: {value}")
+    points = _points(sc)
+    if not points:
+        lines.append("  (sweep auto: the rates come from the saturation probe at run time)")
+    for index, (mode, value) in enumerate(points):
+        plan = plan_step(workload, sc.load, mode, value, index)
+        lines.append("")
+        lines.extend(_step_lines(plan, index, mode, value))
+    return "\n".join(lines)
+
+
+def _points(sc: Scenario) -> list[tuple[str, float]]:
+    load = sc.load
+    if isinstance(load, RateLoad) and load.sweep == "auto":
+        return []
+    return [(load.mode, v) for v in load.points]
+
+
+def _step_lines(plan: StepPlan, index: int, mode: str, value: float) -> list[str]:
+    unit = {"concurrency": "users", "rate": "req/s", "trace": "x time scale"}[mode]
+    head = f"step {index}: {mode} {value:g} {unit}"
+    if plan.closed and plan.sessions is not None:
+        count = plan.measured if plan.measured is not None else SAMPLE
+        sessions = list(itertools.islice(plan.sessions, count))
+        return [head, *_session_lines(sessions)]
+    if plan.open_sessions:
+        return [head, *_session_lines(plan.open_sessions), *_arrivals(plan)]
+    if plan.closed:
+        count = plan.measured if plan.measured is not None else SAMPLE
+        specs = plan.warmup + list(itertools.islice(plan.requests, count))
+        if plan.measured is None:
+            head += f" (duration {plan.duration_ns / 1e9 if plan.duration_ns else 0:g} s: "
+            head += f"the first {SAMPLE} requests)"
+    else:
+        specs = plan.open_requests
+    return [head, *_request_lines(specs), *_arrivals(plan)]
+
+
+def _request_lines(specs: list[RequestSpec]) -> list[str]:
+    measured = [s for s in specs if not s.warmup and not s.ramp]
+    lines = [
+        f"  requests: {len(measured)} measured, {sum(s.warmup for s in specs)} warm-up, "
+        f"{sum(s.ramp for s in specs)} ramp-up",
+        f"  tokens: {sum(s.prompt_tokens for s in specs):,} prompt, "
+        f"{sum(s.max_tokens for s in specs):,} output (max_tokens)",
+    ]
+    lines += _histogram("prompt tokens", [s.prompt_tokens for s in specs])
+    lines += _histogram("output tokens", [s.max_tokens for s in specs])
+    return lines
+
+
+def _session_lines(sessions: list[SessionPlan]) -> list[str]:
+    turns = [s.turns for s in sessions]
+    users = [t for s in sessions for t in s.user_tokens]
+    outs = [t for s in sessions for t in s.max_tokens]
+    think = [t / 1e9 for s in sessions for t in s.think_ns[:-1]]
+    lines = [
+        f"  sessions: {len(sessions)}, {sum(turns)} turns "
+        f"(per session p50 {_pct(turns, 50):g}, max {max(turns, default=0)})",
+    ]
+    if think:
+        lines.append(f"  think time: mean {np.mean(think):.2f} s, p90 {_pct(think, 90):.2f} s")
+    lines += _histogram("new user tokens per turn", users)
+    lines += _histogram("output tokens", outs)
+    return lines
+
+
+def _arrivals(plan: StepPlan) -> list[str]:
+    if plan.closed or not plan.offsets_ns:
+        return []
+    span = plan.offsets_ns[-1] / 1e9
+    lines = [f"  arrivals: {len(plan.offsets_ns)} over {span:.2f} s"]
+    if len(plan.offsets_ns) > 1 and span > 0:
+        rows = [TraceRow(o, 1, 1) for o in plan.offsets_ns]
+        profile = arrival_profile(rows, bins=10)
+        top = max((r for _, r in profile), default=0.0) or 1.0
+        for start, rate in profile:
+            bar = "#" * round(rate / top * _BAR)
+            lines.append(f"    {start:8.2f} s {rate:8.2f} req/s {bar}")
+    return lines
+
+
+def _histogram(name: str, values: list[int]) -> list[str]:
+    if not values:
+        return [f"  {name}: none"]
+    pcts = ", ".join(f"p{p} {_pct(values, p):g}" for p in _PCTS)
+    lines = [f"  {name}: mean {np.mean(values):.1f}, {pcts}, min {min(values)}, max {max(values)}"]
+    lo, hi = min(values), max(values)
+    if lo == hi:
+        return lines
+    bins = min(10, hi - lo + 1)
+    counts, edges = np.histogram(values, bins=bins, range=(lo, hi + 1))
+    top = int(counts.max()) or 1
+    for c, a, b in zip(counts, edges[:-1], edges[1:], strict=True):
+        bar = "#" * round(int(c) / top * _BAR)
+        lines.append(f"    [{a:7.0f}, {b:7.0f}) {int(c):6d} {bar}")
+    return lines
+
+
+def _pct(values: list[int] | list[float], p: float) -> float:
+    return float(np.percentile(values, p, method="lower"))

@@ -1,0 +1,245 @@
+"""A prepared workload: files read once, then requests drawn from them, seeded.
+
+:class:`Workload` holds everything a run reads before it sends anything (the
+tokenizer, the dataset, the trace, the shared prefixes), so a bad file stops
+the run at the start with one line. Requests are then drawn per step from the
+step's own random stream, so a step's requests do not depend on earlier steps.
+
+Imports: numpy, loadgen.scenario, loadgen.errors, loadgen.workload.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from loadgen.scenario.models import TraceLoad, WorkloadSpec
+from loadgen.workload.datasets import DatasetRow, RowSampler, load_dataset
+from loadgen.workload.lengths import sample_lengths, sample_seconds
+from loadgen.workload.plan import Message, RequestSpec
+from loadgen.workload.prompts import Calibration, PromptMaker
+from loadgen.workload.traces import TraceRow, read_trace
+
+__all__ = ["SessionPlan", "Workload"]
+
+#: Tokens per Mooncake hash block.
+TRACE_BLOCK_TOKENS = 512
+
+
+@dataclass(slots=True, frozen=True)
+class SessionPlan:
+    """One multi-turn session: each turn's new user length, max tokens, and the think time."""
+
+    index: int
+    user_tokens: tuple[int, ...]
+    max_tokens: tuple[int, ...]
+    think_ns: tuple[int, ...]  # after turn t's answer, before turn t + 1
+
+    @property
+    def turns(self) -> int:
+        return len(self.user_tokens)
+
+
+@dataclass(slots=True)
+class Workload:
+    """The scenario's workload, its files read and its shared pieces made."""
+
+    spec: WorkloadSpec
+    maker: PromptMaker
+    dataset: list[DatasetRow] | None = None
+    trace_path: str | None = None
+    prefixes: list[str] = field(default_factory=list)
+    _blocks: dict[int, str] = field(default_factory=dict)
+
+    @classmethod
+    def prepare(
+        cls,
+        spec: WorkloadSpec,
+        *,
+        chat: bool,
+        trace: TraceLoad | None = None,
+        calibration: Calibration | None = None,
+    ) -> Workload:
+        """Read the tokenizer and dataset, make the shared prefixes (ScenarioError if bad)."""
+        tokenizer = None
+        if spec.tokenizer is not None:
+            from loadgen.workload.tokenizer import PromptTokenizer
+
+            tokenizer = PromptTokenizer.load(spec.tokenizer)
+        maker = PromptMaker(chat, tokenizer, calibration)
+        w = cls(spec=spec, maker=maker)
+        if spec.dataset is not None:
+            w.dataset = load_dataset(spec.dataset, maker.count_text)
+        if trace is not None:
+            w.trace_path = trace.trace
+            read_trace(trace.trace, trace.trace_format, window_s=trace.window_s)  # check it now
+        if spec.prefix is not None:
+            length = spec.prefix.tokens or _share_tokens(spec)
+            rng = np.random.default_rng([spec.seed, 1_000_003])
+            w.prefixes = [maker.fragment(length, rng) for _ in range(spec.prefix.groups)]
+        return w
+
+    @property
+    def prompt_length_source(self) -> str:
+        if self.spec.prompt_as == "token_ids":
+            return "token_ids"
+        if self.dataset is not None and self.maker.tokenizer is None:
+            return "dataset"
+        return self.maker.source
+
+    # -- requests ----------------------------------------------------------------------
+
+    def requests(
+        self,
+        rng: np.random.Generator,
+        n: int,
+        *,
+        start: int = 0,
+        warmup: int = 0,
+        rows: RowSampler | None = None,
+    ) -> list[RequestSpec]:
+        """``n`` requests numbered from ``start``; the first ``warmup`` are flagged warm-up.
+
+        A dataset's rows come from ``rows`` when given (a stream that goes on
+        across calls), else from a fresh draw.
+        """
+        if self.dataset is not None:
+            return self._from_dataset(rng, n, start, warmup, rows)
+        spec = self.spec
+        prompt_lens = sample_lengths(spec.prompt_tokens, n, rng)
+        output_lens = sample_lengths(spec.output_tokens, n, rng)
+        groups = (
+            [int(g) for g in rng.integers(0, len(self.prefixes), size=n)] if self.prefixes else []
+        )
+        out = []
+        for i, (p, o) in enumerate(zip(prompt_lens, output_lens, strict=True)):
+            if spec.prompt_as == "token_ids":
+                prompt: str | list[int] | list[Message] = _token_ids(p, spec, rng)
+                planned = p
+            else:
+                prefix = self.prefixes[groups[i]] if groups else ""
+                prompt, planned = self.maker.prompt(p, rng, prefix)
+            out.append(RequestSpec(start + i, prompt, planned, o, warmup=i < warmup))
+        return out
+
+    def endless(self, rng: np.random.Generator, *, start: int = 0) -> Iterator[RequestSpec]:
+        """Requests numbered from ``start`` for as long as asked, planned 64 at a time."""
+        index = start
+        rows = self.row_sampler(rng)
+        while True:
+            yield from self.requests(rng, 64, start=index, rows=rows)
+            index += 64
+
+    def row_sampler(self, rng: np.random.Generator) -> RowSampler | None:
+        if self.dataset is None or self.spec.dataset is None:
+            return None
+        return RowSampler(self.dataset, rng, self.spec.dataset)
+
+    def _from_dataset(
+        self,
+        rng: np.random.Generator,
+        n: int,
+        start: int,
+        warmup: int,
+        sampler: RowSampler | None,
+    ) -> list[RequestSpec]:
+        sampler = sampler or self.row_sampler(rng)
+        assert sampler is not None
+        rows = sampler.take(n)
+        drawn = sample_lengths(self.spec.output_tokens, n, rng)
+        out = []
+        for i, row in enumerate(rows):
+            max_tokens = drawn[i] if row.output_tokens is None else row.output_tokens
+            prompt = row.prompt
+            if isinstance(prompt, str) and self.maker.chat:
+                prompt = [{"role": "user", "content": prompt}]
+            out.append(
+                RequestSpec(
+                    start + i, prompt, self.maker.count(prompt), max_tokens, warmup=i < warmup
+                )
+            )
+        return out
+
+    # -- traces ------------------------------------------------------------------------
+
+    def trace_rows(self, trace: TraceLoad, time_scale: float) -> list[TraceRow]:
+        return read_trace(
+            trace.trace, trace.trace_format, time_scale=time_scale, window_s=trace.window_s
+        )
+
+    def trace_request(self, row: TraceRow, index: int, rng: np.random.Generator) -> RequestSpec:
+        """A request of the row's lengths; Mooncake hash blocks become shared text."""
+        n = max(1, row.input_tokens)
+        prefix = ""
+        if row.hash_ids:
+            full = min(len(row.hash_ids), n // TRACE_BLOCK_TOKENS)
+            prefix = " ".join(self._block(h) for h in row.hash_ids[:full])
+        prompt, planned = self.maker.prompt(n, rng, prefix)
+        return RequestSpec(index, prompt, planned, max(1, row.output_tokens))
+
+    def _block(self, hash_id: int) -> str:
+        text = self._blocks.get(hash_id)
+        if text is None:
+            rng = np.random.default_rng([self.spec.seed, 2_000_003, hash_id])
+            text = self._blocks[hash_id] = self.maker.fragment(TRACE_BLOCK_TOKENS, rng)
+        return text
+
+    # -- sessions ----------------------------------------------------------------------
+
+    def sessions(self, rng: np.random.Generator, n: int, *, start: int = 0) -> list[SessionPlan]:
+        """``n`` session plans numbered from ``start``."""
+        spec = self.spec.sessions
+        assert spec is not None
+        turns = sample_lengths(spec.turns, n, rng)
+        out = []
+        for i, t in enumerate(turns):
+            users = sample_lengths(self.spec.prompt_tokens, t, rng)
+            outs = sample_lengths(self.spec.output_tokens, t, rng)
+            think = sample_seconds(spec.think_time_s, t, rng) if spec.think_time_s else [0.0] * t
+            out.append(
+                SessionPlan(
+                    start + i,
+                    tuple(users),
+                    tuple(outs),
+                    tuple(int(s * 1e9) for s in think),
+                )
+            )
+        return out
+
+    def turn_request(
+        self,
+        plan: SessionPlan,
+        turn: int,
+        history: list[Message],
+        index: int,
+        rng: np.random.Generator,
+        *,
+        warmup: bool = False,
+    ) -> RequestSpec:
+        """Turn ``turn`` of ``plan``: ``history`` (earlier turns and answers) plus a new message."""
+        messages, planned = self.maker.user_turn(history, plan.user_tokens[turn], rng)
+        return RequestSpec(
+            index,
+            messages,
+            planned,
+            plan.max_tokens[turn],
+            warmup=warmup,
+            session=plan.index,
+            turn=turn,
+            keep_text=True,
+        )
+
+
+def _token_ids(n: int, spec: WorkloadSpec, rng: np.random.Generator) -> list[int]:
+    """``n`` random ids above the usual special-token range (as vLLM's random dataset)."""
+    low = min(100, spec.vocab_size - 1)
+    return [int(i) for i in rng.integers(low, spec.vocab_size, size=n)]
+
+
+def _share_tokens(spec: WorkloadSpec) -> int:
+    """``prefix.share`` of the mean prompt length (the mean of a fixed-seed sample)."""
+    assert spec.prefix is not None and spec.prefix.share is not None
+    sample = sample_lengths(spec.prompt_tokens, 4096, np.random.default_rng([spec.seed, 3]))
+    return max(1, round(float(np.mean(sample)) * spec.prefix.share))

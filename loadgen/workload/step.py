@@ -1,0 +1,159 @@
+"""One step's plan: which requests (or sessions), when, and how many count.
+
+:func:`plan_step` is pure: the scenario's load, the step's load value and the
+prepared workload in, a :class:`StepPlan` out; the runner only carries it out.
+
+- closed loop (``concurrency``): ``warmup`` requests first (at most the
+  step's concurrency at once, drained before the rest), then ``concurrency``
+  users send ``requests`` one after another. With ``ramp_ns`` user k starts at
+  k/concurrency of the ramp and requests sent before the ramp ends are flagged
+  ``ramp``; the step ends after ``measured`` unflagged sends or ``duration_ns``.
+- open loop (``rate``, ``trace``): ``requests[i]`` goes at ``offsets_ns[i]``;
+  arrivals before ``ramp_ns`` are flagged ``ramp`` and the first
+  ``warmup_requests`` warm-up.
+- sessions: the same, with a session in place of a request (a closed-loop
+  user runs sessions back to back; an open-loop arrival starts one), and
+  ``requests_per_step`` and ``warmup_requests`` count sessions.
+
+Imports: numpy, loadgen.scenario, loadgen.workload.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from loadgen.scenario.models import ConcurrencyLoad, LoadSpec, RateLoad, TraceLoad
+from loadgen.workload.arrivals import arrival_offsets_ns, ramped_offsets_ns
+from loadgen.workload.plan import RequestSpec, step_rng
+from loadgen.workload.source import SessionPlan, Workload
+
+__all__ = ["StepPlan", "plan_step"]
+
+NS_PER_S = 1_000_000_000
+
+
+@dataclass(slots=True)
+class StepPlan:
+    """What one step sends; see the module docstring for how each mode uses it."""
+
+    closed: bool
+    concurrency: int = 0
+    warmup: list[RequestSpec] = field(default_factory=list)
+    requests: Iterator[RequestSpec] = field(default_factory=lambda: iter(()))
+    measured: int | None = None  # closed loop: unflagged sends that end the step
+    offsets_ns: list[int] = field(default_factory=list)  # open loop, one per request/session
+    open_requests: list[RequestSpec] = field(default_factory=list)
+    duration_ns: int | None = None
+    ramp_ns: int = 0
+    max_concurrency: int | None = None
+    sessions: Iterator[SessionPlan] | None = None  # closed loop with sessions
+    warmup_sessions: list[SessionPlan] = field(default_factory=list)
+    open_sessions: list[SessionPlan] = field(default_factory=list)
+    open_session_flags: list[tuple[bool, bool]] = field(default_factory=list)  # (warmup, ramp)
+    rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
+
+
+def plan_step(workload: Workload, load: LoadSpec, mode: str, value: float, index: int) -> StepPlan:
+    """The plan of step ``index`` at load ``value`` (users, requests/s or a time scale)."""
+    seed = workload.spec.seed
+    rng = step_rng(seed, index, 0)
+    if isinstance(load, TraceLoad):
+        return _trace(workload, load, value, index, rng)
+    ramp_ns = int(load.ramp_up_s * NS_PER_S)
+    duration_ns = None if load.duration_s is None else int(load.duration_s * NS_PER_S)
+    n, w = load.requests_per_step, load.warmup_requests
+    if mode == "concurrency":
+        c = int(value)
+        plan = StepPlan(True, c, duration_ns=duration_ns, ramp_ns=ramp_ns, measured=n, rng=rng)
+        if workload.spec.sessions is not None:
+            plan.warmup_sessions = workload.sessions(rng, w) if w else []
+            plan.sessions = _endless_sessions(workload, rng, w)
+        else:
+            plan.warmup = workload.requests(rng, w, warmup=w) if w else []
+            plan.requests = workload.endless(rng, start=w)
+        return plan
+    assert isinstance(load, RateLoad | ConcurrencyLoad)
+    rate = value
+    arng = step_rng(seed, index, 1)
+    arrival = getattr(load, "arrival", "poisson")
+    burst = getattr(load, "burstiness", 1.0)
+    ramp_s = load.ramp_up_s
+    # steady-state arrivals on the steady clock: the ramp's share is rate*ramp/2 of them
+    ramp_expect = rate * ramp_s / 2.0
+    if n is not None:
+        count = w + n + _ramp_count(ramp_expect)
+        offsets = arrival_offsets_ns(rate, arrival, arng, count=count, burstiness=burst)
+    else:
+        horizon = float(load.duration_s or 0.0) + w / rate + ramp_expect / rate
+        offsets = arrival_offsets_ns(rate, arrival, arng, duration_s=horizon, burstiness=burst)
+    offsets = ramped_offsets_ns(offsets, ramp_s)
+    plan = StepPlan(
+        False,
+        offsets_ns=offsets,
+        ramp_ns=ramp_ns,
+        duration_ns=duration_ns,
+        max_concurrency=getattr(load, "max_concurrency", None),
+        rng=rng,
+    )
+    flags = [(i < w, o < ramp_ns and i >= w) for i, o in enumerate(offsets)]
+    if n is not None:
+        flags, offsets = _trim_measured(flags, offsets, n)
+        plan.offsets_ns = offsets
+    if workload.spec.sessions is not None:
+        plan.open_sessions = workload.sessions(rng, len(offsets))
+        plan.open_session_flags = flags
+        return plan
+    specs = workload.requests(rng, len(offsets))
+    plan.open_requests = [
+        dataclasses.replace(s, warmup=wu, ramp=ra) for s, (wu, ra) in zip(specs, flags, strict=True)
+    ]
+    return plan
+
+
+def _ramp_count(expected: float) -> int:
+    """Arrivals to draw for the ramp: its mean plus room for chance (trimmed after)."""
+    return int(expected + 6 * np.sqrt(expected) + 8) if expected > 0 else 0
+
+
+def _trim_measured(
+    flags: list[tuple[bool, bool]], offsets: list[int], n: int
+) -> tuple[list[tuple[bool, bool]], list[int]]:
+    """Cut the schedule after the ``n``-th measured (neither warm-up nor ramp) arrival."""
+    seen = 0
+    for i, (wu, ra) in enumerate(flags):
+        if not wu and not ra:
+            seen += 1
+            if seen == n:
+                return flags[: i + 1], offsets[: i + 1]
+    return flags, offsets
+
+
+def _endless_sessions(
+    workload: Workload, rng: np.random.Generator, first: int
+) -> Iterator[SessionPlan]:
+    for start in itertools.count(first, 16):
+        yield from workload.sessions(rng, 16, start=start)
+
+
+def _trace(
+    workload: Workload, load: TraceLoad, time_scale: float, index: int, rng: np.random.Generator
+) -> StepPlan:
+    rows = workload.trace_rows(load, time_scale)
+    if load.duration_s is not None:
+        rows = [r for r in rows if r.offset_ns < load.duration_s * NS_PER_S]
+    if load.requests_per_step is not None:
+        rows = rows[: load.requests_per_step]
+    specs = [workload.trace_request(row, i, rng) for i, row in enumerate(rows)]
+    del index
+    return StepPlan(
+        False,
+        offsets_ns=[r.offset_ns for r in rows],
+        open_requests=specs,
+        max_concurrency=load.max_concurrency,
+        rng=rng,
+    )
