@@ -28,7 +28,7 @@ __all__ = ["SAMPLE", "describe_workload", "workload_report"]
 #: Requests shown for a step whose length is a duration (closed loop).
 SAMPLE = 1000
 _PCTS = (50, 90, 99)
-_BAR = 40
+_BAR = 30
 
 
 def describe_workload(sc: Scenario, workload: Workload) -> dict[str, Any]:
@@ -42,21 +42,17 @@ def describe_workload(sc: Scenario, workload: Workload) -> dict[str, Any]:
         out["trace"] = sc.load.trace
     else:
         out["prompt_tokens"] = describe(w.prompt_tokens)
-    out["output_tokens"] = describe(w.output_tokens)
+    if not isinstance(sc.load, TraceLoad):
+        out["output_tokens"] = describe(w.output_tokens)
     if w.tokenizer is not None:
         out["tokenizer"] = w.tokenizer
     if w.prefix is not None and workload.prefixes:
-        out["prefix"] = {
-            "groups": w.prefix.groups,
-            "tokens": w.prefix.tokens,
-            "share": w.prefix.share,
-        }
+        size = w.prefix.tokens or f"{w.prefix.share:.0%} of the mean prompt"
+        out["prefix"] = f"{w.prefix.groups} shared prefix(es) of {size} tokens"
     if w.sessions is not None:
         s = w.sessions
-        out["sessions"] = {
-            "turns": describe(s.turns),
-            "think_time_s": describe(s.think_time_s) if s.think_time_s else None,
-        }
+        think = f", think time {describe(s.think_time_s)}" if s.think_time_s else ""
+        out["sessions"] = f"turns {describe(s.turns)}{think}"
     return out
 
 
@@ -84,8 +80,11 @@ def _points(sc: Scenario) -> list[tuple[str, float]]:
 
 
 def _step_lines(plan: StepPlan, index: int, mode: str, value: float) -> list[str]:
-    unit = {"concurrency": "users", "rate": "req/s", "trace": "x time scale"}[mode]
-    head = f"step {index}: {mode} {value:g} {unit}"
+    head = {
+        "concurrency": f"step {index}: concurrency {value:g}",
+        "rate": f"step {index}: rate {value:g} req/s",
+        "trace": f"step {index}: trace at time scale {value:g}",
+    }[mode]
     if plan.closed and plan.sessions is not None:
         count = plan.measured if plan.measured is not None else SAMPLE
         sessions = list(itertools.islice(plan.sessions, count))
@@ -96,8 +95,9 @@ def _step_lines(plan: StepPlan, index: int, mode: str, value: float) -> list[str
         count = plan.measured if plan.measured is not None else SAMPLE
         specs = plan.warmup + list(itertools.islice(plan.requests, count))
         if plan.measured is None:
-            head += f" (duration {plan.duration_ns / 1e9 if plan.duration_ns else 0:g} s: "
-            head += f"the first {SAMPLE} requests)"
+            seconds = (plan.duration_ns or 0) / 1e9
+            head += f" for {seconds:g} s (how many requests fit is up to the server: "
+            head += f"the first {SAMPLE} shown)"
     else:
         specs = plan.open_requests
     return [head, *_request_lines(specs), *_arrivals(plan)]
@@ -155,7 +155,7 @@ def _histogram(name: str, values: list[int]) -> list[str]:
     lo, hi = min(values), max(values)
     if lo == hi:
         return lines
-    bins = min(10, hi - lo + 1)
+    bins = min(8, hi - lo + 1)
     counts, edges = np.histogram(values, bins=bins, range=(lo, hi + 1))
     top = int(counts.max()) or 1
     for c, a, b in zip(counts, edges[:-1], edges[1:], strict=True):

@@ -24,6 +24,13 @@ def make_scenario(**sections: Any) -> Scenario:
         },
         "load": {"mode": "concurrency", "concurrency": [1], "requests_per_step": 4},
     }
+    load = sections.get("load")
+    if isinstance(load, dict) and (
+        load.get("mode", "concurrency") != "concurrency"
+        or "sweep" in load
+        and load["sweep"] == "auto"
+    ):
+        base["load"] = {"requests_per_step": 4}  # the concurrency base does not fit another mode
     for key, value in sections.items():
         if isinstance(value, dict) and isinstance(base.get(key), dict):
             base[key] = {**base[key], **value}
