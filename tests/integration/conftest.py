@@ -27,8 +27,7 @@ def make_scenario(**sections: Any) -> Scenario:
     load = sections.get("load")
     if isinstance(load, dict) and (
         load.get("mode", "concurrency") != "concurrency"
-        or "sweep" in load
-        and load["sweep"] == "auto"
+        or ("sweep" in load and load["sweep"] == "auto")
     ):
         base["load"] = {"requests_per_step": 4}  # the concurrency base does not fit another mode
     for key, value in sections.items():

@@ -7,6 +7,7 @@ message, so what it reports can be predicted exactly from what was sent.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import defaultdict
 from collections.abc import Callable
@@ -49,7 +50,7 @@ def test_sessions_carry_earlier_turns_and_real_answers(run: RunFixture, scenario
         assert server == [10, 20 + answers[0], 30 + answers[0] + answers[1]], (server, answers)
         assert [r.prompt_tokens_requested for r in turns] == server
         assert all(r.answer_text and r.output_tokens == 6 for r in turns)
-        for a, b in zip(turns, turns[1:], strict=False):
+        for a, b in itertools.pairwise(turns):
             assert b.start_ns >= a.end_ns  # a turn starts once the previous answer is in
     step = summary.steps[0]
     assert step.ttft_by_turn is not None and sorted(step.ttft_by_turn) == ["0", "1", "2"]
@@ -75,7 +76,7 @@ def test_open_loop_sessions_with_think_time(run: RunFixture, scenario: Make) -> 
     assert len(by_session) == 6
     for turns in by_session.values():
         turns.sort(key=lambda r: r.turn or 0)
-        for a, b in zip(turns, turns[1:], strict=False):
+        for a, b in itertools.pairwise(turns):
             assert b.start_ns - a.end_ns >= 50_000_000  # the think time, from the answer's end
             assert b.scheduled_ns == a.end_ns + 50_000_000
 
@@ -232,7 +233,7 @@ def test_ramp_up_requests_are_flagged_and_left_out(run: RunFixture, scenario: Ma
     # the rate rises linearly: rate x ramp / 2 = 12.5 arrivals expected in the ramp
     assert 11 <= len(ramp) <= 14
     t0 = min(r.scheduled_ns or 0 for r in records)
-    gaps = [(b.scheduled_ns or 0) - (a.scheduled_ns or 0) for a, b in zip(ramp, ramp[1:])]
+    gaps = [(b.scheduled_ns or 0) - (a.scheduled_ns or 0) for a, b in itertools.pairwise(ramp)]
     assert gaps[0] > gaps[-1]  # arrivals come closer as the rate rises
     assert all((r.scheduled_ns or 0) - t0 >= 500_000_000 for r in measured)
 
@@ -303,10 +304,14 @@ def test_shared_prefixes_hit_the_mocks_prefix_cache(run: RunFixture, scenario: M
     assert abs(cache.hit_rate - (24 - 4) / 24 * 0.75) < 0.05  # (N - G) / N of the prefix share
     by_id = {r.id: r for r in records}
     ttft_hit = [
-        by_id[s.index].first_token_ns - by_id[s.index].sent_ns for s, h in zip(specs, hit) if h
+        by_id[s.index].first_token_ns - by_id[s.index].sent_ns
+        for s, h in zip(specs, hit, strict=False)
+        if h
     ]
     ttft_miss = [
-        by_id[s.index].first_token_ns - by_id[s.index].sent_ns for s, h in zip(specs, hit) if not h
+        by_id[s.index].first_token_ns - by_id[s.index].sent_ns
+        for s, h in zip(specs, hit, strict=False)
+        if not h
     ]
     assert max(ttft_hit) < min(ttft_miss), (sorted(ttft_hit), sorted(ttft_miss))
 
