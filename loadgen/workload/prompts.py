@@ -16,7 +16,7 @@ Three sources, named in the summary as ``prompt_length_source``:
 A shared prefix is a fixed fragment the prompt starts with; the rest is drawn
 fresh per request, so a prefix cache can serve the prefix and nothing else.
 
-Imports: numpy, loadgen.workload.tokenizer (lazily).
+Imports: numpy, loadgen.errors, loadgen.workload.tokenizer (for its type).
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from loadgen.errors import ScenarioError
 
 if TYPE_CHECKING:
     from loadgen.workload.tokenizer import PromptTokenizer
@@ -119,9 +121,13 @@ class PromptMaker:
         """A prompt of ``n_tokens`` starting with ``prefix``, and its planned length."""
         tok = self.tokenizer
         if tok is not None:
-            if self.chat:
-                return tok.chat_of_length(n_tokens, rng, prefix=prefix), n_tokens
-            return tok.text_of_length(n_tokens, rng, prefix=prefix), n_tokens
+            try:
+                if self.chat:
+                    return tok.chat_of_length(n_tokens, rng, prefix=prefix), n_tokens
+                return tok.text_of_length(n_tokens, rng, prefix=prefix), n_tokens
+            except ValueError as exc:
+                msg = f"{tok.source}: workload.prompt_tokens: {exc}"
+                raise ScenarioError(msg) from None
         cal = self.calibration
         words = n_tokens if cal is None else cal.words_for(n_tokens)
         have = len(prefix.split())
