@@ -2,7 +2,9 @@
 
 Owns one streaming pass over the records that keeps what the plots and
 ``compare``'s bootstrap need and nothing else: per step, the TTFT, TPOT and
-E2E of each successful measured request and the pooled ITL gaps (ms); for the
+E2E of each successful measured request (not warm-up, not ramp-up, as the
+metrics count them; TTFT to the first answer token in steps whose summary says
+``ttft_of: answer``) and the pooled ITL gaps (ms); for the
 timeline, every request's (sent, end) interval and every token event's arrival
 with its weight (the request's output tokens / its token events, so a server
 that sends several tokens per event is counted right). The formulas are those
@@ -14,14 +16,14 @@ Imports: orjson, loadgen.records, loadgen.metrics.latency.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from loadgen.metrics.latency import e2e_ns, itl_gaps_ns, tpot_ns, ttft_ns
+from loadgen.metrics.latency import e2e_ns, itl_gaps_ns, tpot_ns, ttft_answer_ns, ttft_ns
 from loadgen.records import Record, read_records
 
 __all__ = [
@@ -59,13 +61,17 @@ class StepSamples:
 
 @dataclass(slots=True)
 class RunSamples:
-    """Everything of records.jsonl the outputs use, warm-up included in the timeline only."""
+    """Everything of records.jsonl the outputs use, warm-up and ramp-up in the timeline only.
+
+    ``answer_steps``: steps whose TTFT is to the first answer token (``ttft_of: answer``).
+    """
 
     steps: dict[int, StepSamples] = field(default_factory=dict)
     sent_ns: array[int] = field(default_factory=lambda: array("q"))
     end_ns: array[int] = field(default_factory=lambda: array("q"))
     token_ns: array[int] = field(default_factory=lambda: array("q"))
     token_weight: array[float] = field(default_factory=lambda: array("d"))
+    answer_steps: frozenset[int] = frozenset()
 
     def step(self, index: int) -> StepSamples:
         return self.steps.get(index) or StepSamples()
@@ -78,10 +84,11 @@ class RunSamples:
             weight = r.output_tokens / len(r.token_ns) if r.output_tokens else 1.0
             self.token_ns.extend(r.token_ns)
             self.token_weight.extend([weight] * len(r.token_ns))
-        if r.warmup or not r.ok:
+        if r.warmup or r.ramp or not r.ok:
             return
         s = self.steps.setdefault(r.step, StepSamples())
-        if (t := ttft_ns(r)) is not None:
+        ttft = ttft_answer_ns if r.step in self.answer_steps else ttft_ns
+        if (t := ttft(r)) is not None:
             s.ttft_ms.append(t / _NS_PER_MS)
         if (p := tpot_ns(r)) is not None:
             s.tpot_ms.append(p / _NS_PER_MS)
@@ -89,18 +96,23 @@ class RunSamples:
         s.itl_ms.extend(g / _NS_PER_MS for g in itl_gaps_ns(r))
 
 
-def samples_from_records(records: Iterable[Record]) -> RunSamples:
-    out = RunSamples()
+def samples_from_records(
+    records: Iterable[Record], answer_steps: Collection[int] = ()
+) -> RunSamples:
+    out = RunSamples(answer_steps=frozenset(answer_steps))
     for r in records:
         out.add(r)
     return out
 
 
-def read_samples(path: Path) -> RunSamples | None:
-    """The samples of a records.jsonl, or None when the file is absent."""
+def read_samples(path: Path, answer_steps: Collection[int] = ()) -> RunSamples | None:
+    """The samples of a records.jsonl, or None when the file is absent.
+
+    ``answer_steps``: the steps whose summary says ``ttft_of: answer``.
+    """
     if not path.is_file():
         return None
-    return samples_from_records(read_records(path))
+    return samples_from_records(read_records(path), answer_steps)
 
 
 def read_telemetry(path: Path) -> list[dict[str, Any]]:

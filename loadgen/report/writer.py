@@ -71,7 +71,8 @@ def write_reports(results_dir: Path) -> list[Path]:
     from loadgen.report.markdown import build_document, render_markdown
 
     summary = load_summary(results_dir)
-    samples = read_samples(results_dir / "records.jsonl")
+    answer_steps = [s.index for s in summary.steps if s.ttft_of == "answer"]
+    samples = read_samples(results_dir / "records.jsonl", answer_steps)
     telemetry = read_telemetry(results_dir / "telemetry.jsonl")
     scenario = _read_scenario(results_dir / "scenario.yaml")
 
