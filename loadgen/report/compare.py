@@ -16,11 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from loadgen.report.blocks import Block, Figures, Heading, Items, Table, Text
 from loadgen.report.console import load_label
 from loadgen.report.csv_out import load_value
 from loadgen.report.gate import Gate, GateResult, evaluate_gate, step_value
-from loadgen.report.markdown import Block, Figures, Heading, Items, Table, Text, render_markdown
-from loadgen.report.plots import Series, load_axis_label, metric_label
+from loadgen.report.markdown import render_markdown
+from loadgen.report.plots import Series, load_axis_label, load_x, metric_label
 from loadgen.report.samples import RunSamples, read_samples
 from loadgen.report.writer import load_summary
 from loadgen.summary import StepSummary, Summary
@@ -75,7 +76,9 @@ def load_runs(paths: Sequence[Path]) -> list[Run]:
         if name in seen:
             name = f"{name}#{i + 1}"
         seen.add(name)
-        runs.append(Run(name, path, summary, read_samples(path / "records.jsonl")))
+        answer_steps = [s.index for s in summary.steps if s.ttft_of == "answer"]
+        samples = read_samples(path / "records.jsonl", answer_steps)
+        runs.append(Run(name, path, summary, samples))
     return runs
 
 
@@ -184,12 +187,13 @@ def overlay_series(runs: Sequence[Run], metric: str) -> Series:
 
 
 def throughput_overlay(runs: Sequence[Run]) -> Series:
-    """x = concurrency or rate, y = output tokens/s, per run."""
+    """x = the load (:func:`loadgen.report.plots.load_x`; a trace: achieved requests/s),
+    y = output tokens/s, per run."""
     return {
         run.name: [
             (x, s.throughput.output_tokens_per_s)
             for s in run.summary.steps
-            if (x := load_value(s)) is not None
+            if (x := load_x(s)) is not None
         ]
         for run in runs
     }

@@ -1,19 +1,29 @@
 """Plain-text tables of step summaries for the terminal.
 
-Imports: loadgen.summary only (outputs see only the summary).
+Owns :func:`load_label` (how every output names a load point),
+:func:`format_run_header` (what the run sends, printed once before its
+steps) and :func:`format_step` (printed after each step).
+
+Imports: loadgen.summary, loadgen.report.facts (outputs see only the summary).
 """
 
 from __future__ import annotations
 
-from loadgen.summary import Distribution, StepSummary
+from loadgen.report import facts
+from loadgen.summary import Distribution, StepSummary, Summary
 
-__all__ = ["format_step", "load_label"]
+__all__ = ["format_run_header", "format_step", "load_label"]
 
 
 def load_label(step: StepSummary) -> str:
+    """``concurrency 16``, ``rate 4 req/s (poisson)`` or ``trace x0.5``."""
     load = step.load
     if load.mode == "concurrency":
         return f"concurrency {load.concurrency}"
+    if load.mode == "trace":
+        scale = f" x{load.time_scale:g}" if load.time_scale is not None else ""
+        cap = f" (max {load.max_concurrency} in flight)" if load.max_concurrency else ""
+        return f"trace{scale}{cap}"
     cap = f", max {load.max_concurrency} in flight" if load.max_concurrency else ""
     return f"rate {load.rate:g} req/s ({load.arrival}{cap})"
 
@@ -27,14 +37,55 @@ def _row(name: str, d: Distribution) -> str:
     return f"  {name:<10}" + "".join(f"{_fmt(c):>10}" for c in cells)
 
 
-def format_step(step: StepSummary) -> str:
-    """A readable block: counts, throughput, latency table, SLA and warnings."""
+def format_run_header(summary: Summary) -> str:
+    """``run NAME · api model at URL``, then where prompt lengths come from and the workload.
+
+    Only the first line for a summary that recorded no workload (older files).
+    """
+    lines = [f"run {summary.name} · {summary.api} {summary.model} at {summary.target_url}"]
+    lines += [f"  {line}" for line in facts.run_facts(summary)]
+    return "\n".join(lines)
+
+
+def _latency_rows(step: StepSummary) -> list[str]:
+    rows = [
+        f"  {'ms':<10}" + "".join(f"{h:>10}" for h in ("mean", "p50", "p90", "p95", "p99", "max")),
+        _row("TTFT", step.ttft_ms),
+    ]
+    extra = (
+        ("TTFT(sch)", step.ttft_from_scheduled_ms),
+        ("TTFT(rsn)", step.ttft_reasoning_ms),
+        ("TTFT(ans)", step.ttft_answer_ms),
+    )
+    rows += [_row(name, d) for name, d in extra if d is not None]
+    rows += [_row("ITL", step.itl_ms), _row("TPOT", step.tpot_ms), _row("E2E", step.e2e_ms)]
+    return rows
+
+
+def _notes(step: StepSummary, prompt_length_source: str | None) -> list[str]:
+    """Lines under the table: TTFT's end point, prefix cache, prompt-length check."""
+    out = [text for text in (facts.ttft_of_text(step), facts.prefix_cache_text(step)) if text]
+    prompt = facts.prompt_length_text(step)
+    if prompt is not None and (
+        step.prompt_lengths.beyond_tolerance or prompt_length_source == "approximate"
+    ):
+        out.append(prompt)
+    return [f"  {line}" for line in out]
+
+
+def format_step(step: StepSummary, prompt_length_source: str | None = None) -> str:
+    """A readable block: counts, throughput, latency table, SLA and warnings.
+
+    ``prompt_length_source`` (the run's ``Summary.prompt_length_source``):
+    with ``approximate`` the planned-vs-server prompt line is printed whenever
+    the server counted prompts; otherwise only when a request is beyond tolerance.
+    """
     r, t = step.requests, step.throughput
     lines = [
         f"step {step.index} · {load_label(step)}" + (" · INTERRUPTED" if step.interrupted else ""),
         f"  requests  {r.ok} ok, {r.failed} failed"
         + (f" {r.errors}" if r.errors else "")
-        + f", {r.warmup} warm-up · window {step.duration_s:.2f} s",
+        + f", {r.warmup} warm-up{facts.ramp_text(step)} · window {step.duration_s:.2f} s",
         f"  throughput {t.requests_per_s:.2f} req/s · {t.output_tokens_per_s:,.0f} output tok/s"
         f" · {t.input_tokens_per_s:,.0f} input tok/s"
         + (
@@ -42,14 +93,9 @@ def format_step(step: StepSummary) -> str:
             if t.goodput_requests_per_s is not None
             else ""
         ),
-        f"  {'ms':<10}" + "".join(f"{h:>10}" for h in ("mean", "p50", "p90", "p95", "p99", "max")),
-        _row("TTFT", step.ttft_ms),
-        _row("ITL", step.itl_ms),
-        _row("TPOT", step.tpot_ms),
-        _row("E2E", step.e2e_ms),
+        *_latency_rows(step),
+        *_notes(step, prompt_length_source),
     ]
-    if step.ttft_from_scheduled_ms is not None:
-        lines.insert(5, _row("TTFT(sch)", step.ttft_from_scheduled_ms))
     if step.tokens.count_mismatches:
         lines.append(
             f"  note: {step.tokens.count_mismatches} requests where usage tokens != token events"
@@ -61,7 +107,7 @@ def format_step(step: StepSummary) -> str:
             for c in step.sla.checks
         ]
         lines.append(f"  SLA {verdict}: " + "; ".join(parts))
-    lines.extend(f"  warning: {w}" for w in step.client.warnings)
+    lines.extend(f"  warning: {w}" for w in [*step.client.warnings, *facts.step_warnings(step)])
     if step.little is not None and step.little.flagged:
         lines.append(
             f"  warning: Little's law off: {step.little.mean_in_flight:.1f} in flight sampled"

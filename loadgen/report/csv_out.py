@@ -1,10 +1,12 @@
 """``steps.csv``: one row per step, flat columns that pandas or a spreadsheet read directly.
 
-Owns the column names (see docs/reports.md) and :func:`telemetry_fields`, the
-flat view of a step's ``telemetry`` block that the plots and the Markdown
-report also use. Empty cells are values the step does not have (no
-successful request, no telemetry). Booleans are ``True``/``False``, which
-pandas reads as bool.
+Owns the column names (see docs/reports.md), :func:`load_value` and
+:func:`telemetry_fields`, the flat view of a step's ``telemetry`` block that
+the plots and the Markdown report also use. Empty cells are values the step
+does not have (no successful request, no telemetry). Booleans are
+``True``/``False``, which pandas reads as bool. The fixed columns are always
+there; each group of :data:`OPTIONAL_COLUMNS` only when some step has a value
+that says something (a plain run has none of them), then cost and telemetry.
 
 Imports: the standard library, loadgen.summary.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ from loadgen.summary import StepSummary, Summary
 __all__ = [
     "BASE_COLUMNS",
     "LATENCY_COLUMNS",
+    "OPTIONAL_COLUMNS",
     "STATS",
     "csv_columns",
     "load_value",
@@ -73,10 +77,43 @@ BASE_COLUMNS = (
 )
 
 
+def _some(values: list[Any]) -> bool:
+    return any(v is not None for v in values)
+
+
+def _counted(values: list[Any]) -> bool:
+    return any(v for v in values)
+
+
+#: Column groups, in this order, each written only when the values of its first column
+#: (over all steps) pass its test: some value, some count above 0, some "answer".
+OPTIONAL_COLUMNS: tuple[tuple[tuple[str, ...], Callable[[list[Any]], bool]], ...] = (
+    (("time_scale",), _some),
+    (("requests_ramp",), _counted),
+    (("ttft_of",), lambda vs: "answer" in vs),
+    (
+        (
+            "ttft_reasoning_ms_p50",
+            "ttft_reasoning_ms_p99",
+            "ttft_answer_ms_p50",
+            "ttft_answer_ms_p99",
+        ),
+        _some,
+    ),
+    (("prefix_cache_hit_rate",), _some),
+    (
+        ("prompt_len_mean_rel_diff", "prompt_len_worst_rel_diff", "prompt_len_beyond_tolerance"),
+        _some,
+    ),
+    (("short_outputs",), _counted),
+)
+_OPTIONAL = {name for names, _ in OPTIONAL_COLUMNS for name in names}
+
+
 def load_value(step: StepSummary) -> float | None:
-    """The step's concurrency (closed loop) or rate in req/s (open loop)."""
+    """The step's configured load: concurrency, rate in req/s, or a trace's time scale."""
     load = step.load
-    value = load.concurrency if load.mode == "concurrency" else load.rate
+    value = {"concurrency": load.concurrency, "trace": load.time_scale}.get(load.mode, load.rate)
     return None if value is None else float(value)
 
 
@@ -122,8 +159,29 @@ def telemetry_fields(step: StepSummary) -> dict[str, float]:
     return out
 
 
+def _optional_fields(step: StepSummary) -> dict[str, Any]:
+    """The step's values of :data:`OPTIONAL_COLUMNS` (None: the step has no such value)."""
+    pl, pc = step.prompt_lengths, step.prefix_cache
+    row: dict[str, Any] = {
+        "time_scale": step.load.time_scale,
+        "requests_ramp": step.requests.ramp,
+        "ttft_of": step.ttft_of,
+        "prefix_cache_hit_rate": pc.hit_rate if pc is not None else None,
+        "prompt_len_mean_rel_diff": pl.mean_rel_diff if pl.compared else None,
+        "prompt_len_worst_rel_diff": pl.worst_rel_diff if pl.compared else None,
+        "prompt_len_beyond_tolerance": pl.beyond_tolerance,
+        "short_outputs": step.tokens.short_outputs,
+    }
+    for metric in ("ttft_reasoning_ms", "ttft_answer_ms"):
+        dist = getattr(step, metric)
+        for stat in ("p50", "p99"):
+            row[f"{metric}_{stat}"] = None if dist is None else getattr(dist, stat)
+    return row
+
+
 def step_row(step: StepSummary) -> dict[str, Any]:
-    """Every column of one step (cost and telemetry columns only when the step has them)."""
+    """Every column of one step: the fixed ones, every optional one (None where the step
+    has no value), and cost and telemetry columns only when the step has them."""
     load, r, t, c = step.load, step.requests, step.throughput, step.client
     row: dict[str, Any] = {
         "step": step.index,
@@ -169,26 +227,35 @@ def step_row(step: StepSummary) -> dict[str, Any]:
         little_ratio=little.ratio if little else None,
         little_flagged=little.flagged if little else None,
     )
+    row.update(_optional_fields(step))
     row.update({f"cost_{k}": v for k, v in (step.cost or {}).items()})
     row.update({f"telemetry_{k}": v for k, v in telemetry_fields(step).items()})
     return row
 
 
 def csv_columns(rows: list[dict[str, Any]]) -> list[str]:
-    """The base columns, then the cost and telemetry columns any row has, in first-seen order."""
+    """The base columns; the optional groups that say something; then the cost and
+    telemetry columns any row has, in first-seen order."""
+    optional = [
+        name
+        for names, informative in OPTIONAL_COLUMNS
+        if informative([row.get(names[0]) for row in rows])
+        for name in names
+    ]
     extra: dict[str, None] = {}
     for row in rows:
-        extra.update({k: None for k in row if k not in BASE_COLUMNS})
-    return [*BASE_COLUMNS, *extra]
+        extra.update({k: None for k in row if k not in BASE_COLUMNS and k not in _OPTIONAL})
+    return [*BASE_COLUMNS, *optional, *extra]
 
 
 def render_steps_csv(summary: Summary) -> str:
     rows = [step_row(s) for s in summary.steps]
+    columns = csv_columns(rows)
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=csv_columns(rows), lineterminator="\n")
+    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+        writer.writerow({k: ("" if (v := row.get(k)) is None else v) for k in columns})
     return buf.getvalue()
 
 

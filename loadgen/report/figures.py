@@ -32,6 +32,7 @@ __all__ = [
     "draw_telemetry",
     "draw_throughput",
     "draw_timeline",
+    "draw_turns",
     "save_figure",
     "write_plots",
 ]
@@ -42,6 +43,7 @@ PLOT_FILES = {
     "telemetry": "telemetry.png",
     "throughput": "throughput.png",
     "cdf": "latency_cdf.png",
+    "turns": "ttft_by_turn.png",
     "timeline": "timeline.png",
 }
 DPI = 110
@@ -142,7 +144,10 @@ def draw_curve(summary: Summary) -> Figure:
 
 
 def draw_throughput(summary: Summary) -> Figure:
-    """Panel 1: requests/s and goodput; panel 2: output tokens/s; x = concurrency or rate."""
+    """Panel 1: requests/s and goodput; panel 2: output tokens/s.
+
+    x = :func:`loadgen.report.plots.load_x`: the load, or a trace's achieved requests/s.
+    """
     series = p.throughput_series(summary)
     fig = _figure(11, 4.0, 1, 2)
     ax1, ax2 = fig.axes
@@ -191,6 +196,27 @@ def draw_cdf(summary: Summary, samples: RunSamples) -> Figure:
     _cdf_panel(ax1, p.cdf_series(summary, samples, "ttft_ms"), "TTFT CDF per step", "TTFT (ms)")
     _cdf_panel(ax2, p.cdf_series(summary, samples, "itl_ms"), "ITL CDF per step", "ITL (ms)")
     fig.suptitle(f"{summary.name}: latency distributions", fontsize=12)
+    return fig
+
+
+def draw_turns(summary: Summary) -> Figure:
+    """TTFT p50 and p99 per turn of the sessions, one line per step, one panel per stat."""
+    from matplotlib import colormaps
+    from matplotlib.ticker import MaxNLocator
+
+    fig = _figure(11, 4.0, 1, 2, sharex=True)
+    cmap = colormaps["viridis"]
+    for ax, stat in zip(fig.axes, ("p50", "p99"), strict=True):
+        series = p.turn_series(summary, stat)
+        n = len(series)
+        for i, (label, pts) in enumerate(series.items()):
+            xs, ys = zip(*pts, strict=True)
+            colour = cmap(0.9 * i / max(n - 1, 1))
+            ax.plot(xs, ys, _STAT_STYLE[stat], marker="o", ms=4, color=colour, label=label)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_ylim(bottom=0)
+        _style(ax, f"TTFT {stat} by turn", "turn (0 = the session's first request)", "TTFT (ms)")
+    fig.suptitle(f"{summary.name}: TTFT by turn", fontsize=12)
     return fig
 
 
@@ -305,6 +331,8 @@ def write_plots(
         jobs["throughput"] = lambda: draw_throughput(summary)
     if samples is not None and any(samples.step(s.index).ttft_ms for s in summary.steps):
         jobs["cdf"] = lambda: draw_cdf(summary, samples)
+    if p.turn_series(summary, "p50"):
+        jobs["turns"] = lambda: draw_turns(summary)
     if (samples is not None and len(samples.sent_ns)) or telemetry:
         jobs["timeline"] = lambda: draw_timeline(summary, samples, telemetry)
     written: dict[str, Path] = {}

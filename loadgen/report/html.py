@@ -6,7 +6,7 @@ Owns the page's markup and CSS. Everything is inline: the CSS in a
 the results directory. No script, no external font, stylesheet or image, so
 the file can be mailed, attached to a CI run or opened offline.
 
-Imports: the standard library, loadgen.report.markdown.
+Imports: the standard library, loadgen.report.blocks.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
-from loadgen.report.markdown import FAIL, PASS, Block, Figures, Heading, Items, Table, Text
+from loadgen.report.blocks import FAIL, PASS, Block, Figures, Heading, Items, Table, Text
 
 __all__ = ["CSS", "render_html"]
 

@@ -1,30 +1,46 @@
-"""``report.md``: the run as a document, and the document model the HTML report shares.
+"""``report.md``: the run as a document.
 
-Owns :func:`build_document` (summary -> a list of blocks: headings, text,
-bullet lists, tables, figures) and :func:`render_markdown`. The HTML writer
+Owns :func:`build_document` (summary -> a list of blocks of
+:mod:`loadgen.report.blocks`) and :func:`render_markdown`. The HTML writer
 renders the same blocks, so both reports always say the same thing. What the
-document holds: the scenario in brief, the verdict, an overview table, the
-plots, and per step the SLA table (bound, measured, margin, pass/fail), the
-latency table, client-saturation and Little's-law warnings, cost and telemetry.
+document holds: the scenario in brief (with where prompt lengths come from and
+the workload), the verdict, an overview table (a prefix-cache column when a
+step has a hit rate), the plots, and each step's section
+(:func:`loadgen.report.step_doc.step_blocks`).
 
-Imports: the standard library, loadgen.summary, loadgen.report.csv_out,
-loadgen.report.console.
+Imports: the standard library, loadgen.summary, loadgen.report.blocks,
+loadgen.report.console, loadgen.report.facts, loadgen.report.step_doc.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from loadgen.report import facts
+from loadgen.report.blocks import (
+    FAIL,
+    METRIC_NAMES,
+    PASS,
+    Block,
+    Figures,
+    Heading,
+    Items,
+    Table,
+    Text,
+    num,
+    pct,
+)
 from loadgen.report.console import load_label
-from loadgen.report.csv_out import telemetry_fields
-from loadgen.summary import Distribution, SlaCheck, StepSummary, Summary
+from loadgen.report.step_doc import step_blocks
+from loadgen.summary import Summary
 
 __all__ = [
     "FAIL",
+    "OVERVIEW_HEADER",
     "PASS",
+    "PREFIX_COLUMN",
     "Block",
     "Figures",
     "Heading",
@@ -35,9 +51,6 @@ __all__ = [
     "render_markdown",
 ]
 
-PASS = "✔ pass"
-FAIL = "✘ FAIL"
-_NAMES = {"ttft_ms": "TTFT", "tpot_ms": "TPOT", "itl_ms": "ITL", "e2e_ms": "E2E"}
 OVERVIEW_HEADER = (
     "step",
     "load",
@@ -53,51 +66,8 @@ OVERVIEW_HEADER = (
     "E2E p99",
     "SLA",
 )
-_STATS = ("count", "mean", "p50", "p90", "p95", "p99", "p99_9", "max")
-
-
-@dataclass(frozen=True, slots=True)
-class Heading:
-    text: str
-    level: int = 2
-
-
-@dataclass(frozen=True, slots=True)
-class Text:
-    text: str
-    tone: str = ""  # "", "verdict", "warn", "pass", "fail", "note"
-
-
-@dataclass(frozen=True, slots=True)
-class Items:
-    items: tuple[str, ...]
-    tone: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Table:
-    header: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Figures:
-    """Images shown side by side: (path relative to the results dir, alt text)."""
-
-    images: tuple[tuple[str, str], ...] = field(default_factory=tuple)
-
-
-Block = Heading | Text | Items | Table | Figures
-
-
-def _num(v: float | None, digits: int = 2) -> str:
-    if v is None:
-        return "–"
-    return f"{v:,.{digits}f}" if abs(v) < 1e15 else f"{v:.3g}"
-
-
-def _pct(v: float | None) -> str:
-    return "–" if v is None else f"{100 * v:.2f}%"
+#: The overview's column after TTFT p99 when a step has a prefix-cache hit rate.
+PREFIX_COLUMN = "prefix cache hit"
 
 
 def _scenario_items(summary: Summary, scenario: dict[str, Any] | None) -> tuple[str, ...]:
@@ -115,7 +85,8 @@ def _scenario_items(summary: Summary, scenario: dict[str, Any] | None) -> tuple[
             else f"{load.get('duration_s')} s"
         )
         items.append(f"per step: {length}, {load.get('warmup_requests', 0)} warm-up requests")
-    for key in ("prompt_tokens", "output_tokens"):
+    items += facts.run_facts(summary)
+    for key in ("prompt_tokens", "output_tokens") if summary.workload is None else ():
         if isinstance(work.get(key), dict):
             spec = ", ".join(f"{k} {v}" for k, v in work[key].items() if v is not None)
             items.append(f"{key.replace('_', ' ')}: {spec}")
@@ -136,9 +107,10 @@ def _sla_text(sla: dict[str, Any]) -> str:
     parts = []
     for metric, bounds in sla.items():
         if isinstance(bounds, dict):
-            parts += [f"{_NAMES.get(metric, metric)} {s} ≤ {b:g} ms" for s, b in bounds.items()]
+            name = METRIC_NAMES.get(metric, metric)
+            parts += [f"{name} {s} ≤ {b:g} ms" for s, b in bounds.items()]
         elif metric == "max_error_rate" and isinstance(bounds, int | float):
-            parts.append(f"error rate ≤ {_pct(bounds)}")
+            parts.append(f"error rate ≤ {pct(bounds)}")
     return "; ".join(parts) or "none stated"
 
 
@@ -174,151 +146,32 @@ def _verdict_blocks(summary: Summary) -> list[Block]:
 
 
 def _overview(summary: Summary) -> Table:
-    header = OVERVIEW_HEADER
-    rows = [
+    """:data:`OVERVIEW_HEADER`, with a prefix-cache column after TTFT p99 when a step has one."""
+    rows: list[tuple[str, ...]] = [
         (
             str(s.index),
             load_label(s),
             f"{s.requests.ok} / {s.requests.failed}",
-            _pct(s.requests.error_rate),
-            _num(s.throughput.requests_per_s),
-            _num(s.throughput.goodput_requests_per_s),
-            _num(s.throughput.output_tokens_per_s, 0),
-            _num(s.ttft_ms.p50),
-            _num(s.ttft_ms.p99),
-            _num(s.tpot_ms.p99),
-            _num(s.itl_ms.p99),
-            _num(s.e2e_ms.p99),
+            pct(s.requests.error_rate),
+            num(s.throughput.requests_per_s),
+            num(s.throughput.goodput_requests_per_s),
+            num(s.throughput.output_tokens_per_s, 0),
+            num(s.ttft_ms.p50),
+            num(s.ttft_ms.p99),
+            num(s.tpot_ms.p99),
+            num(s.itl_ms.p99),
+            num(s.e2e_ms.p99),
             (PASS if s.sla.passed else FAIL) if s.sla.checks else "–",
         )
         for s in summary.steps
     ]
-    return Table(header, tuple(rows))
-
-
-def _check_row(c: SlaCheck) -> tuple[str, ...]:
-    if c.metric == "error_rate":
-        name, bound, value = "error rate", _pct(c.bound), _pct(c.value)
-        margin = "–" if c.margin is None else f"{100 * c.margin:+.2f} pp"
-    else:
-        name = f"{_NAMES.get(c.metric, c.metric)} {c.stat.replace('_', '.')}"
-        bound, value = f"≤ {c.bound:g} ms", f"{_num(c.value)} ms"
-        margin = "–" if c.margin is None else f"{c.margin:+,.2f} ms"
-    if c.margin is not None and c.bound:
-        margin += f" ({100 * c.margin / c.bound:+.0f}%)"
-    return (
-        name,
-        bound if c.metric != "error_rate" else f"≤ {bound}",
-        value,
-        margin,
-        PASS if c.passed else FAIL,
-    )
-
-
-def _latency_table(step: StepSummary) -> Table:
-    rows: list[tuple[str, ...]] = []
-    for metric in ("ttft_ms", "ttft_from_scheduled_ms", "itl_ms", "tpot_ms", "e2e_ms"):
-        d: Distribution | None = getattr(step, metric)
-        if d is None:
-            continue
-        name = _NAMES.get(metric, "TTFT from schedule")
-        rows.append(
-            (name, *(str(d.count) if s == "count" else _num(getattr(d, s)) for s in _STATS))
-        )
-    return Table(("ms", *(s.replace("_", ".") for s in _STATS)), tuple(rows))
-
-
-def _warnings(step: StepSummary) -> tuple[str, ...]:
-    out = []
-    if step.interrupted:
-        out.append("interrupted: this step did not finish")
-    if step.requests.ok == 0:
-        out.append("no successful request: no latency values")
-    if step.requests.errors:
-        out.append("errors: " + ", ".join(f"{k} × {n}" for k, n in step.requests.errors.items()))
-    if step.client.saturated:
-        out.append(
-            "the load generator was saturated: these numbers describe loadgen as much as the server"
-        )
-    out += [f"client: {w}" for w in step.client.warnings]
-    if step.little is not None and step.little.flagged:
-        ratio = f"ratio {step.little.ratio:.2f}" if step.little.ratio is not None else "no ratio"
-        out.append(
-            f"Little's law off: {step.little.mean_in_flight:.1f} in flight sampled vs "
-            f"{step.little.predicted:.1f} from throughput × latency ({ratio})"
-        )
-    if step.tokens.count_mismatches:
-        out.append(f"{step.tokens.count_mismatches} requests where usage tokens ≠ token events")
-    return tuple(out)
-
-
-def _facts(step: StepSummary) -> tuple[str, ...]:
-    r, t = step.requests, step.throughput
-    out = [
-        f"{r.ok} ok, {r.failed} failed, {r.warmup} warm-up over {step.duration_s:.2f} s; "
-        f"{t.requests_per_s:.2f} req/s, {t.output_tokens_per_s:,.0f} output tok/s, "
-        f"{t.input_tokens_per_s:,.0f} input tok/s"
-        + (
-            f"; goodput {t.goodput_requests_per_s:.2f} req/s"
-            if t.goodput_requests_per_s is not None
-            else ""
-        )
-    ]
-    if step.little is not None and not step.little.flagged:
-        out.append(
-            f"Little's law: {step.little.mean_in_flight:.1f} in flight sampled vs "
-            f"{step.little.predicted:.1f} predicted"
-        )
-    if step.cost:
-        out.append("cost: " + "; ".join(_cost(k, v) for k, v in step.cost.items()))
-    tf = telemetry_fields(step)
-    if tf:
-        out.append("telemetry: " + _telemetry_text(tf))
-    return tuple(out)
-
-
-def _cost(key: str, value: float) -> str:
-    label = key.removeprefix("usd_").replace("_", " ")
-    return f"{value:,.4g} USD {label}"
-
-
-_TELEMETRY_TEXT = {
-    "gpu_util_pct_mean": "GPU util mean {:.0f}%",
-    "gpu_util_pct_max": "max {:.0f}%",
-    "gpu_mem_used_gib_peak": "memory peak {:.1f} GiB",
-    "gpu_power_w_mean": "power mean {:.0f} W",
-    "gpu_energy_j": "energy {:,.0f} J",
-    "gpu_j_per_output_token": "{:.3g} J/output token",
-    "server_running_mean": "server running mean {:.1f}",
-    "server_waiting_mean": "waiting mean {:.1f}",
-    "server_waiting_max": "max {:.0f}",
-    "server_kv_usage_pct_mean": "KV usage mean {:.0f}%",
-    "server_kv_usage_pct_max": "max {:.0f}%",
-    "server_preemptions": "preemptions {:.0f}",
-}
-
-
-def _telemetry_text(tf: dict[str, float]) -> str:
-    parts = []
-    fmt = _TELEMETRY_TEXT
-    for key, pattern in fmt.items():
-        if key in tf:
-            parts.append(pattern.format(tf[key]))
-    return ", ".join(parts)
-
-
-def _step_blocks(step: StepSummary) -> list[Block]:
-    mark = "" if not step.sla.checks else (" — SLA met" if step.sla.passed else " — SLA missed")
-    blocks: list[Block] = [Heading(f"Step {step.index} · {load_label(step)}{mark}", 3)]
-    blocks.append(Items(_facts(step)))
-    if step.sla.checks:
-        header = ("SLA bound", "limit", "measured", "margin (headroom)", "result")
-        blocks.append(Table(header, tuple(_check_row(c) for c in step.sla.checks)))
-    if step.requests.ok:
-        blocks.append(_latency_table(step))
-    if warnings := _warnings(step):
-        blocks.append(Items(warnings, "warn"))
-    return blocks
+    hits = [s.prefix_cache.hit_rate if s.prefix_cache else None for s in summary.steps]
+    if all(h is None for h in hits):
+        return Table(OVERVIEW_HEADER, tuple(rows))
+    at = OVERVIEW_HEADER.index("TTFT p99") + 1
+    header = (*OVERVIEW_HEADER[:at], PREFIX_COLUMN, *OVERVIEW_HEADER[at:])
+    with_hits = [(*row[:at], pct(h, 1), *row[at:]) for row, h in zip(rows, hits, strict=True)]
+    return Table(header, tuple(with_hits))
 
 
 def build_document(
@@ -343,7 +196,7 @@ def build_document(
         Heading("Steps at a glance"),
         _overview(summary) if summary.steps else Text("no step finished", "warn"),
     ]
-    groups = (("curve", "telemetry"), ("throughput",), ("cdf",), ("timeline",))
+    groups = (("curve", "telemetry"), ("throughput",), ("cdf",), ("turns",), ("timeline",))
     figures = [
         Figures(tuple((plots[n], n) for n in group if n in plots))
         for group in groups
@@ -354,7 +207,7 @@ def build_document(
     if summary.steps:
         blocks.append(Heading("Steps"))
         for step in summary.steps:
-            blocks += _step_blocks(step)
+            blocks += step_blocks(step)
     if notes:
         blocks += [Heading("Notes"), Items(tuple(notes), "warn")]
     return blocks

@@ -12,6 +12,11 @@ matplotlib, so tests check the data rather than pixels.
 4. :func:`timeline_series`: requests in flight and output tokens/s over the
    run; server queue, KV-cache usage and GPU utilisation from telemetry.jsonl.
 5. :func:`telemetry_series`: GPU utilisation, memory and power vs load.
+6. :func:`turn_series`: TTFT per turn of multi-turn sessions, one line per step.
+
+"vs load" means :func:`load_x`: the concurrency or the offered rate, and for
+a trace replay the achieved requests/s (a time scale is not a load: x0.5 of
+one trace and of another are different rates).
 
 Imports: numpy, loadgen.summary, loadgen.report.csv_out, loadgen.report.samples.
 """
@@ -33,6 +38,7 @@ __all__ = [
     "cdf_series",
     "curve_series",
     "load_axis_label",
+    "load_x",
     "metric_label",
     "point_label",
     "point_labels",
@@ -42,6 +48,7 @@ __all__ = [
     "throughput_series",
     "timeline_origin_ns",
     "timeline_series",
+    "turn_series",
 ]
 
 Series = dict[str, list[tuple[float, float]]]
@@ -77,16 +84,36 @@ def metric_label(metric: str, stat: str) -> str:
 
 
 def point_label(step: StepSummary) -> str:
-    """What a point on a curve is: ``c=16`` (concurrency) or ``4 r/s`` (rate)."""
+    """What a point on a curve is: ``c=16`` (concurrency), ``4 r/s`` (rate), ``trace x0.5``."""
     value = load_value(step)
     if value is None:
         return f"step {step.index}"
+    if step.load.mode == "trace":
+        return f"trace x{value:g}"
     return f"c={value:g}" if step.load.mode == "concurrency" else f"{value:g} r/s"
 
 
+def load_x(step: StepSummary) -> float | None:
+    """The x of a step on a plot against load: concurrency, offered rate, or for a trace
+    replay the achieved requests/s (None when no request succeeded)."""
+    if step.load.mode == "trace":
+        rps = step.throughput.requests_per_s
+        return rps if step.requests.ok and rps > 0 else None
+    return load_value(step)
+
+
+_AXIS_LABELS = {
+    "concurrency": "concurrency (requests in flight)",
+    "rate": "offered rate (req/s)",
+    "trace": "achieved rate (req/s), trace replay",
+}
+
+
 def load_axis_label(summary: Summary) -> str:
-    mode = summary.steps[0].load.mode if summary.steps else "concurrency"
-    return "concurrency (requests in flight)" if mode == "concurrency" else "offered rate (req/s)"
+    """The x label of plots against load, from the first step that is not a probe."""
+    steps = [s for s in summary.steps if s.role == "step"] or summary.steps
+    mode = steps[0].load.mode if steps else "concurrency"
+    return _AXIS_LABELS.get(mode, _AXIS_LABELS["rate"])
 
 
 def curve_series(summary: Summary) -> Series:
@@ -129,10 +156,10 @@ def sla_bounds(summary: Summary) -> dict[str, float]:
 
 
 def throughput_series(summary: Summary) -> Series:
-    """x = concurrency or rate; y = requests/s, goodput requests/s, output tokens/s."""
+    """x = :func:`load_x`; y = requests/s, goodput requests/s, output tokens/s."""
     out: Series = {"throughput": [], "goodput": [], "output tokens/s": []}
     for s in summary.steps:
-        x = load_value(s)
+        x = load_x(s)
         if x is None:
             continue
         t = s.throughput
@@ -257,14 +284,31 @@ def _telemetry_timeline(rows: list[dict[str, Any]], t0: int) -> Series:
 
 
 def telemetry_series(summary: Summary) -> Series:
-    """x = concurrency or rate; y = each :data:`TELEMETRY_PANELS` value the steps carry."""
+    """x = :func:`load_x`; y = each :data:`TELEMETRY_PANELS` value the steps carry."""
     out: Series = {}
     for s in summary.steps:
-        x, fields = load_value(s), telemetry_fields(s)
+        x, fields = load_x(s), telemetry_fields(s)
         if x is None:
             continue
         for _title, _unit, keys in TELEMETRY_PANELS:
             for key, label in keys:
                 if key in fields:
                     out.setdefault(label, []).append((x, fields[key]))
+    return out
+
+
+def turn_series(summary: Summary, stat: str) -> Series:
+    """x = the 0-based turn of a session, y = TTFT ``stat`` (ms) of that turn, per step.
+
+    Only steps that ran sessions (``ttft_by_turn``); a turn without the value is left out.
+    """
+    out: Series = {}
+    for s in summary.steps:
+        points = sorted(
+            (float(turn), float(v))
+            for turn, d in (s.ttft_by_turn or {}).items()
+            if turn.isdigit() and (v := getattr(d, stat)) is not None
+        )
+        if points:
+            out[point_label(s)] = points
     return out

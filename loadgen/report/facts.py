@@ -1,0 +1,172 @@
+"""The words for run and step figures that several outputs print the same way.
+
+Owns the wording of: where the prompt lengths come from, the workload's
+description, the prompt-length check, short outputs, the prefix-cache hit
+rate, the ramp-up count and the step's own warnings. The console, report.md
+and report.html all take their lines from here, so they say the same thing.
+Each function returns nothing (None, an empty list) when its figure carries
+no information, so a plain run shows none of these lines.
+
+Imports: loadgen.summary.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loadgen.summary import StepSummary, Summary
+
+__all__ = [
+    "SOURCE_TEXT",
+    "prefix_cache_text",
+    "prompt_length_text",
+    "ramp_text",
+    "run_facts",
+    "short_output_warning",
+    "source_text",
+    "step_warnings",
+    "ttft_of_text",
+    "workload_lines",
+]
+
+#: ``Summary.prompt_length_source`` -> what it means for the requested prompt lengths.
+SOURCE_TEXT = {
+    "tokenizer": "counted with the model's tokenizer: exact",
+    "server": "words per token measured with the server's /tokenize",
+    "approximate": "a words-per-token guess: no tokenizer, no calibration",
+    "token_ids": "the prompts are token ids: exact",
+    "dataset": "a dataset's text, not counted: no tokenizer",
+}
+#: Workload keys shown by a line of their own, in this order; others follow as ``key: value``.
+_WORKLOAD_KEYS = ("dataset", "trace", "prompt_tokens", "output_tokens", "tokenizer")
+_NOT_SHOWN = ("prompt_length_source", "dataset_rows")
+
+
+def source_text(source: str) -> str:
+    """``tokenizer`` -> ``tokenizer (counted with the model's tokenizer: exact)``."""
+    meaning = SOURCE_TEXT.get(source)
+    return f"{source} ({meaning})" if meaning else source
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, dict):
+        return ", ".join(f"{k} {_value(x)}" for k, x in v.items() if x is not None)
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def workload_lines(workload: dict[str, Any] | None) -> list[str]:
+    """The runner's workload description as short ``what: how`` lines."""
+    w = workload or {}
+    out: list[str] = []
+    if w.get("dataset") is not None:
+        rows = w.get("dataset_rows")
+        count = f" ({rows:,} rows)" if isinstance(rows, int) else ""
+        out.append(f"dataset: {w['dataset']}{count}")
+    out += [
+        f"{key.replace('_', ' ')}: {_value(w[key])}"
+        for key in _WORKLOAD_KEYS[1:]
+        if w.get(key) is not None
+    ]
+    prefix = w.get("prefix")
+    if isinstance(prefix, dict):
+        size = (
+            f"{prefix['tokens']} tokens"
+            if prefix.get("tokens") is not None
+            else f"{100 * prefix['share']:g}% of each prompt"
+            if isinstance(prefix.get("share"), int | float)
+            else "?"
+        )
+        out.append(f"shared prefix: {size}, {prefix.get('groups', '?')} groups")
+    sessions = w.get("sessions")
+    if isinstance(sessions, dict):
+        think = sessions.get("think_time_s")
+        out.append(
+            f"sessions: turns {_value(sessions.get('turns'))}"
+            + (f", think time {_value(think)}" if think is not None else "")
+        )
+    shown = {*_WORKLOAD_KEYS, *_NOT_SHOWN, "prefix", "sessions"}
+    out += [f"{k.replace('_', ' ')}: {_value(v)}" for k, v in w.items() if k not in shown]
+    return out
+
+
+def run_facts(summary: Summary) -> list[str]:
+    """``prompt lengths: ...`` and the workload's lines.
+
+    Empty for a summary that recorded no workload and the default source: a
+    file written before these fields existed, where the source is a guess.
+    """
+    if summary.workload is None and summary.prompt_length_source == "approximate":
+        return []
+    return [
+        f"prompt lengths: {source_text(summary.prompt_length_source)}",
+        *workload_lines(summary.workload),
+    ]
+
+
+def _pct(v: float) -> str:
+    return f"{100 * v:+.1f}%"
+
+
+def prompt_length_text(step: StepSummary) -> str | None:
+    """``prompt tokens: planned vs server +3.1% mean (worst +7.9%), 4 of 40 beyond ±2%``.
+
+    None when no request had a server prompt count.
+    """
+    c = step.prompt_lengths
+    if not c.compared or c.mean_rel_diff is None or c.worst_rel_diff is None:
+        return None
+    text = (
+        f"prompt tokens: planned vs server {_pct(c.mean_rel_diff)} mean "
+        f"(worst {_pct(c.worst_rel_diff)})"
+    )
+    if c.beyond_tolerance:
+        limit = f"beyond ±{100 * c.tolerance:g}%" if c.tolerance else "differ"
+        text += f", {c.beyond_tolerance} of {c.compared} {limit}"
+    return text
+
+
+def short_output_warning(step: StepSummary) -> str | None:
+    """Full outputs were forced (ignore_eos, min_tokens) and some requests still ended short."""
+    t = step.tokens
+    if not (t.full_output_expected and t.short_outputs):
+        return None
+    return (
+        f"{t.short_outputs} of {step.requests.ok} outputs ended before max_tokens although "
+        "the request body forces full outputs"
+    )
+
+
+def step_warnings(step: StepSummary) -> list[str]:
+    """The step's own warnings, and the short-output warning when they do not carry one.
+
+    The metrics add a short-output line of their own (it names ``max_tokens``);
+    a summary built elsewhere may not, so the report adds its line then.
+    """
+    out = list(step.warnings)
+    short = short_output_warning(step)
+    if short is not None and not any("max_tokens" in w for w in out):
+        out.append(short)
+    return out
+
+
+def prefix_cache_text(step: StepSummary) -> str | None:
+    """``prefix cache hit 62.5% of 12,000 prompt tokens``; None without a hit rate."""
+    pc = step.prefix_cache
+    if pc is None or pc.hit_rate is None:
+        return None
+    looked_up = f" of {pc.queries_tokens:,.0f} prompt tokens" if pc.queries_tokens else ""
+    return f"prefix cache hit {100 * pc.hit_rate:.1f}%{looked_up}"
+
+
+def ramp_text(step: StepSummary) -> str:
+    """``, 12 ramp-up`` after the warm-up count, or nothing."""
+    return f", {step.requests.ramp} ramp-up" if step.requests.ramp else ""
+
+
+def ttft_of_text(step: StepSummary) -> str | None:
+    """A note when TTFT is measured to the first answer token rather than any token."""
+    if step.ttft_of != "answer":
+        return None
+    return "TTFT to the first answer token (sla.ttft_of: answer)"

@@ -1,0 +1,181 @@
+"""Per-step sections of the report: what report.md and report.html say about one step.
+
+Owns :func:`step_blocks`: the step's heading, its facts (counts, throughput,
+ramp-up, TTFT end point, prefix cache, prompt-length check, Little's law,
+cost, telemetry), the SLA table (bound, measured, margin, pass/fail), the
+latency table (TTFT reasoning/answer rows when present), the TTFT-by-turn
+table of multi-turn sessions, and the warnings.
+
+Imports: loadgen.summary, loadgen.report.blocks, loadgen.report.console,
+loadgen.report.csv_out, loadgen.report.facts.
+"""
+
+from __future__ import annotations
+
+from loadgen.report import facts
+from loadgen.report.blocks import FAIL, METRIC_NAMES, PASS, Block, Heading, Items, Table, num, pct
+from loadgen.report.console import load_label
+from loadgen.report.csv_out import telemetry_fields
+from loadgen.summary import Distribution, SlaCheck, StepSummary
+
+__all__ = ["STATS", "step_blocks"]
+
+#: The latency table's rows: summary field -> row name.
+_LATENCY_ROWS = {
+    "ttft_ms": "TTFT",
+    "ttft_from_scheduled_ms": "TTFT from schedule",
+    "ttft_reasoning_ms": "TTFT reasoning",
+    "ttft_answer_ms": "TTFT answer",
+    "itl_ms": "ITL",
+    "tpot_ms": "TPOT",
+    "e2e_ms": "E2E",
+}
+STATS = ("count", "mean", "p50", "p90", "p95", "p99", "p99_9", "max")
+
+
+def _check_row(c: SlaCheck) -> tuple[str, ...]:
+    if c.metric == "error_rate":
+        name, bound, value = "error rate", pct(c.bound), pct(c.value)
+        margin = "–" if c.margin is None else f"{100 * c.margin:+.2f} pp"
+    else:
+        name = f"{METRIC_NAMES.get(c.metric, c.metric)} {c.stat.replace('_', '.')}"
+        bound, value = f"≤ {c.bound:g} ms", f"{num(c.value)} ms"
+        margin = "–" if c.margin is None else f"{c.margin:+,.2f} ms"
+    if c.margin is not None and c.bound:
+        margin += f" ({100 * c.margin / c.bound:+.0f}%)"
+    return (
+        name,
+        bound if c.metric != "error_rate" else f"≤ {bound}",
+        value,
+        margin,
+        PASS if c.passed else FAIL,
+    )
+
+
+def _dist_row(name: str, d: Distribution) -> tuple[str, ...]:
+    return (name, *(str(d.count) if s == "count" else num(getattr(d, s)) for s in STATS))
+
+
+def _latency_table(step: StepSummary) -> Table:
+    rows = [
+        _dist_row(name, d)
+        for metric, name in _LATENCY_ROWS.items()
+        if (d := getattr(step, metric)) is not None
+    ]
+    return Table(("ms", *(s.replace("_", ".") for s in STATS)), tuple(rows))
+
+
+def _turn_table(step: StepSummary) -> Table | None:
+    """TTFT (ms) of each turn of the step's sessions; None when it ran none."""
+    turns = step.ttft_by_turn or {}
+    order = sorted(turns, key=lambda t: (not t.isdigit(), int(t) if t.isdigit() else 0, t))
+    rows = tuple(_dist_row(f"turn {t}", turns[t]) for t in order)
+    if not rows:
+        return None
+    return Table(("TTFT by turn (ms)", *(s.replace("_", ".") for s in STATS)), rows)
+
+
+def _warnings(step: StepSummary) -> tuple[str, ...]:
+    out = []
+    if step.interrupted:
+        out.append("interrupted: this step did not finish")
+    if step.requests.ok == 0:
+        out.append("no successful request: no latency values")
+    if step.requests.errors:
+        out.append("errors: " + ", ".join(f"{k} × {n}" for k, n in step.requests.errors.items()))
+    if step.client.saturated:
+        out.append(
+            "the load generator was saturated: these numbers describe loadgen as much as the server"
+        )
+    out += [f"client: {w}" for w in step.client.warnings]
+    if step.little is not None and step.little.flagged:
+        ratio = f"ratio {step.little.ratio:.2f}" if step.little.ratio is not None else "no ratio"
+        out.append(
+            f"Little's law off: {step.little.mean_in_flight:.1f} in flight sampled vs "
+            f"{step.little.predicted:.1f} from throughput × latency ({ratio})"
+        )
+    if step.tokens.count_mismatches:
+        out.append(f"{step.tokens.count_mismatches} requests where usage tokens ≠ token events")
+    out += facts.step_warnings(step)
+    return tuple(out)
+
+
+def _facts(step: StepSummary) -> tuple[str, ...]:
+    r, t = step.requests, step.throughput
+    out = [
+        f"{r.ok} ok, {r.failed} failed, {r.warmup} warm-up{facts.ramp_text(step)} "
+        f"over {step.duration_s:.2f} s; "
+        f"{t.requests_per_s:.2f} req/s, {t.output_tokens_per_s:,.0f} output tok/s, "
+        f"{t.input_tokens_per_s:,.0f} input tok/s"
+        + (
+            f"; goodput {t.goodput_requests_per_s:.2f} req/s"
+            if t.goodput_requests_per_s is not None
+            else ""
+        )
+    ]
+    out += [
+        text
+        for text in (
+            facts.ttft_of_text(step),
+            facts.prefix_cache_text(step),
+            facts.prompt_length_text(step),
+        )
+        if text is not None
+    ]
+    if step.little is not None and not step.little.flagged:
+        out.append(
+            f"Little's law: {step.little.mean_in_flight:.1f} in flight sampled vs "
+            f"{step.little.predicted:.1f} predicted"
+        )
+    if step.cost:
+        out.append("cost: " + "; ".join(_cost(k, v) for k, v in step.cost.items()))
+    tf = telemetry_fields(step)
+    if tf:
+        out.append("telemetry: " + _telemetry_text(tf))
+    return tuple(out)
+
+
+def _cost(key: str, value: float) -> str:
+    label = key.removeprefix("usd_").replace("_", " ")
+    return f"{value:,.4g} USD {label}"
+
+
+_TELEMETRY_TEXT = {
+    "gpu_util_pct_mean": "GPU util mean {:.0f}%",
+    "gpu_util_pct_max": "max {:.0f}%",
+    "gpu_mem_used_gib_peak": "memory peak {:.1f} GiB",
+    "gpu_power_w_mean": "power mean {:.0f} W",
+    "gpu_energy_j": "energy {:,.0f} J",
+    "gpu_j_per_output_token": "{:.3g} J/output token",
+    "server_running_mean": "server running mean {:.1f}",
+    "server_waiting_mean": "waiting mean {:.1f}",
+    "server_waiting_max": "max {:.0f}",
+    "server_kv_usage_pct_mean": "KV usage mean {:.0f}%",
+    "server_kv_usage_pct_max": "max {:.0f}%",
+    "server_preemptions": "preemptions {:.0f}",
+}
+
+
+def _telemetry_text(tf: dict[str, float]) -> str:
+    parts = []
+    fmt = _TELEMETRY_TEXT
+    for key, pattern in fmt.items():
+        if key in tf:
+            parts.append(pattern.format(tf[key]))
+    return ", ".join(parts)
+
+
+def step_blocks(step: StepSummary) -> list[Block]:
+    mark = "" if not step.sla.checks else (" — SLA met" if step.sla.passed else " — SLA missed")
+    blocks: list[Block] = [Heading(f"Step {step.index} · {load_label(step)}{mark}", 3)]
+    blocks.append(Items(_facts(step)))
+    if step.sla.checks:
+        header = ("SLA bound", "limit", "measured", "margin (headroom)", "result")
+        blocks.append(Table(header, tuple(_check_row(c) for c in step.sla.checks)))
+    if step.requests.ok:
+        blocks.append(_latency_table(step))
+    if (turns := _turn_table(step)) is not None:
+        blocks.append(turns)
+    if warnings := _warnings(step):
+        blocks.append(Items(warnings, "warn"))
+    return blocks
