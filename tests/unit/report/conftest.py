@@ -1,4 +1,10 @@
-"""Hand-built results: records with known timings, summarised by the real metrics code."""
+"""Hand-built results: records with known timings, summarised by the real metrics code.
+
+``build_run``: a plain sweep (concurrency 1, 4, 16, 32), none of the per-run
+workload fields or the per-step figures of sessions, reasoning, ramp-up,
+prefix caching or traces. ``build_rich_run``: a sessions step and a trace
+step that carry every one of them.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +19,7 @@ from loadgen.metrics.step import summarize_step
 from loadgen.records import Record
 from loadgen.report.files import write_summary
 from loadgen.scenario.models import SlaSpec
-from loadgen.summary import LoadPoint, StepSummary, Summary, Verdict
+from loadgen.summary import LoadPoint, PrefixCacheStats, StepSummary, Summary, Verdict
 
 MS = 1_000_000
 T0 = 1_000 * MS  # monotonic ns of the run's start
@@ -109,6 +115,71 @@ def write_run(out: Path, summary: Summary, records: list[Record], telemetry: boo
         ]  # fmt: skip
         (out / "telemetry.jsonl").write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
     return out
+
+
+#: The rich run's workload, shaped as loadgen.workload.describe.describe_workload writes it.
+WORKLOAD = {
+    "prompt_length_source": "approximate",
+    "prompt_tokens": "fixed 100",
+    "output_tokens": "fixed 5",
+    "prefix": {"groups": 4, "tokens": 64, "share": None},
+    "sessions": {"turns": "fixed 3", "think_time_s": "exponential mean 2 s"},
+}
+RICH_N = 20  # measured requests of the sessions step
+
+
+def rich_records(step: int, n: int, start_ns: int, *, sessions: bool) -> list[Record]:
+    """n ok requests 100 ms apart, each a reasoning token 5 + 10 x (j % 3) + j // 3 ms after
+    the send, then its first answer token at 40 + j ms and 3 more 2 ms apart; the server
+    counts a prompt of
+    100 + j % 5 tokens for 100 asked (mean +2%, worst +4%, 2 in 5 beyond 2%); every
+    fourth request ends after 3 of its 5 tokens; with ``sessions``, turn j % 3 of
+    session j // 3. Then two ramp-up requests, which no metric counts."""
+    out = []
+    for j in range(n + 2):
+        sent = start_ns + j * 100 * MS
+        answer = sent + (40 + j) * MS
+        tokens = [sent + (5 + 10 * (j % 3) + j // 3) * MS, *(answer + k * 2 * MS for k in range(4))]
+        out.append(
+            Record(
+                step=step, id=j, warmup=False, request_id=f"{step}-{j}", ramp=j >= n,
+                session=j // 3 if sessions else None, turn=j % 3 if sessions else None,
+                prompt_tokens_requested=100, prompt_tokens_server=100 + j % 5, max_tokens=5,
+                sent_ns=sent, headers_ns=sent, first_token_ns=tokens[0],
+                first_reasoning_ns=tokens[0], first_answer_ns=answer, last_token_ns=tokens[-1],
+                end_ns=tokens[-1] + MS, token_ns=tokens, output_events=5, reasoning_events=1,
+                output_tokens_server=3 if j % 4 == 0 else 5, ok=True, finish_reason="length",
+            )
+        )  # fmt: skip
+    return out
+
+
+def build_rich_run() -> tuple[Summary, list[Record]]:
+    """Step 0: concurrency 4 with sessions, reasoning, ramp-up, a prefix cache at 62.5%
+    and forced full outputs that came back short; step 1: a trace replayed at x0.5."""
+    sla = SlaSpec.model_validate(SLA)
+    rec0 = rich_records(0, RICH_N, T0, sessions=True)
+    rec1 = rich_records(1, 10, T0 + 5_000 * MS, sessions=False)
+    s0 = summarize_step(
+        0, LoadPoint(mode="concurrency", concurrency=4), rec0, sla, expect_full_output=True
+    )
+    s0.prefix_cache = PrefixCacheStats(
+        queries_tokens=8000.0, hits_tokens=5000.0, hit_rate=0.625,
+        source="vllm:prefix_cache_queries_total",
+    )  # fmt: skip
+    s1 = summarize_step(1, LoadPoint(mode="trace", time_scale=0.5), rec1, sla)
+    s1.warnings.append("12 trace rows beyond the window were not replayed")
+    summary = Summary(
+        loadgen_version="0.1.0", name="rich", run_id="r2", target_url="mock",
+        api="openai-chat", model="m", clock_anchor={"monotonic_ns": T0, "wall_ns": WALL},
+        steps=[s0, s1], sla=SLA, prompt_length_source="approximate", workload=dict(WORKLOAD),
+    )  # fmt: skip
+    return summary, rec0 + rec1
+
+
+@pytest.fixture
+def rich_data() -> tuple[Summary, list[Record]]:
+    return build_rich_run()
 
 
 @pytest.fixture

@@ -137,3 +137,25 @@ def test_report_command_rebuilds(results_dir: Path, capsys: pytest.CaptureFixtur
     printed = capsys.readouterr().out.split()
     assert str(results_dir / "report.html") in printed
     assert (results_dir / "steps.csv").read_text().startswith("step,load_mode,load_value,")
+
+
+def test_trace_steps_match_by_time_scale(
+    make_run: Callable[..., Path], rich_data: tuple[Summary, list[Record]]
+) -> None:
+    from loadgen.summary import LoadPoint
+
+    summary, records = rich_data
+    summary.steps[0].ttft_of = "answer"
+    a = make_run("A", summary, records)
+    other = summary.model_copy(deep=True)
+    other.steps[0].load = LoadPoint(mode="trace", time_scale=1.0)
+    b = make_run("B", other, records)
+    runs = cmp.load_runs([a, b])
+    assert runs[0].samples is not None and runs[0].samples.answer_steps == frozenset({0})
+    assert [label for label, _ in cmp.matched_steps(runs)] == ["trace x0.5"]
+    trace = summary.steps[1]
+    overlay = cmp.throughput_overlay(runs)
+    assert overlay["A"][-1] == (
+        trace.throughput.requests_per_s,
+        trace.throughput.output_tokens_per_s,
+    )

@@ -17,7 +17,7 @@ ALLOWED = (
     "loadgen.scenario.models",  # files.py: the resolved scenario
 )
 NEW = ("samples", "csv_out", "plots", "figures", "markdown", "html", "writer", "gate",
-       "compare", "commands")  # fmt: skip
+       "compare", "commands", "console", "facts", "blocks", "step_doc")  # fmt: skip
 
 
 def _imports(path: Path) -> set[str]:

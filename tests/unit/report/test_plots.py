@@ -144,3 +144,83 @@ def test_write_plots_skips_what_has_no_data(
     assert set(written) == {"curve", "telemetry", "throughput"}
     assert not (out / "latency_cdf.png").exists()  # stale plot removed
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in written.values())
+
+
+def test_turn_series_and_figure(
+    rich_data: tuple[Summary, list[Record]], run_data: tuple[Summary, list[Record]]
+) -> None:
+    summary, _ = rich_data
+    turns = summary.steps[0].ttft_by_turn or {}
+    p50 = plots.turn_series(summary, "p50")
+    assert list(p50) == ["c=4"]  # the trace step ran no sessions
+    assert p50["c=4"] == [(0.0, 8.0), (1.0, 18.0), (2.0, 27.5)]
+    p99 = plots.turn_series(summary, "p99")
+    assert p99["c=4"] == [(float(t), turns[t].p99) for t in ("0", "1", "2")]
+    fig = figures.draw_turns(summary)
+    ax1, ax2 = fig.axes
+    assert [ax.get_title() for ax in fig.axes] == ["TTFT p50 by turn", "TTFT p99 by turn"]
+    (line,) = ax2.get_lines()
+    assert line.get_label() == "c=4"
+    assert list(line.get_xdata()) == [0.0, 1.0, 2.0]
+    assert list(line.get_ydata()) == [turns[t].p99 for t in ("0", "1", "2")]
+    assert list(ax1.get_lines()[0].get_ydata()) == [8.0, 18.0, 27.5]
+    plain, _ = run_data
+    assert plots.turn_series(plain, "p50") == {}
+
+
+def test_turn_series_one_line_per_step(rich_data: tuple[Summary, list[Record]]) -> None:
+    summary, _ = rich_data
+    summary.steps[1].ttft_by_turn = {"1": summary.steps[0].ttft_ms, "0": summary.steps[0].ttft_ms}
+    series = plots.turn_series(summary, "p50")
+    assert list(series) == ["c=4", "trace x0.5"]
+    assert [x for x, _ in series["trace x0.5"]] == [0.0, 1.0]  # in turn order
+    assert _labels(figures.draw_turns(summary).axes[0]) == ["c=4", "trace x0.5"]
+
+
+def test_trace_steps_are_placed_at_their_achieved_rate(
+    rich_data: tuple[Summary, list[Record]],
+) -> None:
+    summary, _ = rich_data
+    trace = summary.steps[1]
+    summary.steps = [trace]
+    assert plots.point_label(trace) == "trace x0.5"
+    assert plots.load_x(trace) == trace.throughput.requests_per_s
+    series = plots.throughput_series(summary)
+    assert series["throughput"] == [
+        (trace.throughput.requests_per_s, trace.throughput.requests_per_s)
+    ]
+    assert series["output tokens/s"][0][0] == trace.throughput.requests_per_s
+    assert plots.load_axis_label(summary) == "achieved rate (req/s), trace replay"
+    fig = figures.draw_throughput(summary)
+    assert fig.axes[0].get_xlabel() == "achieved rate (req/s), trace replay"
+    assert list(fig.axes[0].get_lines()[0].get_xdata()) == [trace.throughput.requests_per_s]
+    # the latency-throughput curve: x stays output tokens/s, the point says the time scale
+    assert plots.point_labels(summary, "ttft_ms", "p99") == [
+        (trace.throughput.output_tokens_per_s, trace.ttft_ms.p99, "trace x0.5")
+    ]
+    # a trace step where nothing succeeded has no achieved rate: no point
+    dead = trace.model_copy(update={"requests": trace.requests.model_copy(update={"ok": 0})})
+    assert plots.load_x(dead) is None
+
+
+def test_load_axis_label_skips_the_probe(run_data: tuple[Summary, list[Record]]) -> None:
+    summary, _ = run_data
+    from loadgen.summary import LoadPoint
+
+    summary.steps[0].role = "probe"
+    for step in summary.steps[1:]:
+        step.load = LoadPoint(mode="rate", rate=2.0, arrival="poisson")
+    assert plots.load_axis_label(summary) == "offered rate (req/s)"
+
+
+def test_write_plots_draws_ttft_by_turn_for_sessions(
+    tmp_path: object, rich_data: tuple[Summary, list[Record]]
+) -> None:
+    from pathlib import Path
+
+    summary, _ = rich_data
+    out = Path(str(tmp_path)) / "plots"
+    written, notes = figures.write_plots(summary, None, [], out)
+    assert notes == []
+    assert written["turns"] == out / "ttft_by_turn.png"
+    assert written["turns"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
