@@ -301,3 +301,15 @@ def test_rich_run_counts(rich_data: tuple[Summary, list[Record]]) -> None:
     assert step.requests.ok == RICH_N and step.requests.ramp == 2
     assert step.tokens.short_outputs == 5 and step.tokens.full_output_expected
     assert step.prompt_lengths.beyond_tolerance == 8
+
+
+def test_docs_name_every_optional_column_and_plot() -> None:
+    from loadgen.report.csv_out import OPTIONAL_COLUMNS
+    from loadgen.report.figures import PLOT_FILES
+
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "reports.md").read_text()
+    for names, _ in OPTIONAL_COLUMNS:
+        for name in names:
+            assert f"`{name}`" in docs, name
+    for file in PLOT_FILES.values():
+        assert f"`{file}`" in docs, file
