@@ -1,4 +1,6 @@
-"""A model directory's chat template, rendered as transformers (and so vLLM) renders it.
+"""A model directory beside tokenizer.json: config, special tokens and chat template.
+
+The template is rendered as transformers (and so vLLM) renders it.
 
 transformers compiles a template in a jinja2 ``ImmutableSandboxedEnvironment``
 with ``trim_blocks`` and ``lstrip_blocks``, the ``loopcontrols`` extension and a
@@ -15,9 +17,11 @@ detection is done here, in a simpler form.
 
 The template is found as transformers finds it: chat_template.jinja, then
 chat_template.json, then tokenizer_config.json's ``chat_template``; the special
-tokens come from tokenizer_config.json.
+tokens come from tokenizer_config.json. Llama and Gemma tokenizer classes get
+the BOS/EOS adding their config's ``add_bos_token``/``add_eos_token`` ask for,
+as transformers rebuilds it when it loads them.
 
-Imports: jinja2 (lazily, when a template is compiled), loadgen.errors.
+Imports: jinja2 and tokenizers (lazily), loadgen.errors.
 """
 
 from __future__ import annotations
@@ -34,13 +38,24 @@ from loadgen.errors import ScenarioError
 if TYPE_CHECKING:
     import jinja2
     import jinja2.nodes
+    from tokenizers import Tokenizer
 
-__all__ = ["EXTRA_MESSAGE", "ChatTemplate", "ModelConfig", "import_optional", "read_model_dir"]
+__all__ = [
+    "EXTRA_MESSAGE",
+    "ChatTemplate",
+    "ModelConfig",
+    "apply_post_processor",
+    "import_optional",
+    "one_line",
+    "read_model_dir",
+]
 
 EXTRA_MESSAGE = "workload.tokenizer needs the optional extra: pip install 'loadgen[tokenizers]'"
 CONFIG_FILE = "tokenizer_config.json"
 #: where a model directory may keep its chat template, before the config's key
 TEMPLATE_FILES = ("chat_template.jinja", "chat_template.json")
+#: transformers classes whose __init__ rebuilds the post-processor from add_bos/eos_token
+BOS_EOS_CLASSES = frozenset({"LlamaTokenizer", "CodeLlamaTokenizer", "GemmaTokenizer"})
 SPECIAL_KEYS = (
     "bos_token",
     "eos_token",
@@ -76,7 +91,7 @@ class ChatTemplate:
             self._template = env.from_string(text)
             tree = env.parse(text)
         except jinja2.TemplateError as e:
-            msg = f"{source}: chat_template: not a valid jinja template ({_one_line(e)})"
+            msg = f"{source}: chat_template: not a valid jinja template ({one_line(e)})"
             raise ScenarioError(msg) from None
         self.openai_content = _loops_over_content(tree, jinja2.nodes)
         self.variables: dict[str, Any] = {**special, "tools": None, "documents": None}
@@ -89,7 +104,7 @@ class ChatTemplate:
                 messages=conversation, add_generation_prompt=True, **self.variables
             )
         except Exception as e:  # the template's own raise_exception, or a bad expression
-            msg = f"{self.source}: chat_template: cannot render these messages ({_one_line(e)})"
+            msg = f"{self.source}: chat_template: cannot render these messages ({one_line(e)})"
             raise ScenarioError(msg) from None
         return text
 
@@ -152,7 +167,7 @@ def _strftime_now(fmt: str) -> str:
     return datetime.now().strftime(fmt)
 
 
-def _one_line(e: BaseException) -> str:
+def one_line(e: BaseException) -> str:
     return " ".join(str(e).split()) or type(e).__name__
 
 
@@ -232,7 +247,7 @@ def read_model_dir(directory: Path) -> ModelConfig:
             try:
                 source = file.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as e:
-                msg = f"{file}: workload.tokenizer: cannot read ({_one_line(e)})"
+                msg = f"{file}: workload.tokenizer: cannot read ({one_line(e)})"
                 raise ScenarioError(msg) from None
             return ModelConfig(config, special, source, str(file))
         found = _read_json(file).get("chat_template")
@@ -250,7 +265,7 @@ def _read_json(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        msg = f"{path}: workload.tokenizer: not valid JSON ({_one_line(e)})"
+        msg = f"{path}: workload.tokenizer: not valid JSON ({one_line(e)})"
         raise ScenarioError(msg) from None
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: workload.tokenizer: expected a JSON object")
@@ -275,3 +290,28 @@ def _special_tokens(config: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(extra, list) and extra:
         out["additional_special_tokens"] = [t for t in map(_token_text, extra) if t]
     return out
+
+
+def apply_post_processor(tok: Tokenizer, model: ModelConfig) -> None:
+    """Llama/Gemma tokenizers: transformers rebuilds BOS/EOS adding from the config's flags."""
+    config, special = model.config, model.special
+    name = str(config.get("tokenizer_class") or "").removesuffix("Fast")
+    if name not in BOS_EOS_CLASSES or not {"add_bos_token", "add_eos_token"} & config.keys():
+        return
+    from tokenizers import processors
+
+    marks: dict[str, int] = {}
+    ends: dict[str, str] = {}
+    for key, default in (("bos_token", True), ("eos_token", False)):
+        token = special.get(key)
+        token_id = tok.token_to_id(token) if token else None
+        if bool(config.get(f"add_{key}", default)) and token and token_id is not None:
+            marks[token] = token_id
+            ends[key] = token
+    bos = f"{ends['bos_token']}:0 " if "bos_token" in ends else ""
+    eos = f" {ends['eos_token']}:0" if "eos_token" in ends else ""
+    single = f"{bos}$A:0{eos}"
+    pair = f"{single} {bos.replace(':0', ':1')}$B:1{eos.replace(':0', ':1')}"
+    tok.post_processor = processors.TemplateProcessing(
+        single=single, pair=pair, special_tokens=list(marks.items())
+    )

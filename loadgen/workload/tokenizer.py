@@ -17,12 +17,16 @@ word and add exactly one token after a space, found once at load. Words are
 drawn, the text is counted as the server counts it, and words are added or
 dropped at the end until the count is exact (bounded rounds).
 
-Counting is the cost, so when the tokenizer's pre-tokenizer is seen at load
-to split a long run of clean words exactly at the words (byte-level, regex and
-metaspace pre-tokenizers do; a tokenizer without one never qualifies), each
-word in the middle is one token whatever its neighbours, and only the ends are
-encoded: the prefix and the first words, the last words and what follows.
-Chat templates are checked once to treat content the same way.
+Counting is the cost. When a long run of clean words is seen at load to be
+split at the words (byte-level, regex and metaspace pre-tokenizers split there;
+a sentencepiece-style tokenizer with no pre-tokenizer qualifies when no
+vocabulary entry spans a word start), a word in the middle of a prompt is one
+token whatever its neighbours. Then only the ends are encoded: the last
+:data:`KEEP` characters before the words (a shared prefix, or the rendered
+history), the first and last words, and what follows; what the rest adds is
+counted in full once and kept. Each kind of prompt is checked once to count
+the same both ways, and every chat prompt is rendered once at the end to check
+the template put its content in verbatim; otherwise everything is counted in full.
 
 Imports: numpy, tokenizers (lazily), loadgen.errors, loadgen.workload.chat_template.
 """
@@ -30,13 +34,20 @@ Imports: numpy, tokenizers (lazily), loadgen.errors, loadgen.workload.chat_templ
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from loadgen.errors import ScenarioError
-from loadgen.workload.chat_template import ChatTemplate, import_optional, read_model_dir
+from loadgen.workload.chat_template import (
+    ChatTemplate,
+    apply_post_processor,
+    import_optional,
+    one_line,
+    read_model_dir,
+)
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -46,16 +57,22 @@ __all__ = ["PromptTokenizer"]
 Message = dict[str, str]
 
 TOKENIZER_FILE = "tokenizer.json"
-#: transformers classes whose __init__ rebuilds the post-processor from add_bos/eos_token
-BOS_EOS_CLASSES = frozenset({"LlamaTokenizer", "CodeLlamaTokenizer", "GemmaTokenizer"})
 #: rounds of add/drop before giving up on an exact length
 MAX_ROUNDS = 100
+#: rounds after which words are added or dropped one at a time
+CAREFUL_AFTER = 8
 #: clean words kept: enough for varied prompts, few enough to find fast
 POOL_SIZE = 8192
 #: longest clean word: short words keep prompts (and counting them) short
 MAX_WORD = 8
 #: words kept at each end when only the ends are encoded
 EDGE = 3
+#: characters of what comes before the words that are encoded with them
+KEEP = 256
+#: entries kept in each small cache
+CACHE_SIZE = 256
+#: stands for the content when a chat template is rendered to find what surrounds it
+SENTINEL = "\x00loadgen-content\x00"
 
 
 class PromptTokenizer:
@@ -63,14 +80,16 @@ class PromptTokenizer:
 
     __slots__ = (
         "_chat_base",
+        "_counted",
+        "_deltas",
         "_heads",
+        "_local_ok",
         "_pieces",
         "_plain",
         "_specials",
         "_splits",
         "_template",
         "_tok",
-        "_window_ok",
         "source",
     )
 
@@ -83,7 +102,9 @@ class PromptTokenizer:
         self.source = source
         self._pieces, self._heads = _clean_words(tok, source)
         self._splits = _splits_at_words(tok, self._pieces)
-        self._window_ok: dict[str, bool] = {}
+        self._local_ok: dict[str, bool] = {}  # kind -> counting only the ends is exact
+        self._deltas: dict[tuple[str, str, str], int] = {}
+        self._counted: dict[str, int] = {}  # rendered chat prompts made here -> their count
         self._plain: dict[str, int] = {}
         self._specials = self.count_text("")  # what the post-processor adds
         self._chat_base: int | None = None
@@ -105,12 +126,12 @@ class PromptTokenizer:
         try:
             tok = tokenizers.Tokenizer.from_file(str(file))
         except Exception as e:  # the Rust side raises plain Exception
-            msg = f"{file}: workload.tokenizer: not a valid tokenizer.json ({_one_line(e)})"
+            msg = f"{file}: workload.tokenizer: not a valid tokenizer.json ({one_line(e)})"
             raise ScenarioError(msg) from None
         template = None
         if p.is_dir():
             model = read_model_dir(p)
-            _hf_post_processor(tok, model.config, model.special)
+            apply_post_processor(tok, model)
             if model.template is not None:
                 template = ChatTemplate(model.template, model.special, source=model.template_source)
         return cls(tok, template, source=str(p))
@@ -128,7 +149,8 @@ class PromptTokenizer:
     def count_chat(self, messages: Sequence[Mapping[str, str]]) -> int:
         """Tokens of a chat request: the rendered template, no special tokens added."""
         text = self._chat().render(messages)
-        return len(self._tok.encode(text, add_special_tokens=False))
+        known = self._counted.get(text)
+        return known if known is not None else self._count_plain(text)
 
     def _count_plain(self, text: str) -> int:
         return len(self._tok.encode(text, add_special_tokens=False))
@@ -137,15 +159,16 @@ class PromptTokenizer:
 
     def fragment(self, n: int, rng: np.random.Generator) -> str:
         """``n`` tokens of text with no special tokens: a shared prefix or a block."""
-        return self._fit(n, rng, "", self._count_plain, 0, "plain")
+        return self._fit(n, rng, _Frame("plain", self._count_plain, "", ""), 0, start=True)
 
     def text_of_length(self, n: int, rng: np.random.Generator, *, prefix: str = "") -> str:
         """A completions prompt of exactly ``n`` tokens that starts with ``prefix``.
 
         ValueError if the prefix and the special tokens alone take more than ``n``.
         """
-        base = self._specials + (self._plain_count(prefix) if prefix else 0)
-        return self._fit(n, rng, prefix, self.count_text, base, "text")
+        estimate = self._specials + (self._plain_count(prefix) if prefix else 0)
+        frame = _Frame("text", self.count_text, prefix, "")
+        return prefix + self._fit(n, rng, frame, estimate, start=not prefix)
 
     def chat_of_length(
         self,
@@ -163,18 +186,24 @@ class PromptTokenizer:
         template = self._chat()
         head = [dict(m) for m in history]
 
-        def count(content: str) -> int:
-            text = template.render([*head, {"role": "user", "content": content}])
-            return len(self._tok.encode(text, add_special_tokens=False))
+        def render(content: str) -> str:
+            return template.render([*head, {"role": "user", "content": content}])
 
-        if head:
-            base = count(prefix)
+        frame = _chat_frame(render, prefix, self._count_plain)
+        if head:  # a guess from the characters; the first count corrects it
+            estimate = len(frame.before) // 4
         else:
             if self._chat_base is None:
-                self._chat_base = count("")
-            base = self._chat_base + (self._plain_count(prefix) if prefix else 0)
-        content = self._fit(n, rng, prefix, count, base, "chat")
-        return [*head, {"role": "user", "content": content}]
+                self._chat_base = self._count_plain(render(""))
+            estimate = self._chat_base + (self._plain_count(prefix) if prefix else 0)
+        words = self._fit(n, rng, frame, estimate, start=not prefix)
+        text = render(prefix + words)
+        if text != frame.text(words):  # not verbatim for these words after all: render each
+            frame = _Frame("chat", self._count_plain, "", "", render=render, prefix=prefix)
+            words = self._fit(n, rng, frame, estimate, start=not prefix)
+            text = render(prefix + words)
+        self._remember(text, n)
+        return [*head, {"role": "user", "content": prefix + words}]
 
     def _chat(self) -> ChatTemplate:
         if self._template is None:
@@ -190,33 +219,33 @@ class PromptTokenizer:
         """Tokens of ``text`` alone, cached: prefixes are few and reused."""
         n = self._plain.get(text)
         if n is None:
-            if len(self._plain) >= 4096:
-                self._plain.clear()
-            n = self._plain[text] = self._count_plain(text)
+            n = self._count_plain(text)
+            _put(self._plain, text, n)
         return n
 
+    def _remember(self, rendered: str, n: int) -> None:
+        """A chat prompt just made has ``n`` tokens: counting it again costs a render only."""
+        _put(self._counted, rendered, n)
+
+    # -- fitting -----------------------------------------------------------------------
+
     def _fit(
-        self,
-        n: int,
-        rng: np.random.Generator,
-        prefix: str,
-        count: Callable[[str], int],
-        estimate: int,
-        kind: str,
+        self, n: int, rng: np.random.Generator, frame: _Frame, estimate: int, *, start: bool
     ) -> str:
-        """``prefix`` plus words, added or dropped at the end until ``count`` is ``n``."""
+        """Words that bring ``frame`` to exactly ``n`` tokens, added or dropped at the end."""
         if n < 0:
             raise ValueError(f"a prompt cannot have {n} tokens")
-        measure = self._measure(prefix, count, kind)
-        words = self._draw(n - estimate, rng, start=not prefix)
-        for _ in range(MAX_ROUNDS):
+        measure = self._measure(frame, start=start)
+        words = self._draw(n - estimate, rng, start=start)
+        for i in range(MAX_ROUNDS):
             have = measure(words)
             if have == n:
-                return prefix + "".join(words)
+                return "".join(words)
+            step = abs(n - have) if i < CAREFUL_AFTER else 1  # words may take more than one
             if have < n:
-                words.extend(self._draw(n - have, rng, start=not prefix and not words))
+                words.extend(self._draw(step, rng, start=start and not words))
             elif words:
-                del words[max(0, len(words) - (have - n)) :]
+                del words[max(0, len(words) - step) :]
             else:
                 msg = f"{n} tokens is too few: the prefix and special tokens alone take {have}"
                 raise ValueError(msg)
@@ -226,27 +255,50 @@ class PromptTokenizer:
         )
         raise ScenarioError(msg)
 
-    def _measure(
-        self, prefix: str, count: Callable[[str], int], kind: str
-    ) -> Callable[[list[str]], int]:
-        """``count`` of ``prefix + words``, encoding only the ends when that is exact."""
+    def _measure(self, frame: _Frame, *, start: bool) -> Callable[[list[str]], int]:
+        """The count of ``frame`` with some words, encoding as little as is exact.
+
+        Where the pre-tokenizer splits at words (and the text is ``before + words
+        + after``), the count is ``delta + local``: ``local`` encodes the last
+        :data:`KEEP` characters of ``before``, the first and last :data:`EDGE`
+        words and ``after``, and counts a token for each word between; ``delta``
+        is what the rest of ``before`` adds, found once by counting in full and
+        kept for the next prompts with the same ``before``. Each kind of prompt
+        is checked once to give the full count this way, or is always counted
+        in full.
+        """
+        enc, before, after = frame.enc, frame.before, frame.after
+        near = before[max(0, len(before) - KEEP) :]
 
         def full(words: list[str]) -> int:
-            return count(prefix + "".join(words))
+            return enc(frame.text("".join(words)))
 
-        def ends(words: list[str]) -> int:
+        def local(words: list[str]) -> int:
             if len(words) <= 2 * EDGE + 1:
-                return full(words)
-            kept = words[:EDGE] + words[-EDGE:]
-            return count(prefix + "".join(kept)) + len(words) - 2 * EDGE
+                return enc(near + "".join(words) + after)
+            kept = "".join(words[:EDGE] + words[-EDGE:])
+            return enc(near + kept + after) + len(words) - 2 * EDGE
 
-        if not self._splits:
+        if not self._splits or frame.render is not None or self._local_ok.get(frame.kind) is False:
             return full
-        ok = self._window_ok.get(kind)
-        if ok is None:  # one check per kind: the template may treat content its own way
-            words = self._draw(4 * EDGE + 32, np.random.default_rng(0), start=not prefix)
-            ok = self._window_ok[kind] = full(words) == ends(words)
-        return ends if ok else full
+        key = (frame.kind, before, after)
+
+        def measure(words: list[str]) -> int:
+            if self._local_ok.get(frame.kind) is False:
+                return full(words)
+            delta = self._deltas.get(key)
+            if delta is not None:
+                return delta + local(words)
+            have = full(words)
+            delta = have - local(words)
+            if frame.kind not in self._local_ok:  # the one check, on other words
+                other = self._draw(len(words) + 2 * EDGE + 9, np.random.default_rng(0), start=start)
+                self._local_ok[frame.kind] = full(other) == delta + local(other)
+            if self._local_ok[frame.kind]:
+                _put(self._deltas, key, delta)
+            return have
+
+        return measure
 
     def _draw(self, k: int, rng: np.random.Generator, *, start: bool) -> list[str]:
         """``k`` random words, each " word" (the first bare when it starts the text)."""
@@ -257,6 +309,42 @@ class PromptTokenizer:
         if start and self._heads:
             words[0] = self._heads[int(rng.integers(0, len(self._heads)))]
         return words
+
+
+@dataclass(slots=True, frozen=True)
+class _Frame:
+    """What a prompt's words go into: ``before + words + after``, counted by ``enc``.
+
+    ``render`` is set when a chat template does not put the content in verbatim;
+    the text is then rendered for every count.
+    """
+
+    kind: str
+    enc: Callable[[str], int]
+    before: str
+    after: str
+    render: Callable[[str], str] | None = None
+    prefix: str = ""
+
+    def text(self, words: str) -> str:
+        if self.render is not None:
+            return self.render(self.prefix + words)
+        return self.before + words + self.after
+
+
+def _chat_frame(render: Callable[[str], str], prefix: str, enc: Callable[[str], int]) -> _Frame:
+    """The rendered text around the content, if the template puts the content in verbatim."""
+    parts = render(prefix + SENTINEL).split(SENTINEL)
+    words = " probe words" if prefix else "probe words"  # as the drawn words come
+    if len(parts) == 2 and render(prefix + words) == parts[0] + words + parts[1]:
+        return _Frame("chat", enc, parts[0], parts[1])
+    return _Frame("chat", enc, "", "", render=render, prefix=prefix)
+
+
+def _put(cache: dict[Any, int], key: Any, value: int) -> None:
+    if len(cache) >= CACHE_SIZE:
+        cache.clear()
+    cache[key] = value
 
 
 # -- loading helpers ------------------------------------------------------------------------
@@ -297,56 +385,33 @@ def _clean_words(tok: Tokenizer, source: str) -> tuple[list[str], list[str]]:
 
 
 def _splits_at_words(tok: Tokenizer, pieces: list[str]) -> bool:
-    """True if a run of clean words is pre-tokenized at the words, each word one token.
+    """True if a run of clean words is split at the words, each word one token.
 
-    Then the model sees each word alone, and a word in the middle of a prompt
-    is one token whatever is around it. Checked on every clean word, each next
-    to two others, shuffled with a fixed seed.
+    Then a word in the middle of a prompt is one token whatever is around it.
+    With a pre-tokenizer, its pieces must be the words; without one
+    (sentencepiece style), the normalizer must write each space as "▁" and no
+    vocabulary entry may hold a "▁" after its start, so nothing spans two words.
+    Checked on every clean word, each next to two others, shuffled with a fixed seed.
     """
-    if tok.pre_tokenizer is None:
-        return False
     order = np.random.default_rng(0).permutation(len(pieces)).tolist()
     words = [pieces[i] for i in order]
-    text = "".join(words)
-    if tok.normalizer is not None and tok.normalizer.normalize_str(text) != text:
-        return False
-    try:
-        spans = tok.pre_tokenizer.pre_tokenize_str(text)
-    except Exception:
-        return False
-    if len(spans) != len(words):
-        return False
-    at = 0
-    for (_, (start, end)), word in zip(spans, words, strict=True):
-        if (start, end) != (at, at + len(word)):
+    text = "".join(words)[1:]  # no space at the very start: a normalizer may add one there
+    if tok.pre_tokenizer is None:
+        norm = tok.normalizer
+        if norm is None or norm.normalize_str(text).lstrip("▁") != text.replace(" ", "▁"):
             return False
-        at = end
-    return len(tok.encode(text, add_special_tokens=False)) == len(words)
-
-
-def _hf_post_processor(tok: Tokenizer, config: Mapping[str, Any], special: dict[str, Any]) -> None:
-    """Llama/Gemma tokenizers: transformers rebuilds BOS/EOS adding from the config's flags."""
-    name = str(config.get("tokenizer_class") or "").removesuffix("Fast")
-    if name not in BOS_EOS_CLASSES or not {"add_bos_token", "add_eos_token"} & config.keys():
-        return
-    from tokenizers import processors
-
-    marks: dict[str, int] = {}
-    ends: dict[str, str] = {}
-    for key, default in (("bos_token", True), ("eos_token", False)):
-        token = special.get(key)
-        token_id = tok.token_to_id(token) if token else None
-        if bool(config.get(f"add_{key}", default)) and token and token_id is not None:
-            marks[token] = token_id
-            ends[key] = token
-    bos = f"{ends['bos_token']}:0 " if "bos_token" in ends else ""
-    eos = f" {ends['eos_token']}:0" if "eos_token" in ends else ""
-    single = f"{bos}$A:0{eos}"
-    pair = f"{single} {bos.replace(':0', ':1')}$B:1{eos.replace(':0', ':1')}"
-    tok.post_processor = processors.TemplateProcessing(
-        single=single, pair=pair, special_tokens=list(marks.items())
-    )
-
-
-def _one_line(e: BaseException) -> str:
-    return " ".join(str(e).split()) or type(e).__name__
+        if any("▁" in t.lstrip("▁") for t in tok.get_vocab(with_added_tokens=False)):
+            return False
+    else:
+        if tok.normalizer is not None and tok.normalizer.normalize_str(text) != text:
+            return False
+        try:
+            spans = tok.pre_tokenizer.pre_tokenize_str(text)
+        except Exception:
+            return False
+        ends = [len(w) for w in words]
+        ends[0] -= 1
+        if [end for _, (_, end) in spans] != np.cumsum(ends).tolist():
+            return False
+    first = len(tok.encode(words[0][1:], add_special_tokens=False))
+    return len(tok.encode(text, add_special_tokens=False)) == first + len(words) - 1
