@@ -2,9 +2,11 @@
 
 The tokenizers are trained here (bpe_fixture), in three flavours: byte-level
 (GPT-2/Llama-3), metaspace, and sentencepiece with no pre-tokenizer
-(Llama-2), so both ways of counting (only the ends encoded, or all of it) are
-exercised. Counts are checked against a tokenizer loaded separately from the
-same file and, for chat, against the template rendered by hand.
+(Llama-2). All three take the fast count (only the ends encoded); a tokenizer
+that does not split at words and a template that does not put the content in
+verbatim take the full count. Counts are checked against a tokenizer loaded
+separately from the same file and, for chat, against the template written out
+by hand.
 """
 
 from __future__ import annotations
@@ -67,10 +69,26 @@ def by_hand(messages: list[dict[str, str]]) -> str:
     return f"{BOS}{turns}<|assistant|>\n"
 
 
-def test_the_fast_count_is_used_where_the_pre_tokenizer_splits_words(
-    tok: PromptTokenizer, flavour: str
+def test_every_flavour_counts_only_the_ends(tok: PromptTokenizer) -> None:
+    assert tok._splits  # words stay apart: the fast count is used (and checked below)
+
+
+def test_a_tokenizer_that_does_not_split_at_words_is_counted_in_full(
+    tmp_path: Path, dirs: dict[str, Path]
 ) -> None:
-    assert tok._splits is (flavour != "sentencepiece")
+    d = build_tokenizer_dir(tmp_path / "nosplit", flavour="metaspace")
+    spec = json.loads((d / "tokenizer.json").read_text())
+    spec["pre_tokenizer"]["split"] = False  # one piece for the whole text
+    (d / "tokenizer.json").write_text(json.dumps(spec))
+    tok = PromptTokenizer.load(d)
+    assert not tok._splits
+    raw = Tokenizer.from_file(str(d / "tokenizer.json"))
+    rng = np.random.default_rng(4)
+    for n in (1, 2, 3, 17, 128, 513):
+        text = tok.text_of_length(n, rng, prefix="" if n < 17 else "Go:")
+        assert len(raw.encode(text).ids) == n
+        messages = tok.chat_of_length(n + 20, rng, history=HISTORY[:1] if n > 3 else [])
+        assert len(raw.encode(by_hand(messages), add_special_tokens=False).ids) == n + 20
 
 
 def test_completions_prompts_have_exactly_the_asked_length(
@@ -299,6 +317,51 @@ def test_a_missing_extra_names_the_install(
     assert EXTRA_MESSAGE == (
         "workload.tokenizer needs the optional extra: pip install 'loadgen[tokenizers]'"
     )
+
+
+def test_a_long_shared_prefix_is_exact_every_time(tok: PromptTokenizer, raw: Tokenizer) -> None:
+    rng = np.random.default_rng(11)
+    prefix = tok.fragment(700, rng) + "\n\nQuestion:"
+    for n in (760, 761, 900, 1500):
+        for _ in range(3):  # the second and third reuse what the first learned
+            text = tok.text_of_length(n, rng, prefix=prefix)
+            assert text.startswith(prefix)
+            assert len(raw.encode(text).ids) == n
+            messages = tok.chat_of_length(n + 20, rng, prefix=prefix)
+            assert len(raw.encode(by_hand(messages), add_special_tokens=False).ids) == n + 20
+
+
+def test_a_template_that_looks_at_the_content_is_rendered_for_every_count(tmp_path: Path) -> None:
+    template = (
+        "{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>\n"
+        "{{ m['content'] }}{% if m['content'] | length > 300 %} (long){% endif %}"
+        "</s>\n{% endfor %}<|assistant|>\n"
+    )
+    d = build_tokenizer_dir(tmp_path / "long", chat_template=template)
+    tok = PromptTokenizer.load(d)
+    raw = Tokenizer.from_file(str(d / "tokenizer.json"))
+    rng = np.random.default_rng(5)
+    for n in (80, 81, 200, 400):
+        messages = tok.chat_of_length(n, rng, history=HISTORY)
+        text = "".join(
+            f"<|{m['role']}|>\n{m['content']}{' (long)' * (len(m['content']) > 300)}</s>\n"
+            for m in messages
+        )
+        # jinja drops the template's one trailing newline (transformers keeps that default)
+        assert len(raw.encode(f"{BOS}{text}<|assistant|>", add_special_tokens=False).ids) == n
+        assert tok.count_chat(messages) == n
+
+
+def test_counting_a_prompt_just_made_needs_no_encoding(tok: PromptTokenizer) -> None:
+    rng = np.random.default_rng(6)
+    messages = tok.chat_of_length(300, rng, history=HISTORY)
+    encode = tok._tok.encode
+    try:
+        tok._tok = None  # type: ignore[assignment]
+        assert tok.count_chat(messages) == 300  # remembered, by the rendered text
+    finally:
+        tok._tok = encode.__self__
+    assert tok.count_chat([*messages[:-1], {"role": "user", "content": "other"}]) < 300
 
 
 def test_negative_lengths_are_refused(tok: PromptTokenizer) -> None:
