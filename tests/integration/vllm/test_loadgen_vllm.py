@@ -350,7 +350,9 @@ def test_vllm_metrics_profile(vllm_server: VllmServer, scenario: Build, tmp_path
     assert step.e2e_ms.max == pytest.approx(max(e2e) * ms)
     assert step.tpot_ms.mean == pytest.approx(sum(tpot) / n * ms)
 
-    default = summarize_step(0, step.load, records, sc.sla, profile=PROFILES["loadgen"])
+    default = summarize_step(
+        0, step.load, records, sc.sla, profile=PROFILES["loadgen"], expect_full_output=True
+    )
     assert default.ttft_ms.mean is not None and step.ttft_ms.mean is not None
     assert default.ttft_ms.mean <= step.ttft_ms.mean
     assert default.itl_ms == step.itl_ms
