@@ -243,7 +243,7 @@ class Verdict(_Model):
 
     mode: str  # "concurrency" | "rate"
     sweep: str = "list"  # "list" | "auto" | "sla-search"
-    max_passing: float | None = None  # the highest passing load value, None if none passed
+    max_passing: float | None = None  # the highest passing load (trace: smallest time scale)
     goodput_requests_per_s: float | None = None  # at max_passing
     output_tokens_per_s: float | None = None  # at max_passing
     bracket: list[float] | None = None  # sla-search: [passing, failing] around the answer

@@ -32,7 +32,7 @@ from loadgen.clock import anchor, now_ns
 from loadgen.metrics import step_cost, summarize_step
 from loadgen.metrics.profiles import PROFILES
 from loadgen.records import Record, RecordWriter
-from loadgen.report.console import format_step
+from loadgen.report.console import format_run_header, format_step
 from loadgen.report.files import write_resolved_scenario, write_summary
 from loadgen.report.progress import Progress
 from loadgen.runner.cache import prefix_cache_delta, scrape_prefix_cache
@@ -261,6 +261,8 @@ class _Session:
             stream=sc.target.stream,
         )
         sweep = make_sweep(load)
+        if not self.opts.quiet:
+            self.progress.print(format_run_header(self.summary))
         try:
             index = 0
             while (point := sweep.next_point()) is not None:
@@ -271,7 +273,7 @@ class _Session:
                 self.summary.verdict = verdict(sweep)
                 write_summary(self.summary, self.opts.out_dir / "summary.json")
                 if not self.opts.quiet:
-                    self.progress.print(format_step(step))
+                    self.progress.print(format_step(step, self.summary.prompt_length_source))
                 if step.interrupted:
                     self.summary.interrupted = True
                     write_summary(self.summary, self.opts.out_dir / "summary.json")

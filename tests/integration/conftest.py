@@ -29,7 +29,8 @@ def make_scenario(**sections: Any) -> Scenario:
         load.get("mode", "concurrency") != "concurrency"
         or ("sweep" in load and load["sweep"] == "auto")
     ):
-        base["load"] = {"requests_per_step": 4}  # the concurrency base does not fit another mode
+        # the concurrency base does not fit another mode; a trace is replayed whole
+        base["load"] = {} if load.get("mode") == "trace" else {"requests_per_step": 4}
     for key, value in sections.items():
         if isinstance(value, dict) and isinstance(base.get(key), dict):
             base[key] = {**base[key], **value}

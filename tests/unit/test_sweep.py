@@ -109,3 +109,19 @@ def test_auto_probes_then_spreads_rates() -> None:
     rates = [sweep.next_point() for _ in range(4)]
     assert [p.value for p in rates if p] == [5.0, 10.0, 15.0, 20.0]
     assert sweep.next_point() is None
+
+
+def test_trace_verdict_is_the_fastest_passing_replay() -> None:
+    load = load_spec(mode="trace", trace="t.jsonl", time_scale=[1.0, 0.5, 0.25])
+    sweep = make_sweep(load)
+    seen = []
+    i = 0
+    while (p := sweep.next_point()) is not None:
+        assert p.mode == "trace"
+        sweep.observe(p, step(i, p, passed=p.value >= 0.5))
+        seen.append(p.value)
+        i += 1
+    v = verdict(sweep)
+    assert seen == [1.0, 0.5, 0.25]
+    assert v.max_passing == 0.5
+    assert v.text.startswith("fastest replay meeting the SLA: time scale 0.5 (2x the recorded")
