@@ -69,6 +69,7 @@ def test_nothing_listening_gives_connection_errors_and_a_valid_summary(
         "mode": "concurrency",
         "concurrency": 4,
         "rate": None,
+        "time_scale": None,
         "arrival": None,
         "burstiness": None,
         "max_concurrency": None,
