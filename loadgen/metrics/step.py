@@ -130,7 +130,7 @@ def _latencies(step: StepSummary, ok: Sequence[Record], profile: Profile, ttft_o
     ITL, TPOT and E2E, by the profile's formulas."""
     first = FIRST_STAMP[ttft_of]
     step.ttft_ms = distribution_ms([v for r in ok if (v := profile.ttft(r, first)) is not None])
-    if step.load.mode == "rate":
+    if step.load.mode in ("rate", "trace"):  # open loop: the intended send time is known
         step.ttft_from_scheduled_ms = distribution_ms(
             [v for r in ok if (v := ttft_from_scheduled_ns(r, first)) is not None]
         )

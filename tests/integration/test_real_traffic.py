@@ -157,6 +157,7 @@ def test_trace_replay_in_every_format(run: RunFixture, scenario: Make, tmp_path:
         )
         assert all(r.output_tokens == 3 for r in records)
         assert summary.steps[0].load.mode == "trace" and summary.steps[0].load.time_scale == 0.5
+        assert summary.steps[0].ttft_from_scheduled_ms is not None  # open loop: both TTFTs
         replayed[fmt] = records
         if fmt == "mooncake":
             files_out = out
