@@ -132,7 +132,7 @@ def test_trace_plan_scales_caps_and_windows(tmp_path: Path) -> None:
 def test_a_missing_trace_or_dataset_is_one_line(tmp_path: Path) -> None:
     from loadgen.errors import ScenarioError
 
-    with pytest.raises(ScenarioError, match="nope.jsonl"):
+    with pytest.raises(ScenarioError, match=r"nope\.jsonl"):
         Workload.prepare(
             WorkloadSpec.model_validate({"dataset": {"path": str(tmp_path / "nope.jsonl")}}),
             chat=True,
