@@ -229,6 +229,11 @@ class _Session:
     ) -> None:
         self.scenario = scenario
         self.workload = workload
+        w = scenario.workload
+        #: whether the workload means to share prompt prefixes (the hit rate is then reported)
+        self._shares_prefixes = (
+            w.prefix is not None or w.sessions is not None or isinstance(scenario.load, TraceLoad)
+        )
         self.url = url
         self.opts = opts
         self.summary = summary
@@ -327,8 +332,9 @@ class _Session:
         await monitor.stop()
         health = monitor.health(send_lags, read_lag.take() if read_lag is not None else None)
         if plan.closed and plan.measured is not None and plan.measured < plan.concurrency:
+            what = "sessions" if plan.sessions is not None else "requests"
             health.warnings.append(
-                f"only {plan.measured} measured requests for concurrency {at.value:g}: "
+                f"only {plan.measured} measured {what} for concurrency {at.value:g}: "
                 "the step never ran at its concurrency (raise requests_per_step)"
             )
         measured = [
@@ -350,7 +356,9 @@ class _Session:
             prompt_tolerance=sc.workload.prompt_tolerance,
         )
         step.role = at.role
-        step.prefix_cache = prefix_cache_delta(cache_before, self._scrape_cache())
+        cache = prefix_cache_delta(cache_before, self._scrape_cache())
+        if cache is not None and (self._shares_prefixes or (cache.hits_tokens or 0) > 0):
+            step.prefix_cache = cache  # a run of unique prompts shows it only if something hit
         if sc.cost.usd_per_hour is not None:
             step.cost = step_cost(step, sc.cost.usd_per_hour)
         if self.telemetry is not None and end > start:

@@ -47,20 +47,34 @@ def describe_workload(sc: Scenario, workload: Workload) -> dict[str, Any]:
     if w.tokenizer is not None:
         out["tokenizer"] = w.tokenizer
     if w.prefix is not None and workload.prefixes:
-        size = w.prefix.tokens or f"{w.prefix.share:.0%} of the mean prompt"
-        out["prefix"] = f"{w.prefix.groups} shared prefix(es) of {size} tokens"
+        out["prefix"] = {
+            "groups": w.prefix.groups,
+            "tokens": w.prefix.tokens,
+            "share": w.prefix.share,
+        }
     if w.sessions is not None:
         s = w.sessions
-        think = f", think time {describe(s.think_time_s)}" if s.think_time_s else ""
-        out["sessions"] = f"turns {describe(s.turns)}{think}"
+        out["sessions"] = {
+            "turns": describe(s.turns),
+            "think_time_s": describe(s.think_time_s) if s.think_time_s else None,
+        }
     return out
 
 
 def workload_report(sc: Scenario, workload: Workload) -> str:
     """The text ``loadgen workload`` prints."""
-    lines = [f"scenario {sc.name}: {sc.target.api}, prompts {workload.prompt_length_source}"]
+    source = workload.prompt_length_source
+    if source == "approximate" and sc.workload.calibrate and sc.target.api != "tgi":
+        source += " (a run first calibrates with the server's /tokenize, where it has one)"
+    lines = [f"scenario {sc.name}: {sc.target.api}, prompt lengths {source}"]
     for key, value in describe_workload(sc, workload).items():
-        if key != "prompt_length_source":
+        if key == "prefix":
+            size = value["tokens"] or f"{value['share']:.0%} of the mean prompt"
+            lines.append(f"  prefix: {value['groups']} shared, {size} tokens each")
+        elif key == "sessions":
+            think = f", think time {value['think_time_s']}" if value["think_time_s"] else ""
+            lines.append(f"  sessions: turns {value['turns']}{think}")
+        elif key != "prompt_length_source":
             lines.append(f"  {key}: {value}")
     points = _points(sc)
     if not points:
