@@ -151,7 +151,10 @@ def _one_line(exc: ValidationError, source: str, overrides: Overrides) -> str:
         msg = "required field is missing"
     elif msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
-    text = f"{source}: {field}: {msg}"
+    if not loc and msg.split(" ", 1)[0].split(".")[0] in Scenario.model_fields:
+        text = f"{source}: {msg}"  # a check across sections names its own field
+    else:
+        text = f"{source}: {field}: {msg}"
     if err["type"] not in {"missing", "extra_forbidden"} and "input" in err:
         shown = repr(err["input"])
         if len(shown) <= 60 and not isinstance(err["input"], dict):
