@@ -159,42 +159,28 @@ def verdict(sweep: Sweep) -> Verdict:
         v.tolerance = sweep.tolerance
         if sweep.low is not None and sweep.high is not None:
             v.bracket = [sweep.low, sweep.high]
-    if mode == "trace":
-        return _trace_verdict(v, passing, sweep)
+    trace = mode == "trace"
     unit = "concurrency" if mode == "concurrency" else "rate"
     suffix = "" if mode == "concurrency" else " req/s"
     if not passing:
-        v.text = f"no {unit} met the SLA"
+        v.text = "no replay speed met the SLA" if trace else f"no {unit} met the SLA"
     else:
-        best_p, best_s = max(passing, key=lambda ps: ps[0].value)
+        pick = min if trace else max  # the heaviest load: a trace's smallest time scale
+        best_p, best_s = pick(passing, key=lambda ps: ps[0].value)
         v.max_passing = best_p.value
         v.goodput_requests_per_s = best_s.throughput.goodput_requests_per_s
         v.output_tokens_per_s = best_s.throughput.output_tokens_per_s
-        v.text = (
-            f"max {unit} meeting the SLA: {best_p.value:g}{suffix}; "
-            f"goodput there: {v.goodput_requests_per_s or 0:.2f} req/s"
-        )
+        goodput = f"goodput there: {v.goodput_requests_per_s or 0:.2f} req/s"
+        if trace:
+            v.text = (
+                f"fastest replay meeting the SLA: time scale {best_p.value:g} "
+                f"({1 / best_p.value:g}x the recorded rate, "
+                f"{best_s.throughput.requests_per_s:.2f} req/s); {goodput}"
+            )
+        else:
+            v.text = f"max {unit} meeting the SLA: {best_p.value:g}{suffix}; {goodput}"
         if v.bracket:
             v.text += f" (the SLA fails at {v.bracket[1]:g}{suffix})"
-    if sweep.stopped:
-        v.text += f"; stopped early: {sweep.stopped}"
-    return v
-
-
-def _trace_verdict(v: Verdict, passing: list[tuple[Point, StepSummary]], sweep: Sweep) -> Verdict:
-    """Trace replay: the fastest replay (smallest time scale) that met every bound."""
-    if not passing:
-        v.text = "no replay speed met the SLA"
-    else:
-        best_p, best_s = min(passing, key=lambda ps: ps[0].value)
-        v.max_passing = best_p.value
-        v.goodput_requests_per_s = best_s.throughput.goodput_requests_per_s
-        v.output_tokens_per_s = best_s.throughput.output_tokens_per_s
-        v.text = (
-            f"fastest replay meeting the SLA: time scale {best_p.value:g} "
-            f"({1 / best_p.value:g}x the recorded rate, {best_s.throughput.requests_per_s:.2f} "
-            f"req/s); goodput there: {v.goodput_requests_per_s or 0:.2f} req/s"
-        )
     if sweep.stopped:
         v.text += f"; stopped early: {sweep.stopped}"
     return v

@@ -112,21 +112,30 @@ class NormalDist(_Strict):
         return self
 
 
-class LognormalDist(_Strict):
-    dist: Literal["lognormal"] = Field(
-        description="Lognormal draws, rounded to integers and clamped to [min, max]."
-    )
-    mean: float | None = Field(
-        None, gt=0, description="Mean of the token counts themselves (with `std`)."
-    )
+class _LognormalParams(_Strict):
+    """Either ``mean`` + ``std`` of the values themselves or ``mu`` + ``sigma`` of their log."""
+
+    mean: float | None = Field(None, gt=0, description="Mean of the values (with `std`).")
     std: float | None = Field(
-        None, ge=0, description="Standard deviation of the token counts (with `mean`)."
+        None, ge=0, description="Standard deviation of the values (with `mean`)."
     )
     mu: float | None = Field(
-        None, description="Mean of the log of the token counts (with `sigma`, instead of mean)."
+        None, description="Mean of the log of the values (with `sigma`, instead of mean)."
     )
     sigma: float | None = Field(
         None, ge=0, description="Standard deviation of the log (with `mu`, instead of std)."
+    )
+
+    def log_params(self) -> tuple[float, float]:
+        """(mu, sigma) of the underlying normal, converted from mean/std when given so."""
+        if self.mu is not None and self.sigma is not None:
+            return self.mu, self.sigma
+        return lognormal_params(self.mean or 0.0, self.std or 0.0)
+
+
+class LognormalDist(_LognormalParams):
+    dist: Literal["lognormal"] = Field(
+        description="Lognormal draws, rounded to integers and clamped to [min, max]."
     )
     min: int = Field(1, ge=1, description="Draws below are raised to this (clamped, not redrawn).")
     max: int | None = Field(
@@ -138,12 +147,6 @@ class LognormalDist(_Strict):
         _one_parametrisation(self.mean, self.std, self.mu, self.sigma)
         _check_bounds(self.min, self.max)
         return self
-
-    def log_params(self) -> tuple[float, float]:
-        """(mu, sigma) of the underlying normal, converted from mean/std when given so."""
-        if self.mu is not None and self.sigma is not None:
-            return self.mu, self.sigma
-        return lognormal_params(self.mean or 0.0, self.std or 0.0)
 
 
 class Histogram(_Strict):
@@ -226,18 +229,8 @@ class ExponentialSeconds(_Strict):
     mean: float = Field(gt=0, description="Mean time in seconds.")
 
 
-class LognormalSeconds(_Strict):
+class LognormalSeconds(_LognormalParams):
     dist: Literal["lognormal"] = Field(description="Lognormal draws clamped to [min, max].")
-    mean: float | None = Field(None, gt=0, description="Mean of the times in seconds (with std).")
-    std: float | None = Field(
-        None, ge=0, description="Standard deviation of the times in seconds (with mean)."
-    )
-    mu: float | None = Field(
-        None, description="Mean of the log of the seconds (with `sigma`, instead of mean)."
-    )
-    sigma: float | None = Field(
-        None, ge=0, description="Standard deviation of the log (with `mu`, instead of std)."
-    )
     min: float = Field(0.0, ge=0, description="Draws below are raised to this many seconds.")
     max: float | None = Field(
         None, ge=0, description="Draws above are lowered to this many seconds (None: no bound)."
@@ -248,12 +241,6 @@ class LognormalSeconds(_Strict):
         _one_parametrisation(self.mean, self.std, self.mu, self.sigma)
         _check_bounds(self.min, self.max)
         return self
-
-    def log_params(self) -> tuple[float, float]:
-        """(mu, sigma) of the underlying normal, converted from mean/std when given so."""
-        if self.mu is not None and self.sigma is not None:
-            return self.mu, self.sigma
-        return lognormal_params(self.mean or 0.0, self.std or 0.0)
 
 
 FloatDistribution = Annotated[
