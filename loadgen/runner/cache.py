@@ -33,7 +33,7 @@ def scrape_prefix_cache(
 ) -> dict[str, float] | None:
     """``{"queries", "hits", "source"}`` or ``{"hit_rate", ...}`` now; None if none served."""
     try:
-        with httpx.Client(timeout=httpx.Timeout(5.0), headers=headers, verify=tls.context()) as c:
+        with httpx.Client(timeout=httpx.Timeout(2.0), headers=headers, verify=tls.context()) as c:
             resp = c.get(url.rstrip("/") + "/metrics")
     except httpx.HTTPError:
         return None

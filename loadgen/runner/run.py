@@ -307,11 +307,13 @@ class _Session:
             self.progress.record(rec)
 
         lp = _load_point(sc, at)
-        n = (
-            plan.measured
-            if plan.closed
-            else sum(1 for s in plan.open_requests if not (s.warmup or s.ramp))
-        )
+        n: int | None = None  # progress counts requests: unknown ahead for sessions
+        if plan.sessions is None and not plan.open_sessions:
+            n = (
+                plan.measured
+                if plan.closed
+                else sum(1 for s in plan.open_requests if not (s.warmup or s.ramp))
+            )
         self.progress.start_step(f"step {index} ({lp.mode} {at.value:g})", n)
         read_lag = requester.transport.read_lag
         if read_lag is not None:
