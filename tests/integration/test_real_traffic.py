@@ -326,8 +326,8 @@ def test_shared_prefixes_hit_the_mocks_prefix_cache(run: RunFixture, scenario: M
         load={"concurrency": [1], "requests_per_step": 8},
     )
     summary, _, _ = run(plain)
-    cache = summary.steps[0].prefix_cache
-    assert cache is not None and cache.hits_tokens == 0
+    # unique prompts hit nothing, and a workload that shares nothing does not report it
+    assert summary.steps[0].prefix_cache is None
 
 
 def test_reasoning_streams_time_both_first_tokens(run: RunFixture, scenario: Make) -> None:
