@@ -21,7 +21,8 @@ from loadgen.workload.lengths import describe
 from loadgen.workload.plan import RequestSpec
 from loadgen.workload.source import SessionPlan, Workload
 from loadgen.workload.step import StepPlan, plan_step
-from loadgen.workload.traces import TraceRow, arrival_profile
+from loadgen.workload.trace_stats import arrival_profile, trace_stats
+from loadgen.workload.traces import TraceRow
 
 __all__ = ["SAMPLE", "describe_workload", "workload_report"]
 
@@ -76,6 +77,8 @@ def workload_report(sc: Scenario, workload: Workload) -> str:
             lines.append(f"  sessions: turns {value['turns']}{think}")
         elif key != "prompt_length_source":
             lines.append(f"  {key}: {value}")
+    if isinstance(sc.load, TraceLoad):
+        lines += _trace_lines(workload.trace_rows(sc.load, 1.0))
     points = _points(sc)
     if not points:
         lines.append("  (sweep auto: the rates come from the saturation probe at run time)")
@@ -84,6 +87,23 @@ def workload_report(sc: Scenario, workload: Workload) -> str:
         lines.append("")
         lines.extend(_step_lines(plan, index, mode, value))
     return "\n".join(lines)
+
+
+def _trace_lines(rows: list[TraceRow]) -> list[str]:
+    """The trace as recorded: rate, span, shared hash blocks (prefixes), sessions."""
+    if not rows:
+        return []
+    st = trace_stats(rows)
+    rate = f", mean {st['mean_rate_rps']:.2f} req/s" if st["mean_rate_rps"] else ""
+    lines = [f"  recorded: {st['count']} requests over {st['duration_s']:.2f} s{rate}"]
+    if st["shared_block_share"] is not None:
+        lines.append(
+            f"  shared prefixes: {st['shared_block_share']:.0%} of requests share a "
+            "512-token hash block with another"
+        )
+    if st["sessions"] is not None:
+        lines.append(f"  sessions: {st['sessions']}")
+    return lines
 
 
 def _points(sc: Scenario) -> list[tuple[str, float]]:

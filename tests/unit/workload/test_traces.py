@@ -11,14 +11,13 @@ import pytest
 
 from loadgen.errors import ScenarioError
 from loadgen.records import Record, RecordWriter
+from loadgen.workload.trace_stats import arrival_profile, trace_stats
 from loadgen.workload.traces import (
     TRACE_FORMATS,
     TraceRow,
-    arrival_profile,
     load_trace,
     read_trace,
     rescale,
-    trace_stats,
 )
 
 MS = 1_000_000
