@@ -57,6 +57,8 @@ def test_a_trace_prints_its_arrival_profile(capsys: pytest.CaptureFixture[str]) 
     spans = re.findall(r"arrivals: 240 over ([0-9.]+) s", out)
     assert len(spans) == 2 and abs(float(spans[0]) - 2 * float(spans[1])) < 0.02
     assert len(re.findall(r"req/s #+", out)) >= 10
+    assert "recorded: 240 requests over" in out
+    assert "shared prefixes: 100% of requests share a 512-token hash block" in out
 
 
 def test_a_bad_dataset_is_one_line_and_exit_2(
