@@ -158,5 +158,6 @@ def test_shared_prefixes_show_in_vllms_prefix_cache_counters(
         load={"mode": "concurrency", "concurrency": [1], "requests_per_step": 6},
     )
     summary, _ = run_in(tmp_path / "plain", plain)
-    cache = summary.steps[0].prefix_cache
-    assert cache is not None and cache.hit_rate is not None and cache.hit_rate < 0.1
+    # unique prompts hit nothing in vLLM's cache, and a workload that shares no
+    # prefix reports the hit rate only when something hit
+    assert summary.steps[0].prefix_cache is None
