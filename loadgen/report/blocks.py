@@ -5,12 +5,14 @@ A report is a list of blocks (headings, text, bullet lists, tables, figures);
 :mod:`loadgen.report.html` renders the same blocks as a page, so both say the
 same thing.
 
-Imports: the standard library.
+Imports: the standard library, loadgen.vocab.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from loadgen.vocab import METRIC_LABELS
 
 __all__ = [
     "FAIL",
@@ -29,7 +31,7 @@ __all__ = [
 PASS = "✔ pass"
 FAIL = "✘ FAIL"
 #: Summary latency fields by the names people read.
-METRIC_NAMES = {"ttft_ms": "TTFT", "tpot_ms": "TPOT", "itl_ms": "ITL", "e2e_ms": "E2E"}
+METRIC_NAMES = METRIC_LABELS
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,10 +21,11 @@ from loadgen.report.console import load_label
 from loadgen.report.csv_out import load_value
 from loadgen.report.gate import Gate, GateResult, evaluate_gate, step_value
 from loadgen.report.markdown import render_markdown
-from loadgen.report.plots import Series, load_axis_label, load_x, metric_label
+from loadgen.report.plots import Series, load_axis_label, load_x
 from loadgen.report.samples import RunSamples, read_samples
 from loadgen.report.writer import load_summary
 from loadgen.summary import StepSummary, Summary
+from loadgen.vocab import CURVE_STATS, metric_label
 
 __all__ = [
     "TABLE_METRICS",
@@ -175,7 +176,7 @@ def overlay_series(runs: Sequence[Run], metric: str) -> Series:
     """x = output tokens/s, y = the metric's p50 and p99 (ms), per run: ``"<run> p99"``."""
     out: Series = {}
     for run in runs:
-        for stat in ("p50", "p99"):
+        for stat in CURVE_STATS:
             points = [
                 (s.throughput.output_tokens_per_s, float(v))
                 for s in run.summary.steps
@@ -229,7 +230,7 @@ def write_comparison(
     for metric in OVERLAY_METRICS:
         series = overlay_series(runs, metric)
         if series:
-            title = f"{metric_label(metric, '').strip()} vs throughput"
+            title = f"{metric_label(metric, '')} vs throughput"
             fig = draw_overlay(series, title, "output tokens/s", f"{title.split()[0]} (ms)")
             written.append(save_figure(fig, out_dir / f"compare_{metric}.png"))
             images.append((f"compare_{metric}.png", title))

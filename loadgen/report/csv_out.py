@@ -8,7 +8,7 @@ does not have (no successful request, no telemetry). Booleans are
 there; each group of :data:`OPTIONAL_COLUMNS` only when some step has a value
 that says something (a plain run has none of them), then cost and telemetry.
 
-Imports: the standard library, loadgen.summary.
+Imports: the standard library, loadgen.summary, loadgen.vocab.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from loadgen.summary import StepSummary, Summary
+from loadgen.vocab import CURVE_STATS, DISTRIBUTION_STATS
 
 __all__ = [
     "BASE_COLUMNS",
@@ -35,7 +36,7 @@ __all__ = [
 ]
 
 #: Statistics of each latency distribution, as named in summary.json.
-STATS = ("count", "mean", "std", "min", "p50", "p90", "p95", "p99", "p99_9", "max")
+STATS = DISTRIBUTION_STATS
 _LATENCY_METRICS = ("ttft_ms", "ttft_from_scheduled_ms", "itl_ms", "tpot_ms", "e2e_ms")
 LATENCY_COLUMNS = tuple(f"{m}_{s}" for m in _LATENCY_METRICS for s in STATS)
 
@@ -174,7 +175,7 @@ def _optional_fields(step: StepSummary) -> dict[str, Any]:
     }
     for metric in ("ttft_reasoning_ms", "ttft_answer_ms"):
         dist = getattr(step, metric)
-        for stat in ("p50", "p99"):
+        for stat in CURVE_STATS:
             row[f"{metric}_{stat}"] = None if dist is None else getattr(dist, stat)
     return row
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from loadgen.report import plots as p
 from loadgen.report.samples import RunSamples
 from loadgen.summary import Summary
+from loadgen.vocab import CURVE_STATS, metric_label
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -111,7 +112,7 @@ def draw_curve(summary: Summary) -> Figure:
         ys: list[float] = []
         for metric, stats in panel:
             for stat in stats:
-                label = p.metric_label(metric, stat)
+                label = metric_label(metric, stat)
                 if label not in series:
                     continue
                 xs_, ys_ = zip(*series[label], strict=True)
@@ -137,7 +138,7 @@ def draw_curve(summary: Summary) -> Figure:
         metric, stats = panel[0]
         _annotate(ax, p.point_labels(summary, metric, stats[-1]))
         _log_y_if_wide(ax, ys, 30)
-        names = " / ".join(p.metric_label(m, "").strip() for m, _ in panel)
+        names = " / ".join(metric_label(m, "") for m, _ in panel)
         _style(ax, f"{names} vs throughput", "output tokens/s", f"{names} (ms)")
     fig.suptitle(f"{summary.name}: latency vs throughput", fontsize=12)
     return fig
@@ -206,7 +207,7 @@ def draw_turns(summary: Summary) -> Figure:
 
     fig = _figure(11, 4.0, 1, 2, sharex=True)
     cmap = colormaps["viridis"]
-    for ax, stat in zip(fig.axes, ("p50", "p99"), strict=True):
+    for ax, stat in zip(fig.axes, CURVE_STATS, strict=True):
         series = p.turn_series(summary, stat)
         n = len(series)
         for i, (label, pts) in enumerate(series.items()):
@@ -298,7 +299,7 @@ def draw_overlay(series: p.Series, title: str, xlabel: str, ylabel: str) -> Figu
     colours: dict[str, Any] = {}
     palette = colormaps["tab10"]
     for label, pts in series.items():
-        run, _, stat = label.rpartition(" ") if label.endswith(("p50", "p99")) else (label, "", "")
+        run, _, stat = label.rpartition(" ") if label.endswith(CURVE_STATS) else (label, "", "")
         colour = colours.setdefault(run, palette(len(colours) % 10))
         xs, ys = zip(*pts, strict=True)
         ax.plot(xs, ys, _STAT_STYLE.get(stat, "-"), marker="o", ms=4, color=colour, label=label)

@@ -15,7 +15,7 @@ compared with BOUND by OP: ``> +10%`` fails when the newest run is more than
 percentile, a seeded bootstrap gives a 95% interval of the difference; a
 change whose interval includes 0 is "not significant" and does not fail.
 
-Imports: numpy, loadgen.errors, loadgen.summary, loadgen.report.samples.
+Imports: numpy, loadgen.errors, loadgen.summary, loadgen.vocab, loadgen.report.samples.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import numpy as np
 from loadgen.errors import ScenarioError
 from loadgen.report.samples import SAMPLED_METRICS, RunSamples
 from loadgen.summary import StepSummary
+from loadgen.vocab import PERCENTILE_OF
 
 __all__ = [
     "BOOTSTRAP_STATS",
@@ -41,7 +42,7 @@ __all__ = [
 ]
 
 #: Statistics the bootstrap can test (min, max and std are not tested).
-BOOTSTRAP_STATS = {"mean": None, "p50": 50.0, "p90": 90.0, "p95": 95.0, "p99": 99.0, "p99_9": 99.9}
+BOOTSTRAP_STATS: dict[str, float | None] = {"mean": None, **PERCENTILE_OF}
 CONFIDENCE = 0.95
 MAX_BOOTSTRAP_SAMPLES = 20_000
 

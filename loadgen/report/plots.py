@@ -18,7 +18,8 @@ matplotlib, so tests check the data rather than pixels.
 a trace replay the achieved requests/s (a time scale is not a load: x0.5 of
 one trace and of another are different rates).
 
-Imports: numpy, loadgen.summary, loadgen.report.csv_out, loadgen.report.samples.
+Imports: numpy, loadgen.summary, loadgen.vocab, loadgen.report.csv_out,
+loadgen.report.samples.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import numpy as np
 from loadgen.report.csv_out import load_value, telemetry_fields
 from loadgen.report.samples import RunSamples
 from loadgen.summary import StepSummary, Summary
+from loadgen.vocab import CURVE_STATS, metric_label
 
 __all__ = [
     "CURVE_PANELS",
@@ -55,8 +57,8 @@ Series = dict[str, list[tuple[float, float]]]
 
 #: The latency-throughput curve's panels: (metric, stats) drawn on each.
 CURVE_PANELS: tuple[tuple[tuple[str, tuple[str, ...]], ...], ...] = (
-    (("ttft_ms", ("p50", "p99")),),
-    (("tpot_ms", ("p50", "p99")), ("itl_ms", ("p50", "p99"))),
+    (("ttft_ms", CURVE_STATS),),
+    (("tpot_ms", CURVE_STATS), ("itl_ms", CURVE_STATS)),
 )
 #: The telemetry plot's panels: (title, y label, telemetry_fields keys -> legend labels).
 TELEMETRY_PANELS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
@@ -68,19 +70,7 @@ TELEMETRY_PANELS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
     ("GPU memory", "memory used (GiB)", (("gpu_mem_used_gib_peak", "GPU memory peak"),)),
     ("GPU power", "power (W)", (("gpu_power_w_mean", "GPU power mean"),)),
 )
-_NAMES = {
-    "ttft_ms": "TTFT",
-    "ttft_from_scheduled_ms": "TTFT from schedule",
-    "itl_ms": "ITL",
-    "tpot_ms": "TPOT",
-    "e2e_ms": "E2E",
-}
 _NS_PER_S = 1e9
-
-
-def metric_label(metric: str, stat: str) -> str:
-    """``("ttft_ms", "p99_9")`` -> ``"TTFT p99.9"``."""
-    return f"{_NAMES.get(metric, metric)} {stat.replace('_', '.')}"
 
 
 def point_label(step: StepSummary) -> str:

@@ -25,6 +25,7 @@ import orjson
 
 from loadgen.metrics.latency import e2e_ns, itl_gaps_ns, tpot_ns, ttft_answer_ns, ttft_ns
 from loadgen.records import Record, read_records
+from loadgen.vocab import LATENCY_METRICS
 
 __all__ = [
     "SAMPLED_METRICS",
@@ -36,7 +37,7 @@ __all__ = [
 ]
 
 #: The latency metrics with per-request samples (the names of StepSummary's fields).
-SAMPLED_METRICS = ("ttft_ms", "itl_ms", "tpot_ms", "e2e_ms")
+SAMPLED_METRICS = LATENCY_METRICS
 
 _NS_PER_MS = 1e6
 

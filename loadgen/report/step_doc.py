@@ -7,30 +7,34 @@ latency table (TTFT reasoning/answer rows when present), the TTFT-by-turn
 table of multi-turn sessions, and the warnings.
 
 Imports: loadgen.summary, loadgen.report.blocks, loadgen.report.console,
-loadgen.report.csv_out, loadgen.report.facts.
+loadgen.report.csv_out, loadgen.report.facts, loadgen.vocab.
 """
 
 from __future__ import annotations
 
 from loadgen.report import facts
-from loadgen.report.blocks import FAIL, METRIC_NAMES, PASS, Block, Heading, Items, Table, num, pct
+from loadgen.report.blocks import FAIL, PASS, Block, Heading, Items, Table, num, pct
 from loadgen.report.console import load_label
 from loadgen.report.csv_out import telemetry_fields
 from loadgen.summary import Distribution, SlaCheck, StepSummary
+from loadgen.vocab import METRIC_LABELS, TABLE_STATS, metric_label, stat_label
 
 __all__ = ["STATS", "step_blocks"]
 
 #: The latency table's rows: summary field -> row name.
-_LATENCY_ROWS = {
-    "ttft_ms": "TTFT",
-    "ttft_from_scheduled_ms": "TTFT from schedule",
-    "ttft_reasoning_ms": "TTFT reasoning",
-    "ttft_answer_ms": "TTFT answer",
-    "itl_ms": "ITL",
-    "tpot_ms": "TPOT",
-    "e2e_ms": "E2E",
-}
-STATS = ("count", "mean", "p50", "p90", "p95", "p99", "p99_9", "max")
+_LATENCY_ROWS = tuple(
+    (m, METRIC_LABELS[m])
+    for m in (
+        "ttft_ms",
+        "ttft_from_scheduled_ms",
+        "ttft_reasoning_ms",
+        "ttft_answer_ms",
+        "itl_ms",
+        "tpot_ms",
+        "e2e_ms",
+    )
+)
+STATS = TABLE_STATS
 
 
 def _check_row(c: SlaCheck) -> tuple[str, ...]:
@@ -38,7 +42,7 @@ def _check_row(c: SlaCheck) -> tuple[str, ...]:
         name, bound, value = "error rate", pct(c.bound), pct(c.value)
         margin = "–" if c.margin is None else f"{100 * c.margin:+.2f} pp"
     else:
-        name = f"{METRIC_NAMES.get(c.metric, c.metric)} {c.stat.replace('_', '.')}"
+        name = metric_label(c.metric, c.stat)
         bound, value = f"≤ {c.bound:g} ms", f"{num(c.value)} ms"
         margin = "–" if c.margin is None else f"{c.margin:+,.2f} ms"
     if c.margin is not None and c.bound:
@@ -59,10 +63,10 @@ def _dist_row(name: str, d: Distribution) -> tuple[str, ...]:
 def _latency_table(step: StepSummary) -> Table:
     rows = [
         _dist_row(name, d)
-        for metric, name in _LATENCY_ROWS.items()
+        for metric, name in _LATENCY_ROWS
         if (d := getattr(step, metric)) is not None
     ]
-    return Table(("ms", *(s.replace("_", ".") for s in STATS)), tuple(rows))
+    return Table(("ms", *(stat_label(s) for s in STATS)), tuple(rows))
 
 
 def _turn_table(step: StepSummary) -> Table | None:
@@ -72,7 +76,7 @@ def _turn_table(step: StepSummary) -> Table | None:
     rows = tuple(_dist_row(f"turn {t}", turns[t]) for t in order)
     if not rows:
         return None
-    return Table(("TTFT by turn (ms)", *(s.replace("_", ".") for s in STATS)), rows)
+    return Table(("TTFT by turn (ms)", *(stat_label(s) for s in STATS)), rows)
 
 
 def _warnings(step: StepSummary) -> tuple[str, ...]:

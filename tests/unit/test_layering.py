@@ -17,12 +17,13 @@ PKG = Path(__file__).resolve().parents[2] / "loadgen"
 ALLOWED: dict[str, set[str]] = {
     "clock": set(),
     "errors": set(),
-    "summary": set(),
+    "vocab": set(),
+    "summary": {"vocab"},
     "scenario": {"errors"},
     "workload": {"scenario", "errors"},
     "records": set(),
     "client": {"clock", "records", "workload", "errors"},
-    "metrics": {"clock", "records", "scenario", "summary"},
+    "metrics": {"clock", "records", "scenario", "summary", "vocab"},
     "mock": set(),
     "agent": set(),
 }

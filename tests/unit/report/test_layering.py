@@ -15,6 +15,8 @@ ALLOWED = (
     "loadgen.metrics.latency",  # the per-request formulas, for CDFs and the bootstrap
     "loadgen.report",
     "loadgen.scenario.models",  # files.py: the resolved scenario
+    "loadgen.metrics.profiles",  # the metrics profile's formulas, for CDFs and the bootstrap
+    "loadgen.vocab",  # metric names, labels, statistics
 )
 NEW = ("samples", "csv_out", "plots", "figures", "markdown", "html", "writer", "gate",
        "compare", "commands", "console", "facts", "blocks", "step_doc")  # fmt: skip

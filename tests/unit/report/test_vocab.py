@@ -1,0 +1,39 @@
+"""One vocabulary: the stat lists and metric labels are written once, in loadgen.vocab."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from loadgen import vocab
+from loadgen.metrics.profiles import PROFILE_NAMES
+from loadgen.summary import PERCENTILES, Distribution
+
+REPORT = Path(vocab.__file__).parent / "report"
+#: the CLI helper's files, switched by their owner
+_NOT_MINE = {"console.py", "progress.py", "commands.py"}
+
+
+def test_vocab_matches_the_summary_and_the_profiles() -> None:
+    assert tuple(Distribution.model_fields) == vocab.DISTRIBUTION_STATS
+    assert vocab.PERCENTILES == PERCENTILES
+    assert vocab.PROFILE_NAMES == PROFILE_NAMES
+    assert set(vocab.TABLE_STATS) <= set(vocab.DISTRIBUTION_STATS)
+
+
+def test_labels() -> None:
+    assert vocab.stat_key(99.9) == "p99_9"
+    assert vocab.metric_label("ttft_ms", "p99_9") == "TTFT p99.9"
+    assert vocab.metric_label("tpot_ms", "") == "TPOT"
+    assert vocab.metric_label("unknown_ms", "p50") == "unknown_ms p50"
+
+
+def test_report_modules_spell_out_no_stat_list_or_metric_label() -> None:
+    stat_list = re.compile(r'"p50",\s*"p9|"mean",\s*"p50"|"p50",\s*"p99"')
+    label = re.compile(r'"(ttft|tpot|itl|e2e)_ms":\s*"[A-Z]')
+    found = [
+        f.name
+        for f in sorted(REPORT.glob("*.py"))
+        if f.name not in _NOT_MINE and (stat_list.search(t := f.read_text()) or label.search(t))
+    ]
+    assert found == []
