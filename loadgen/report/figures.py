@@ -75,7 +75,7 @@ def _style(ax: Axes, title: str, xlabel: str, ylabel: str) -> None:
         ax.legend(fontsize=8, loc="best", framealpha=0.85)
 
 
-def _log_y_if_wide(ax: Axes, values: Sequence[float], ratio: float) -> None:
+def _log_y_if_wide(ax: Axes, values: Sequence[float], ratio: float) -> bool:
     """Log y axis, labelled in plain numbers, when the values span ``ratio`` or more."""
     from matplotlib.ticker import FuncFormatter
 
@@ -83,6 +83,25 @@ def _log_y_if_wide(ax: Axes, values: Sequence[float], ratio: float) -> None:
     if positive and len(positive) == len(values) and max(positive) / min(positive) >= ratio:
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+        return True
+    return False
+
+
+def _suptitle(fig: Figure, summary: Summary, what: str) -> None:
+    """``<run>: <what>`` and, under it, the metrics profile the values were computed with."""
+    fig.suptitle(f"{summary.name}: {what}\nmetrics profile: {summary.metrics_profile}", fontsize=12)
+
+
+#: bracket end -> (marker, colour)
+_BRACKET_STYLE = {p.BRACKET_LABELS[0]: ("o", "#27ae60"), p.BRACKET_LABELS[1]: ("X", _SLA_COLOUR)}
+
+
+def _bracket(ax: Axes, series: p.Series) -> None:
+    """Big hollow markers on the points of an sla-search's bracket, in the legend."""
+    for label, pts in series.items():
+        marker, colour = _BRACKET_STYLE[label.split(" (")[0]]
+        xs, ys = zip(*pts, strict=True)
+        ax.plot(xs, ys, ls="", marker=marker, color=colour, ms=11, mfc="none", mew=2, label=label)
 
 
 def _load_ticks(ax: Axes, xs: Sequence[float]) -> None:
@@ -97,10 +116,10 @@ def _load_ticks(ax: Axes, xs: Sequence[float]) -> None:
         ax.set_xticks(values, [f"{v:g}" for v in values])
 
 
-def _annotate(ax: Axes, labels: list[tuple[float, float, str]]) -> None:
-    for i, (x, y, text) in enumerate(labels):
-        dy = 6 if i % 2 == 0 else -12
-        ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, dy), fontsize=7.5)
+def _annotate(ax: Axes, labels: list[tuple[float, float, str]], log_y: bool) -> None:
+    """Label the points that :func:`loadgen.report.plots.thin_labels` keeps apart."""
+    for x, y, text in p.thin_labels(labels, log_y=log_y):
+        ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 6), fontsize=7.5)
 
 
 def draw_curve(summary: Summary) -> Figure:
@@ -136,11 +155,12 @@ def draw_curve(summary: Summary) -> Figure:
                         label=f"SLA {label} ≤ {bounds[label]:g} ms",
                     )
         metric, stats = panel[0]
-        _annotate(ax, p.point_labels(summary, metric, stats[-1]))
-        _log_y_if_wide(ax, ys, 30)
+        _bracket(ax, p.curve_bracket(summary, metric, stats[-1]))
+        log_y = _log_y_if_wide(ax, ys, 30)
+        _annotate(ax, p.point_labels(summary, metric, stats[-1]), log_y)
         names = " / ".join(metric_label(m, "") for m, _ in panel)
         _style(ax, f"{names} vs throughput", "output tokens/s", f"{names} (ms)")
-    fig.suptitle(f"{summary.name}: latency vs throughput", fontsize=12)
+    _suptitle(fig, summary, "latency vs throughput")
     return fig
 
 
@@ -158,6 +178,7 @@ def draw_throughput(summary: Summary) -> Figure:
             xs, ys = zip(*series[label], strict=True)
             ls, colour = styles[label]
             ax1.plot(xs, ys, ls, marker="o", ms=4, color=colour, label=f"{label} (req/s)")
+    _bracket(ax1, p.throughput_bracket(summary))
     if "output tokens/s" in series:
         xs, ys = zip(*series["output tokens/s"], strict=True)
         ax2.plot(xs, ys, "-", marker="o", ms=4, color="#2ca02c", label="output tokens/s")
@@ -168,12 +189,16 @@ def draw_throughput(summary: Summary) -> Figure:
         ax.set_ylim(bottom=0)
     _style(ax1, "requests/s and goodput", xlabel, "requests/s")
     _style(ax2, "output token throughput", xlabel, "output tokens/s")
-    fig.suptitle(f"{summary.name}: throughput vs load", fontsize=12)
+    _suptitle(fig, summary, "throughput vs load")
     return fig
 
 
-def _cdf_panel(ax: Axes, series: p.Series, title: str, xlabel: str) -> None:
+def _cdf_panel(ax: Axes, series: p.Series, title: str, xlabel: str, log_x: bool = False) -> None:
+    """One line per step, coloured from low to high load. ``log_x``: a log x axis (TTFT,
+    whose steps differ by orders of magnitude), labelled in plain numbers; otherwise the
+    axis is cut at the 99.5th percentile when a long tail would squash the rest."""
     from matplotlib import colormaps
+    from matplotlib.ticker import FuncFormatter
 
     cmap = colormaps["viridis"]
     n = len(series)
@@ -183,7 +208,11 @@ def _cdf_panel(ax: Axes, series: p.Series, title: str, xlabel: str) -> None:
         ax.plot(xs, ys, "-", lw=1.6, color=cmap(0.9 * i / max(n - 1, 1)), label=label)
         cut = max(cut, next((x for x, f in pts if f >= 0.995), xs[-1]))
     tail = max((pts[-1][0] for pts in series.values()), default=0.0)
-    if cut > 0 and tail > 1.5 * cut:
+    if log_x:
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+        title += " (log x)"
+    elif cut > 0 and tail > 1.5 * cut:
         ax.set_xlim(left=0, right=cut * 1.05)
         title += " (x cut at the 99.5th pct)"
     ax.set_ylim(0, 1.02)
@@ -194,9 +223,10 @@ def draw_cdf(summary: Summary, samples: RunSamples) -> Figure:
     """TTFT and ITL CDFs, one line per step, coloured from low to high load."""
     fig = _figure(11, 4.2, 1, 2)
     ax1, ax2 = fig.axes
-    _cdf_panel(ax1, p.cdf_series(summary, samples, "ttft_ms"), "TTFT CDF per step", "TTFT (ms)")
+    ttft = p.cdf_series(summary, samples, "ttft_ms")
+    _cdf_panel(ax1, ttft, "TTFT CDF per step", "TTFT (ms, log scale)", log_x=True)
     _cdf_panel(ax2, p.cdf_series(summary, samples, "itl_ms"), "ITL CDF per step", "ITL (ms)")
-    fig.suptitle(f"{summary.name}: latency distributions", fontsize=12)
+    _suptitle(fig, summary, "latency distributions")
     return fig
 
 
@@ -217,7 +247,7 @@ def draw_turns(summary: Summary) -> Figure:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylim(bottom=0)
         _style(ax, f"TTFT {stat} by turn", "turn (0 = the session's first request)", "TTFT (ms)")
-    fig.suptitle(f"{summary.name}: TTFT by turn", fontsize=12)
+    _suptitle(fig, summary, "TTFT by turn")
     return fig
 
 
@@ -264,7 +294,7 @@ def draw_timeline(
                     va="bottom",
                     fontsize=7.5,
                 )
-    fig.suptitle(f"{summary.name}: timeline (shaded: measured step windows)", fontsize=12)
+    _suptitle(fig, summary, "timeline (shaded: measured step windows)")
     return fig
 
 
@@ -283,7 +313,7 @@ def draw_telemetry(summary: Summary) -> Figure:
         _load_ticks(ax, all_x)
         ax.set_ylim(bottom=0)
         _style(ax, title, xlabel, ylabel)
-    fig.suptitle(f"{summary.name}: GPU telemetry vs load", fontsize=12)
+    _suptitle(fig, summary, "GPU telemetry vs load")
     return fig
 
 

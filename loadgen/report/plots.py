@@ -18,12 +18,20 @@ matplotlib, so tests check the data rather than pixels.
 a trace replay the achieved requests/s (a time scale is not a load: x0.5 of
 one trace and of another are different rates).
 
+Every curve is drawn through :func:`curve_steps`: the sweep's steps ordered by
+load, whatever order they ran in (an sla-search runs 1, 64, 32, 16, ...), and
+without an ``auto`` sweep's concurrency probe, which is not a point of a rate
+sweep. :func:`bracket_marks` marks an sla-search's bracket (the passing and
+the failing load) on the curves.
+
 Imports: numpy, loadgen.summary, loadgen.vocab, loadgen.report.csv_out,
 loadgen.report.samples.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -34,19 +42,24 @@ from loadgen.summary import StepSummary, Summary
 from loadgen.vocab import CURVE_STATS, metric_label
 
 __all__ = [
+    "BRACKET_LABELS",
     "CURVE_PANELS",
     "TELEMETRY_PANELS",
     "Series",
+    "bracket_marks",
     "cdf_series",
+    "curve_bracket",
     "curve_series",
+    "curve_steps",
     "load_axis_label",
     "load_x",
-    "metric_label",
     "point_label",
     "point_labels",
     "sla_bounds",
     "step_spans",
     "telemetry_series",
+    "thin_labels",
+    "throughput_bracket",
     "throughput_series",
     "timeline_origin_ns",
     "timeline_series",
@@ -74,13 +87,15 @@ _NS_PER_S = 1e9
 
 
 def point_label(step: StepSummary) -> str:
-    """What a point on a curve is: ``c=16`` (concurrency), ``4 r/s`` (rate), ``trace x0.5``."""
+    """What a point on a curve is: ``c=16`` (concurrency), ``4 r/s`` (rate), ``trace x0.5``;
+    an ``auto`` sweep's probe is ``probe c=64``."""
     value = load_value(step)
     if value is None:
         return f"step {step.index}"
     if step.load.mode == "trace":
         return f"trace x{value:g}"
-    return f"c={value:g}" if step.load.mode == "concurrency" else f"{value:g} r/s"
+    label = f"c={value:g}" if step.load.mode == "concurrency" else f"{value:g} r/s"
+    return f"probe {label}" if step.role == "probe" else label
 
 
 def load_x(step: StepSummary) -> float | None:
@@ -97,6 +112,73 @@ _AXIS_LABELS = {
     "rate": "offered rate (req/s)",
     "trace": "achieved rate (req/s), trace replay",
 }
+
+
+def _load_order(step: StepSummary) -> tuple[int, float]:
+    """Lighter load first (concurrency, rate, a trace's achieved rate); no load: last."""
+    x = load_x(step)
+    return (0, x) if x is not None else (1, float(step.index))
+
+
+def curve_steps(summary: Summary) -> list[StepSummary]:
+    """The steps a curve joins, ordered by load (run order among equal loads); probes left out."""
+    return sorted((s for s in summary.steps if s.role != "probe"), key=_load_order)
+
+
+#: Legend labels of an sla-search's bracket marks, by which end of the bracket.
+BRACKET_LABELS = ("SLA passes", "SLA fails")
+
+
+def bracket_marks(summary: Summary) -> list[tuple[str, StepSummary]]:
+    """An sla-search's bracket: ("SLA passes", the step at the passing load), ("SLA fails",
+    the step at the failing load); empty for other sweeps or when the search found none."""
+    v = summary.verdict
+    if v is None or not v.bracket or len(v.bracket) != 2:
+        return []
+    out = []
+    for label, value in zip(BRACKET_LABELS, v.bracket, strict=True):
+        at = [s for s in curve_steps(summary) if load_value(s) == value]
+        if at:
+            out.append((f"{label} ({point_label(at[-1])})", at[-1]))
+    return out
+
+
+def curve_bracket(summary: Summary, metric: str, stat: str) -> Series:
+    """The bracket marks on the latency curve: x = output tokens/s, y = ``metric stat`` (ms)."""
+    return {
+        label: [(s.throughput.output_tokens_per_s, float(v))]
+        for label, s in bracket_marks(summary)
+        if (v := getattr(getattr(s, metric), stat)) is not None
+    }
+
+
+def throughput_bracket(summary: Summary) -> Series:
+    """The bracket marks on the throughput plot: x = :func:`load_x`, y = requests/s."""
+    return {
+        label: [(x, s.throughput.requests_per_s)]
+        for label, s in bracket_marks(summary)
+        if (x := load_x(s)) is not None
+    }
+
+
+def thin_labels(
+    labels: Sequence[tuple[float, float, str]], *, log_y: bool = False, min_gap: float = 0.07
+) -> list[tuple[float, float, str]]:
+    """The point labels to draw so that none sits on another: a label is kept when its point
+    is at least ``min_gap`` (a fraction of the axes, both axes scaled to 0..1, y in log10
+    when ``log_y``) from every label kept before it; the last and the first are kept first,
+    then the others in load order. Returned in the order given."""
+    if len(labels) < 3:
+        return list(labels)
+    xs = [x for x, _, _ in labels]
+    ys = [math.log10(y) if log_y and y > 0 else y for _, y, _ in labels]
+    span_x, span_y = (max(xs) - min(xs)) or 1.0, (max(ys) - min(ys)) or 1.0
+    pos = [((x - min(xs)) / span_x, (y - min(ys)) / span_y) for x, y in zip(xs, ys, strict=True)]
+    kept: list[int] = []
+    for i in (len(labels) - 1, 0, *range(1, len(labels) - 1)):
+        if all(math.dist(pos[i], pos[k]) >= min_gap for k in kept):
+            kept.append(i)
+    return [labels[i] for i in sorted(kept)]
 
 
 def load_axis_label(summary: Summary) -> str:
@@ -117,7 +199,7 @@ def curve_series(summary: Summary) -> Series:
             for stat in stats:
                 points = [
                     (s.throughput.output_tokens_per_s, float(v))
-                    for s in summary.steps
+                    for s in curve_steps(summary)
                     if (v := getattr(getattr(s, metric), stat)) is not None
                 ]
                 if points:
@@ -129,7 +211,7 @@ def point_labels(summary: Summary, metric: str, stat: str) -> list[tuple[float, 
     """(x, y, load label) of each step on the ``metric stat`` line of the curve."""
     return [
         (s.throughput.output_tokens_per_s, float(v), point_label(s))
-        for s in summary.steps
+        for s in curve_steps(summary)
         if (v := getattr(getattr(s, metric), stat)) is not None
     ]
 
@@ -148,7 +230,7 @@ def sla_bounds(summary: Summary) -> dict[str, float]:
 def throughput_series(summary: Summary) -> Series:
     """x = :func:`load_x`; y = requests/s, goodput requests/s, output tokens/s."""
     out: Series = {"throughput": [], "goodput": [], "output tokens/s": []}
-    for s in summary.steps:
+    for s in curve_steps(summary):
         x = load_x(s)
         if x is None:
             continue
@@ -168,7 +250,7 @@ def cdf_series(summary: Summary, samples: RunSamples, metric: str, max_points: i
     those points and the file stays small.
     """
     out: Series = {}
-    for s in summary.steps:
+    for s in curve_steps(summary):
         values = np.sort(np.asarray(samples.step(s.index).values(metric), dtype=float))
         n = len(values)
         if n == 0:
@@ -276,7 +358,7 @@ def _telemetry_timeline(rows: list[dict[str, Any]], t0: int) -> Series:
 def telemetry_series(summary: Summary) -> Series:
     """x = :func:`load_x`; y = each :data:`TELEMETRY_PANELS` value the steps carry."""
     out: Series = {}
-    for s in summary.steps:
+    for s in curve_steps(summary):
         x, fields = load_x(s), telemetry_fields(s)
         if x is None:
             continue
@@ -293,7 +375,7 @@ def turn_series(summary: Summary, stat: str) -> Series:
     Only steps that ran sessions (``ttft_by_turn``); a turn without the value is left out.
     """
     out: Series = {}
-    for s in summary.steps:
+    for s in curve_steps(summary):
         points = sorted(
             (float(turn), float(v))
             for turn, d in (s.ttft_by_turn or {}).items()

@@ -1,0 +1,169 @@
+"""Curves read right: points in load order, an sla-search's bracket marked, an auto sweep's
+probe kept apart, labels that do not overlap, a log TTFT CDF, the metrics profile named.
+
+Checked through the data handed to matplotlib, not pixels.
+"""
+
+from __future__ import annotations
+
+import math
+
+from loadgen.records import Record
+from loadgen.report import figures, plots
+from loadgen.report.samples import samples_from_records
+from loadgen.summary import (
+    Distribution,
+    LoadPoint,
+    RequestCounts,
+    StepSummary,
+    Summary,
+    Throughput,
+    Verdict,
+)
+
+from .conftest import MS, T0, make_records
+
+
+def _step(index: int, mode: str, value: float, ttft: float, role: str = "step") -> StepSummary:
+    load = (
+        LoadPoint(mode=mode, concurrency=int(value))
+        if mode == "concurrency"
+        else LoadPoint(mode=mode, rate=value)
+    )
+    rps = value if mode == "rate" else min(value, 20.0)
+    return StepSummary(
+        index=index,
+        role=role,
+        load=load,
+        requests=RequestCounts(total=10, ok=10),
+        ttft_ms=Distribution(count=10, p50=ttft / 2, p99=ttft),
+        tpot_ms=Distribution(count=10, p50=5.0, p99=6.0),
+        itl_ms=Distribution(count=10, p50=5.0, p99=6.0),
+        throughput=Throughput(
+            requests_per_s=rps, output_tokens_per_s=10 * rps, goodput_requests_per_s=rps
+        ),
+    )
+
+
+def _summary(steps: list[StepSummary], verdict: Verdict | None = None, **kw: object) -> Summary:
+    return Summary(
+        loadgen_version="0.1.0", name="order", run_id="r", target_url="mock", api="openai-chat",
+        model="m", clock_anchor={"monotonic_ns": T0, "wall_ns": 0}, steps=steps,
+        sla={"ttft_ms": {"p99": 100.0}}, verdict=verdict, **kw,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def _sla_search() -> Summary:
+    """Bisection order 1 -> 64 -> 32 -> 16 -> 24; 16 passes, 24 fails (the bracket)."""
+    loads = [(1, 10.0), (64, 900.0), (32, 400.0), (16, 60.0), (24, 150.0)]
+    steps = [_step(i, "concurrency", c, t) for i, (c, t) in enumerate(loads)]
+    verdict = Verdict(mode="concurrency", sweep="sla-search", max_passing=16, bracket=[16, 24])
+    return _summary(steps, verdict)
+
+
+def _line(ax: object, label: str) -> object:
+    return next(x for x in ax.get_lines() if x.get_label() == label)  # type: ignore[attr-defined]
+
+
+def test_sla_search_points_are_joined_in_load_order() -> None:
+    summary = _sla_search()
+    assert [x for x, _ in plots.throughput_series(summary)["throughput"]] == [1, 16, 24, 32, 64]
+    assert [t for *_, t in plots.point_labels(summary, "ttft_ms", "p99")] == [
+        "c=1", "c=16", "c=24", "c=32", "c=64",
+    ]  # fmt: skip
+    assert [y for _, y in plots.curve_series(summary)["TTFT p99"]] == [10, 60, 150, 400, 900]
+    fig = figures.draw_curve(summary)
+    assert list(_line(fig.axes[0], "TTFT p99").get_ydata()) == [10, 60, 150, 400, 900]  # type: ignore[attr-defined]
+    fig = figures.draw_throughput(summary)
+    assert list(_line(fig.axes[0], "throughput (req/s)").get_xdata()) == [1, 16, 24, 32, 64]  # type: ignore[attr-defined]
+
+
+def test_sla_search_bracket_is_marked() -> None:
+    summary = _sla_search()
+    assert [(label, s.load.concurrency) for label, s in plots.bracket_marks(summary)] == [
+        ("SLA passes (c=16)", 16),
+        ("SLA fails (c=24)", 24),
+    ]
+    assert plots.curve_bracket(summary, "ttft_ms", "p99") == {
+        "SLA passes (c=16)": [(160.0, 60.0)],
+        "SLA fails (c=24)": [(200.0, 150.0)],
+    }
+    fig = figures.draw_curve(summary)
+    assert list(_line(fig.axes[0], "SLA fails (c=24)").get_ydata()) == [150.0]  # type: ignore[attr-defined]
+    fig = figures.draw_throughput(summary)
+    assert list(_line(fig.axes[0], "SLA passes (c=16)").get_xdata()) == [16.0]  # type: ignore[attr-defined]
+    # a list sweep has no bracket
+    assert plots.bracket_marks(_summary(summary.steps)) == []
+
+
+def test_auto_sweep_probe_is_not_a_point_of_the_rate_curve() -> None:
+    probe = _step(0, "concurrency", 64, 500.0, role="probe")
+    steps = [probe, *(_step(i + 1, "rate", r, 20.0 * r) for i, r in enumerate((6.0, 2.0, 4.0)))]
+    summary = _summary(steps, Verdict(mode="rate", sweep="auto", saturation_rps=8.0))
+    assert [x for x, _ in plots.throughput_series(summary)["throughput"]] == [2.0, 4.0, 6.0]
+    assert [t for *_, t in plots.point_labels(summary, "ttft_ms", "p99")] == [
+        "2 r/s", "4 r/s", "6 r/s",
+    ]  # fmt: skip
+    assert plots.point_label(probe) == "probe c=64"
+    fig = figures.draw_throughput(summary)
+    assert fig.axes[0].get_xlabel() == "offered rate (req/s)"
+    assert 64 not in list(_line(fig.axes[0], "throughput (req/s)").get_xdata())  # type: ignore[attr-defined]
+
+
+def test_point_labels_at_the_knee_do_not_overlap() -> None:
+    # throughput flattens at the knee: c=16..64 sit within a few tokens/s of each other
+    steps = [_step(i, "concurrency", c, 10.0 * (i + 1)) for i, c in enumerate((1, 2, 4, 8))]
+    for i, c in enumerate((16, 20, 24, 28, 32, 48, 64)):
+        s = _step(4 + i, "concurrency", c, 100.0 + i)
+        s.throughput.output_tokens_per_s = 400.0 + i
+        steps.append(s)
+    summary = _summary(steps)
+    fig = figures.draw_curve(summary)
+    ax = fig.axes[0]
+    texts = [t.get_text() for t in ax.texts]
+    assert texts[0] == "c=1" and texts[-1] == "c=64" and len(texts) < len(steps)
+    xy = {t.get_text(): t.xy for t in ax.texts}  # type: ignore[attr-defined]
+    xs, ys = zip(*xy.values(), strict=True)
+    norm = [((x - min(xs)) / (max(xs) - min(xs)), (y - min(ys)) / (max(ys) - min(ys)))
+            for x, y in xy.values()]  # fmt: skip
+    assert min(math.dist(a, b) for i, a in enumerate(norm) for b in norm[i + 1 :]) >= 0.07
+
+
+def test_thin_labels_keeps_distant_points() -> None:
+    far = [(0.0, 0.0, "a"), (50.0, 50.0, "b"), (100.0, 100.0, "c")]
+    assert plots.thin_labels(far) == far
+    crowded = [(0.0, 0.0, "a"), (99.0, 99.0, "b"), (100.0, 100.0, "c")]
+    assert plots.thin_labels(crowded) == [crowded[0], crowded[2]]
+
+
+def _records() -> list[Record]:
+    return make_records(0, 20, 1.0, 2.0, T0) + make_records(1, 20, 500.0, 2.0, T0 + 5000 * MS)
+
+
+def test_ttft_cdf_has_a_log_x_axis_and_itl_keeps_a_linear_one() -> None:
+    steps = [_step(0, "concurrency", 1, 20.0), _step(1, "concurrency", 64, 519.0)]
+    summary = _summary(steps)
+    fig = figures.draw_cdf(summary, samples_from_records(_records()))
+    assert fig.axes[0].get_xscale() == "log"
+    assert fig.axes[0].get_xlabel() == "TTFT (ms, log scale)"
+    assert fig.axes[1].get_xscale() == "linear"
+
+
+def test_cdf_lines_are_in_load_order() -> None:
+    steps = [_step(0, "concurrency", 64, 519.0), _step(1, "concurrency", 1, 20.0)]
+    series = plots.cdf_series(_summary(steps), samples_from_records(_records()), "ttft_ms")
+    assert list(series) == ["c=1", "c=64"]
+
+
+def test_every_plot_names_the_metrics_profile() -> None:
+    summary = _sla_search()
+    summary.metrics_profile = "vllm"
+    samples = samples_from_records(make_records(0, 5, 1.0, 2.0, T0))
+    drawn = [
+        figures.draw_curve(summary),
+        figures.draw_throughput(summary),
+        figures.draw_cdf(summary, samples),
+        figures.draw_timeline(summary, samples, []),
+    ]
+    for fig in drawn:
+        assert fig.get_suptitle().endswith("metrics profile: vllm")
