@@ -5,17 +5,18 @@ that it never caps the load. Library exceptions are turned into
 :class:`TransportError` with a ``kind`` the records use, so nothing above this
 layer knows which HTTP library ran.
 
-Imports: loadgen.clock.
+Imports: loadgen.clock, loadgen.client.read_lag.
 """
 
 from __future__ import annotations
 
-import math
 import ssl
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Protocol
+
+from loadgen.client.read_lag import ReadLag
 
 __all__ = [
     "HttpRequest",
@@ -50,51 +51,6 @@ class TlsOptions:
         if alpn:
             ctx.set_alpn_protocols(alpn)
         return ctx
-
-
-class ReadLag:
-    """How long received bytes waited in the socket before loadgen read them.
-
-    Filled by a transport that knows the kernel's receive stamps (h1): read
-    time minus stamp, on every read. Kernel stamps make a late read harmless,
-    except that bytes of several server writes read at once all get the last
-    write's stamp; a large lag says that may have happened (a saturation
-    signal, docs/metrics.md). A histogram with 4 buckets per doubling, cheap
-    enough for every read.
-    """
-
-    __slots__ = ("counts", "max_ns")
-
-    BUCKETS_PER_DOUBLING = 4
-
-    def __init__(self) -> None:
-        self.counts = [0] * (64 * self.BUCKETS_PER_DOUBLING)
-        self.max_ns = 0
-
-    def add(self, lag_ns: int) -> None:
-        if lag_ns > 0:
-            self.counts[int(math.log2(lag_ns) * self.BUCKETS_PER_DOUBLING)] += 1
-            if lag_ns > self.max_ns:
-                self.max_ns = lag_ns
-        else:
-            self.counts[0] += 1
-
-    def take(self) -> tuple[int, int, int]:
-        """``(reads, p99 ns, max ns)`` since the last call (p99: its bucket's upper
-        edge, at most 19% high), and start again."""
-        counts, top = self.counts, self.max_ns
-        self.counts = [0] * len(counts)
-        self.max_ns = 0
-        total = sum(counts)
-        if not total:
-            return 0, 0, 0
-        seen, rank = 0, 0.99 * total
-        for i, n in enumerate(counts):
-            seen += n
-            if seen >= rank:
-                edge = int(2 ** ((i + 1) / self.BUCKETS_PER_DOUBLING))
-                return total, min(edge, top), top
-        return total, top, top
 
 
 class TransportError(Exception):
