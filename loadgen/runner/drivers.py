@@ -104,8 +104,12 @@ async def open_loop(
 ) -> None:
     """Start ``jobs[i]`` at ``t0 + offsets_ns[i]``; at most ``max_concurrency`` in flight.
 
-    ``send_lags_ns`` collects how late the sender woke for each deadline (its
-    own lag, not the wait for a free slot under ``max_concurrency``).
+    ``send_lags_ns`` collects how late the sender woke for each deadline: its
+    own lag, measured from the deadline or, when the sender was still waiting
+    for a free slot under ``max_concurrency`` at the deadline, from the moment
+    it got one. The slot wait itself is the server's backpressure, not the
+    client's lag; the records show it (``start_ns - scheduled_ns``, reported as
+    the step's queue wait).
     """
     slots = asyncio.Semaphore(max_concurrency) if max_concurrency else None
 
@@ -120,9 +124,11 @@ async def open_loop(
         t0 = now_ns()
         for job, offset in zip(jobs, offsets_ns, strict=True):
             scheduled = t0 + offset
+            # Past a deadline already (held by a full slot pool): the sender is late from now on.
+            ready = max(scheduled, now_ns())
             await sleep_until(scheduled)
             if send_lags_ns is not None:
-                send_lags_ns.append(now_ns() - scheduled)
+                send_lags_ns.append(now_ns() - ready)
             if slots is not None:
                 await slots.acquire()
             tg.create_task(one(job, scheduled))

@@ -21,3 +21,28 @@ def test_a_short_read_lag_does_not() -> None:
     health = monitor.health([], read_lag=(1000, p99, 5 * MS))
     assert not health.saturated and health.warnings == []
     assert monitor.health([], read_lag=(0, 0, 0)).read_lag_p99_ms is None  # no reads, no figure
+
+
+def test_the_demo_figures_are_not_flagged() -> None:
+    """The README demo on 2 cores: loop lag p99 under 0.1 ms and a read lag of ~4 ms, harmless
+    (loadgen's error against the mock's truth was 0.024 ms)."""
+    monitor = LoopMonitor(lags_ns=[80_000] * 300)
+    health = monitor.health([0] * 100, read_lag=(5000, 4_100_000.0, 9 * MS))
+    assert not health.saturated and health.warnings == []
+
+
+def test_the_overload_figures_are_flagged() -> None:
+    """256 streams at 1 ms ITL on one core (benchmarks/truth_error.py): loop lag p99 3.1 ms,
+    read lag p99 8.2 ms, where the timing error had grown to 8 ms."""
+    loop = LoopMonitor(lags_ns=[100_000] * 95 + [3_100_000] * 5)
+    health = loop.health([], read_lag=(5000, 8_240_000.0, 12 * MS))
+    assert health.saturated and len(health.warnings) == 2
+    assert health.loop_lag_p99_ms is not None and health.loop_lag_p99_ms > 3.0
+
+
+def test_send_lag_flags_only_past_its_threshold() -> None:
+    monitor = LoopMonitor()
+    ok = monitor.health([int(SATURATION["send_lag_p99_ms"] * MS) - 1] * 10)
+    assert not ok.saturated
+    late = monitor.health([int(SATURATION["send_lag_p99_ms"] * MS) + 1] * 10)
+    assert late.saturated and "behind the arrival schedule" in late.warnings[0]
