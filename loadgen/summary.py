@@ -88,6 +88,11 @@ class Throughput(_Model):
     output_tokens_per_s: float = 0.0
     input_tokens_per_s: float = 0.0
     goodput_requests_per_s: float | None = None
+    window: Literal["steady", "whole"] = Field(
+        "whole",
+        description="What the rates are over: the step's steady window (requests that "
+        "completed in it / its length) or its whole window (docs/metrics.md).",
+    )
 
 
 class TokenCounts(_Model):
@@ -157,6 +162,12 @@ class SlaCheck(_Model):
 
 class SlaResult(_Model):
     passed: bool = True
+    inconclusive: bool = Field(
+        False,
+        description="loadgen itself was saturated in this step (client.saturated): the "
+        "numbers describe the client as much as the server, so the step never passes; "
+        "`loadgen run --strict` exits 1 when any step is inconclusive.",
+    )
     checks: list[SlaCheck] = Field(default_factory=list)
     good_requests: int | None = None
 
@@ -197,7 +208,28 @@ class StepSummary(_Model):
         "of any kind, or the first answer token (reasoning tokens before it not counted).",
     )
     ttft_ms: Distribution = Field(default_factory=Distribution)
-    ttft_from_scheduled_ms: Distribution | None = None
+    latency_from: Literal["scheduled", "sent"] = Field(
+        "sent",
+        description="Where ttft_ms and e2e_ms (and TTFT/E2E bounds, goodput) count from: "
+        "the intended send time (open loop with sla.latency_from scheduled) or the send.",
+    )
+    ttft_from_scheduled_ms: Distribution | None = Field(
+        None, description="Open loop: TTFT = first token - intended send time."
+    )
+    ttft_from_sent_ms: Distribution | None = Field(
+        None, description="Open loop: TTFT from the actual send (the profile's origin)."
+    )
+    e2e_from_scheduled_ms: Distribution | None = Field(
+        None, description="Open loop: E2E = the profile's end stamp - intended send time."
+    )
+    e2e_from_sent_ms: Distribution | None = Field(
+        None, description="Open loop: E2E from the actual send (the profile's origin)."
+    )
+    queue_wait_ms: Distribution | None = Field(
+        None,
+        description="Open loop: start - intended send time: the wait for a free slot under "
+        "max_concurrency (plus any sender lag, reported as client.send_lag_p99_ms).",
+    )
     ttft_reasoning_ms: Distribution | None = Field(
         None,
         description="Time to the first reasoning token; present when a successful request "
@@ -217,7 +249,22 @@ class StepSummary(_Model):
     icl_ms: Distribution | None = None  # metrics profile aiperf: inter-chunk latency
     tpot_ms: Distribution = Field(default_factory=Distribution)
     e2e_ms: Distribution = Field(default_factory=Distribution)
-    throughput: Throughput = Field(default_factory=Throughput)
+    throughput: Throughput = Field(
+        default_factory=Throughput,
+        description="Over the steady window where the step has one, else the whole window.",
+    )
+    throughput_whole: Throughput | None = Field(
+        None, description="Over the whole window: first measured send to last measured end."
+    )
+    steady_started_ns: int | None = Field(
+        None,
+        description="Start of the steady window (closed loop: the c-th measured send; "
+        "open loop: the first measured completion).",
+    )
+    steady_ended_ns: int | None = Field(
+        None, description="End of the steady window: the last measured send."
+    )
+    steady_duration_s: float | None = Field(None, description="Length of the steady window.")
     tokens: TokenCounts = Field(default_factory=TokenCounts)
     prompt_lengths: PromptLengthCheck = Field(
         default_factory=PromptLengthCheck,
@@ -250,6 +297,11 @@ class Verdict(_Model):
     tolerance: float | None = None  # sla-search: the bracket width aimed for
     saturation_rps: float | None = None  # auto: throughput found by the saturation probe
     stopped_early: str | None = None  # why the sweep stopped before its last step
+    inconclusive_steps: list[int] = Field(
+        default_factory=list,
+        description="Indexes of steps in which loadgen itself was saturated: neither pass "
+        "nor fail (`--strict` exits 1 when this is not empty).",
+    )
     text: str = ""  # one sentence for people
 
 

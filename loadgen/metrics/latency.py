@@ -20,6 +20,7 @@ __all__ = [
     "first_reasoning",
     "first_token",
     "itl_gaps_ns",
+    "queue_wait_ns",
     "tpot_ns",
     "ttft_answer_ns",
     "ttft_from_scheduled_ns",
@@ -82,6 +83,16 @@ def ttft_from_scheduled_ns(r: Record, first: Stamp = first_token) -> int | None:
     if t is None or r.scheduled_ns is None:
         return None
     return t - r.scheduled_ns
+
+
+def queue_wait_ns(r: Record) -> int | None:
+    """Queue wait (open loop) = start time - scheduled send time.
+
+    The wait for a free slot under ``max_concurrency`` (the server's
+    backpressure: a slot frees when a response ends), plus any lateness of the
+    sender, which ``client.send_lag_p99_ms`` reports on its own.
+    """
+    return None if r.scheduled_ns is None else r.start_ns - r.scheduled_ns
 
 
 def itl_gaps_ns(r: Record) -> list[int]:

@@ -18,6 +18,13 @@ A profile's TTFT counts from its ``origin`` (``sent_ns`` or ``start_ns``) to
 the first token, or to the first answer or reasoning token for the split
 TTFTs: TTFT = stamp - origin.
 
+Open loop (records with ``scheduled_ns``) and ``sla.latency_from: scheduled``
+(the default): TTFT and E2E count from the intended send time instead, in
+every profile: each gets ``lead = origin - scheduled_ns`` added, so
+TTFT = stamp - scheduled_ns and E2E = the profile's end stamp - scheduled_ns
+(coordinated omission, docs/metrics.md). ITL and TPOT do not move. Closed loop
+has no ``scheduled_ns``: nothing changes.
+
 ``start_ns`` is when loadgen began the request (before the HTTP library ran),
 which is where vLLM's, AIPerf's and GuideLLM's clients take their start stamp;
 ``sent_ns`` is when the request reached the socket. AIPerf's inter-chunk
@@ -51,10 +58,24 @@ class Profile:
     #: AIPerf's inter-chunk latency, where the profile names it separately
     icl: Callable[[Sequence[Record]], list[float]] | None = None
 
-    def ttft(self, r: Record, first: Stamp = first_token) -> int | None:
-        """TTFT = the ``first`` stamp (first token by default) - the profile's origin."""
+    def lead_ns(self, r: Record, latency_from: str = "scheduled") -> int:
+        """lead = origin - scheduled_ns for an open-loop record with ``latency_from``
+        ``scheduled``; 0 otherwise (closed loop, or ``sent``)."""
+        if latency_from != "scheduled" or r.scheduled_ns is None:
+            return 0
+        return self.origin(r) - r.scheduled_ns
+
+    def ttft(
+        self, r: Record, first: Stamp = first_token, latency_from: str = "scheduled"
+    ) -> int | None:
+        """TTFT = the ``first`` stamp (first token by default) - origin + lead."""
         t = first(r)
-        return None if t is None else t - self.origin(r)
+        return None if t is None else t - self.origin(r) + self.lead_ns(r, latency_from)
+
+    def latency(self, r: Record, latency_from: str = "scheduled") -> float | None:
+        """E2E = the profile's E2E (end stamp - origin) + lead."""
+        e = self.e2e(r)
+        return None if e is None else e + self.lead_ns(r, latency_from)
 
 
 def _sent(r: Record) -> int:

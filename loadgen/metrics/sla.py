@@ -6,17 +6,21 @@ per-request bound: for each of TTFT, TPOT and E2E the bound of the highest
 percentile stated (p99 before p95, p90, p50, mean) is applied to the request's
 own value. ITL bounds are step-level only. With ``ttft_of="answer"`` the
 request's TTFT is to its first answer token (a request with none fails a
-TTFT bound).
+TTFT bound). In open loop TTFT and E2E count from the intended send time
+unless ``sla.latency_from`` is ``sent``.
 
-Imports: loadgen.scenario.models, loadgen.summary, loadgen.records, loadgen.metrics.latency.
+A step whose client was saturated (``client.saturated``) is inconclusive: its
+numbers describe loadgen as much as the server, so it never passes, whatever
+its checks say.
+
+Imports: loadgen.scenario.models, loadgen.summary, loadgen.records, loadgen.metrics.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from loadgen.clock import NS_PER_MS
-from loadgen.metrics.latency import e2e_ns, tpot_ns, ttft_answer_ns, ttft_ns
+from loadgen.metrics.latency import FIRST_STAMP
+from loadgen.metrics.profiles import PROFILES, Profile
 from loadgen.records import Record
 from loadgen.scenario.models import PercentileBounds, SlaSpec
 from loadgen.summary import SlaCheck, SlaResult, StepSummary
@@ -24,12 +28,6 @@ from loadgen.summary import SlaCheck, SlaResult, StepSummary
 __all__ = ["check_sla", "request_meets_sla"]
 
 _ORDER = ("p99", "p95", "p90", "p50", "mean")
-_PER_REQUEST: dict[str, Callable[[Record], float | None]] = {
-    "ttft_ms": ttft_ns,
-    "tpot_ms": tpot_ns,
-    "e2e_ms": e2e_ns,
-}
-_PER_REQUEST_ANSWER = {**_PER_REQUEST, "ttft_ms": ttft_answer_ns}
 
 
 def _per_request_bound(bounds: PercentileBounds) -> float | None:
@@ -40,16 +38,26 @@ def _per_request_bound(bounds: PercentileBounds) -> float | None:
     return None
 
 
-def request_meets_sla(r: Record, sla: SlaSpec, ttft_of: str = "any") -> bool:
-    """True when an ok request is within every per-request bound."""
+def request_meets_sla(
+    r: Record, sla: SlaSpec, ttft_of: str = "any", profile: Profile = PROFILES["loadgen"]
+) -> bool:
+    """True when an ok request is within every per-request bound.
+
+    TTFT, TPOT and E2E are ``profile``'s, TTFT to the stamp ``ttft_of`` picks,
+    and in open loop counted from where ``sla.latency_from`` says: the same
+    values the step's percentiles are taken over.
+    """
     if not r.ok:
         return False
-    formulas = _PER_REQUEST_ANSWER if ttft_of == "answer" else _PER_REQUEST
-    for metric, formula in formulas.items():
+    values: dict[str, float | None] = {
+        "ttft_ms": profile.ttft(r, FIRST_STAMP[ttft_of], sla.latency_from),
+        "tpot_ms": profile.tpot(r),
+        "e2e_ms": profile.latency(r, sla.latency_from),
+    }
+    for metric, value in values.items():
         bound = _per_request_bound(getattr(sla, metric))
         if bound is None:
             continue
-        value = formula(r)
         if value is None:
             if metric == "tpot_ms":
                 continue  # one-token answers have no TPOT
@@ -62,7 +70,8 @@ def request_meets_sla(r: Record, sla: SlaSpec, ttft_of: str = "any") -> bool:
 def check_sla(step: StepSummary, sla: SlaSpec) -> SlaResult:
     """Every stated bound against the step's measured value.
 
-    A step with no successful request never passes, whatever bounds are stated.
+    A step with no successful request never passes, whatever bounds are stated;
+    neither does a step whose client was saturated (it is inconclusive).
     """
     checks: list[SlaCheck] = []
     for metric in ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"):
@@ -72,8 +81,9 @@ def check_sla(step: StepSummary, sla: SlaSpec) -> SlaResult:
             checks.append(_check(metric, stat, bound, value))
     if sla.max_error_rate is not None:
         checks.append(_check("error_rate", "value", sla.max_error_rate, step.requests.error_rate))
-    passed = step.requests.ok > 0 and all(c.passed for c in checks)
-    return SlaResult(passed=passed, checks=checks)
+    inconclusive = step.client.saturated
+    passed = not inconclusive and step.requests.ok > 0 and all(c.passed for c in checks)
+    return SlaResult(passed=passed, inconclusive=inconclusive, checks=checks)
 
 
 def _check(metric: str, stat: str, bound: float, value: float | None) -> SlaCheck:

@@ -2,8 +2,13 @@
 
 Warm-up and ramp-up records are counted but excluded from every metric.
 Latency metrics use the successful requests; counts and the error rate use
-all of them. Throughput is over the step's measured window: the first send to
-the last end among the measured (non-warm-up, non-ramp) requests.
+all of them. The whole window is the first send to the last end among the
+measured (non-warm-up, non-ramp) requests; throughput and goodput are over
+the steady window where the step has one (loadgen.metrics.window), with the
+whole window's figures kept beside them (``throughput_whole``).
+
+Open loop (rate, trace): TTFT and E2E count from the intended send time
+unless ``sla.latency_from`` is ``sent``; both figures are kept.
 
 Imports: loadgen.records, loadgen.summary, loadgen.scenario.models, loadgen.metrics.
 """
@@ -19,6 +24,7 @@ from loadgen.metrics.latency import (
     e2e_ns,
     first_answer,
     first_reasoning,
+    queue_wait_ns,
     ttft_from_scheduled_ns,
 )
 from loadgen.metrics.profiles import PROFILES, Profile
@@ -30,6 +36,7 @@ from loadgen.metrics.tokens import (
     short_output_warning,
     token_counts,
 )
+from loadgen.metrics.window import completed_in, steady_window
 from loadgen.records import Record
 from loadgen.scenario.models import SlaSpec
 from loadgen.summary import (
@@ -79,6 +86,7 @@ def summarize_step(
     end = max((r.end_ns for r in measured), default=0)
     window_s = (end - start) / NS_PER_S if end > start else 0.0
 
+    open_loop = load.mode in ("rate", "trace")
     step = StepSummary(
         index=index,
         load=load,
@@ -88,26 +96,45 @@ def summarize_step(
         interrupted=interrupted,
         client=client or ClientHealth(),
         ttft_of="answer" if ttft_of == "answer" else "any",
+        latency_from="scheduled" if open_loop and sla.latency_from == "scheduled" else "sent",
     )
     step.requests = _counts(records, measured, len(ok))
     _latencies(step, ok, profile, ttft_of)
+    if open_loop:
+        _open_loop_latencies(step, ok, profile, ttft_of)
     step.tokens = token_counts(ok, expect_full_output=expect_full_output)
     step.prompt_lengths = prompt_length_check(ok, prompt_tolerance)
     if (warning := short_output_warning(step.tokens, len(ok))) is not None:
         step.warnings.append(warning)
-    good = sum(1 for r in ok if request_meets_sla(r, sla, ttft_of))
-    per_s = 1.0 / window_s if window_s else 0.0
-    step.throughput = Throughput(
-        requests_per_s=len(ok) * per_s,
-        output_tokens_per_s=step.tokens.output_total * per_s,
-        input_tokens_per_s=step.tokens.input_total * per_s,
-        goodput_requests_per_s=good * per_s,
-    )
+    good = [r for r in ok if request_meets_sla(r, sla, ttft_of, profile)]
+    step.throughput_whole = _throughput(ok, good, window_s, "whole")
+    step.throughput = step.throughput_whole
+    steady = steady_window(measured, None if open_loop else load.concurrency)
+    if steady is not None:
+        step.steady_started_ns, step.steady_ended_ns = steady
+        step.steady_duration_s = (steady[1] - steady[0]) / NS_PER_S
+        step.throughput = _throughput(
+            completed_in(ok, *steady), completed_in(good, *steady), step.steady_duration_s, "steady"
+        )
     step.sla = check_sla(step, sla)
-    step.sla.good_requests = good
+    step.sla.good_requests = len(good)
     if mean_in_flight is not None and window_s:
         step.little = little_check(mean_in_flight, measured, window_s)
     return step
+
+
+def _throughput(
+    ok: Sequence[Record], good: Sequence[Record], window_s: float, window: str
+) -> Throughput:
+    """Requests, tokens and good requests (within every per-request bound) per second."""
+    per_s = 1.0 / window_s if window_s else 0.0
+    return Throughput(
+        requests_per_s=len(ok) * per_s,
+        output_tokens_per_s=sum(r.output_tokens for r in ok) * per_s,
+        input_tokens_per_s=sum(r.prompt_tokens for r in ok) * per_s,
+        goodput_requests_per_s=len(good) * per_s,
+        window="steady" if window == "steady" else "whole",
+    )
 
 
 def _counts(records: Sequence[Record], measured: Sequence[Record], ok: int) -> RequestCounts:
@@ -127,37 +154,55 @@ def _counts(records: Sequence[Record], measured: Sequence[Record], ok: int) -> R
 
 def _latencies(step: StepSummary, ok: Sequence[Record], profile: Profile, ttft_of: str) -> None:
     """TTFT (to the stamp ``ttft_of`` picks), its reasoning/answer split and per-turn view,
-    ITL, TPOT and E2E, by the profile's formulas."""
-    first = FIRST_STAMP[ttft_of]
-    step.ttft_ms = distribution_ms([v for r in ok if (v := profile.ttft(r, first)) is not None])
-    if step.load.mode in ("rate", "trace"):  # open loop: the intended send time is known
-        step.ttft_from_scheduled_ms = distribution_ms(
-            [v for r in ok if (v := ttft_from_scheduled_ns(r, first)) is not None]
-        )
+    ITL, TPOT and E2E, by the profile's formulas, from where ``step.latency_from`` says."""
+    first, frm = FIRST_STAMP[ttft_of], step.latency_from
+    step.ttft_ms = distribution_ms(
+        [v for r in ok if (v := profile.ttft(r, first, frm)) is not None]
+    )
     if any(r.reasoning_events for r in ok):
         step.ttft_reasoning_ms = distribution_ms(
-            [v for r in ok if (v := profile.ttft(r, first_reasoning)) is not None]
+            [v for r in ok if (v := profile.ttft(r, first_reasoning, frm)) is not None]
         )
         step.ttft_answer_ms = distribution_ms(
-            [v for r in ok if (v := profile.ttft(r, first_answer)) is not None]
+            [v for r in ok if (v := profile.ttft(r, first_answer, frm)) is not None]
         )
-    step.ttft_by_turn = _ttft_by_turn(ok, profile, ttft_of)
+    step.ttft_by_turn = _ttft_by_turn(ok, profile, ttft_of, frm)
     step.itl_ms = distribution_ms(profile.itl(ok))
     if profile.icl is not None:
         step.icl_ms = distribution_ms(profile.icl(ok))
     step.tpot_ms = distribution_ms([t for r in ok if (t := profile.tpot(r)) is not None])
-    step.e2e_ms = distribution_ms([e for r in ok if (e := profile.e2e(r)) is not None])
+    step.e2e_ms = distribution_ms([e for r in ok if (e := profile.latency(r, frm)) is not None])
+
+
+def _open_loop_latencies(
+    step: StepSummary, ok: Sequence[Record], profile: Profile, ttft_of: str
+) -> None:
+    """Both origins of TTFT and E2E, and the queue wait: the intended send time is known."""
+    first = FIRST_STAMP[ttft_of]
+    step.ttft_from_scheduled_ms = distribution_ms(
+        [v for r in ok if (v := ttft_from_scheduled_ns(r, first)) is not None]
+    )
+    step.ttft_from_sent_ms = distribution_ms(
+        [v for r in ok if (v := profile.ttft(r, first, "sent")) is not None]
+    )
+    step.e2e_from_scheduled_ms = distribution_ms(
+        [e for r in ok if (e := profile.latency(r, "scheduled")) is not None]
+    )
+    step.e2e_from_sent_ms = distribution_ms(
+        [e for r in ok if (e := profile.latency(r, "sent")) is not None]
+    )
+    step.queue_wait_ms = distribution_ms([v for r in ok if (v := queue_wait_ns(r)) is not None])
 
 
 def _ttft_by_turn(
-    ok: Sequence[Record], profile: Profile, ttft_of: str
+    ok: Sequence[Record], profile: Profile, ttft_of: str, latency_from: str
 ) -> dict[str, Distribution] | None:
     """TTFT as ``ttft_ms`` measures it, per 0-based turn; None when no record has a turn."""
     by_turn: defaultdict[int, list[int]] = defaultdict(list)
     for r in ok:
         if r.turn is not None:
             values = by_turn[r.turn]  # a turn with no first token at all still shows, empty
-            if (v := profile.ttft(r, FIRST_STAMP[ttft_of])) is not None:
+            if (v := profile.ttft(r, FIRST_STAMP[ttft_of], latency_from)) is not None:
                 values.append(v)
     if not by_turn:
         return None

@@ -7,6 +7,9 @@
 - sla-search: bisection between a passing and a failing load until the
   bracket is narrower than the tolerance; the answer is the passing end.
 
+A step in which loadgen itself was saturated is inconclusive: it never passes
+(sla-search treats it as not passing), and the verdict names it.
+
 Every strategy also stops early when a step's error rate, or its miss of an
 SLA bound, is past ``load.stop_early`` (so a sweep never hammers a dead
 server), and says why.
@@ -149,11 +152,12 @@ def make_sweep(load: LoadSpec) -> Sweep:
 
 
 def verdict(sweep: Sweep) -> Verdict:
-    """The highest load that met every SLA bound, with goodput there."""
+    """The highest load that met every SLA bound, with goodput there; inconclusive steps named."""
     steps = [(p, s) for p, s in sweep.done if p.role == "step"]
     mode = steps[0][0].mode if steps else sweep.load.mode
     passing = [(p, s) for p, s in steps if s.sla.passed and not s.interrupted]
     v = Verdict(mode=mode, sweep=sweep.kind, stopped_early=sweep.stopped)
+    v.inconclusive_steps = [s.index for _, s in steps if s.sla.inconclusive]
     v.saturation_rps = sweep.saturation_rps
     if sweep.kind == "sla-search":
         v.tolerance = sweep.tolerance
@@ -181,6 +185,9 @@ def verdict(sweep: Sweep) -> Verdict:
             v.text = f"max {unit} meeting the SLA: {best_p.value:g}{suffix}; {goodput}"
         if v.bracket:
             v.text += f" (the SLA fails at {v.bracket[1]:g}{suffix})"
+    if v.inconclusive_steps:
+        which = ", ".join(str(i) for i in v.inconclusive_steps)
+        v.text += f"; inconclusive (loadgen saturated, neither pass nor fail): step {which}"
     if sweep.stopped:
         v.text += f"; stopped early: {sweep.stopped}"
     return v

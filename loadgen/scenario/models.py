@@ -187,6 +187,13 @@ class SlaSpec(_Strict):
         description="Which first token TTFT is judged by: any (reasoning included) or the "
         "first answer token of a reasoning model.",
     )
+    latency_from: Literal["scheduled", "sent"] = Field(
+        "scheduled",
+        description="Open loop (rate, trace): where TTFT and E2E count from, for the SLA, "
+        "goodput and the reported figures: the intended send time (scheduled; queueing "
+        "behind max_concurrency counts, as users feel it) or the actual send (sent). "
+        "Closed loop sends when intended: both are the same.",
+    )
 
 
 class TelemetrySpec(_Strict):

@@ -125,3 +125,21 @@ def test_trace_verdict_is_the_fastest_passing_replay() -> None:
     assert seen == [1.0, 0.5, 0.25]
     assert v.max_passing == 0.5
     assert v.text.startswith("fastest replay meeting the SLA: time scale 0.5 (2x the recorded")
+
+
+def test_an_inconclusive_step_never_passes_and_the_verdict_names_it() -> None:
+    load = load_spec(concurrency=[1, 2, 4], requests_per_step=10)
+    sweep = make_sweep(load)
+    i = 0
+    while (p := sweep.next_point()) is not None:
+        s = step(i, p, passed=p.value < 4)
+        if p.value == 2:  # loadgen saturated: the bounds held, the step is inconclusive
+            s.sla = SlaResult(passed=False, inconclusive=True, checks=s.sla.checks)
+        sweep.observe(p, s)
+        i += 1
+    v = verdict(sweep)
+    assert v.max_passing == 1 and v.inconclusive_steps == [1]
+    assert v.text == (
+        "max concurrency meeting the SLA: 1; goodput there: 0.50 req/s; "
+        "inconclusive (loadgen saturated, neither pass nor fail): step 1"
+    )

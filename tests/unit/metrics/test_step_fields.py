@@ -76,9 +76,15 @@ def test_ttft_of_answer_follows_the_profile_origin_and_the_schedule() -> None:
     vllm = summarize([r], ttft_of="answer", profile=PROFILES["vllm"])
     assert vllm.ttft_ms.mean == pytest.approx(45.0)  # from the start
     rate = summarize_step(0, LoadPoint(mode="rate", rate=1.0), [r], SlaSpec(), ttft_of="answer")
-    assert rate.ttft_ms.mean == pytest.approx(40.0)  # from the send
+    assert rate.latency_from == "scheduled"
+    assert rate.ttft_ms.mean == pytest.approx(45.0)  # from the intended send (the default)
     assert rate.ttft_from_scheduled_ms is not None
     assert rate.ttft_from_scheduled_ms.mean == pytest.approx(45.0)
+    assert rate.ttft_from_sent_ms is not None
+    assert rate.ttft_from_sent_ms.mean == pytest.approx(40.0)  # from the send
+    sent = SlaSpec(latency_from="sent")
+    rate = summarize_step(0, LoadPoint(mode="rate", rate=1.0), [r], sent, ttft_of="answer")
+    assert rate.latency_from == "sent" and rate.ttft_ms.mean == pytest.approx(40.0)
 
 
 def test_a_request_with_no_answer_token_fails_an_answer_ttft_bound() -> None:

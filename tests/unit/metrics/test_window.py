@@ -1,0 +1,78 @@
+"""The steady window: throughput without the fill and the drain, the whole window beside it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from loadgen.metrics import summarize_step
+from loadgen.metrics.window import steady_window
+from loadgen.records import Record
+from loadgen.scenario.models import SlaSpec
+from loadgen.summary import LoadPoint
+
+MS = 1_000_000
+
+
+def rec(i: int, sent_ms: float, e2e_ms: float, scheduled: bool = False) -> Record:
+    sent, end = round(sent_ms * MS), round((sent_ms + e2e_ms) * MS)
+    fields: dict[str, Any] = dict(
+        step=0, id=i, warmup=False, request_id=f"r{i}", prompt_tokens_requested=8,
+        max_tokens=2, scheduled_ns=sent if scheduled else None, start_ns=sent, sent_ns=sent,
+        first_token_ns=end - MS, last_token_ns=end - MS, end_ns=end, token_ns=[end - MS],
+        output_events=1, output_tokens_server=1, ok=True,
+    )  # fmt: skip
+    return Record(**fields)
+
+
+def closed_loop(c: int, rounds: int, e2e_ms: float = 100.0) -> list[Record]:
+    """c users in lockstep: round k sends at k x e2e; the last round drains."""
+    return [rec(k * c + u, k * e2e_ms, e2e_ms) for k in range(rounds) for u in range(c)]
+
+
+def test_closed_loop_steady_window_is_cth_send_to_last_send() -> None:
+    records = closed_loop(c=8, rounds=5)  # sends at 0..400 ms, ends at 100..500 ms
+    assert steady_window(records, 8) == (0, 400 * MS)
+    s = summarize_step(0, LoadPoint(mode="concurrency", concurrency=8), records, SlaSpec())
+    # steady: 32 completions (100..400 ms) in 400 ms = 80/s = c / latency; whole: 40 in 500 ms
+    # (in lockstep the drain ends all at once: the same rate; see the next test for a drain)
+    assert s.throughput.window == "steady"
+    assert s.throughput.requests_per_s == pytest.approx(80.0)
+    assert s.throughput.goodput_requests_per_s == pytest.approx(80.0)
+    assert s.throughput.output_tokens_per_s == pytest.approx(80.0)
+    assert s.throughput_whole is not None and s.throughput_whole.window == "whole"
+    assert s.throughput_whole.requests_per_s == pytest.approx(40 / 0.5)
+    assert (s.steady_started_ns, s.steady_ended_ns) == (0, 400 * MS)
+    assert s.steady_duration_s == pytest.approx(0.4)
+    assert s.duration_s == pytest.approx(0.5)
+
+
+def test_drain_heavy_step_rates_the_server_not_the_drain() -> None:
+    # one long round per user at c=64: a quarter of the window is the drain
+    records = closed_loop(c=64, rounds=4)
+    s = summarize_step(0, LoadPoint(mode="concurrency", concurrency=64), records, SlaSpec())
+    assert s.throughput.requests_per_s == pytest.approx(640.0)  # 64 / 0.1 s
+    assert s.throughput_whole is not None
+    assert s.throughput_whole.requests_per_s == pytest.approx(256 / 0.4)
+    slow_drain = [*records[:-1], rec(999, 300, 900)]  # one straggler stretches the end
+    s = summarize_step(0, LoadPoint(mode="concurrency", concurrency=64), slow_drain, SlaSpec())
+    assert s.throughput.requests_per_s == pytest.approx(640.0)
+    assert s.throughput_whole is not None and s.throughput_whole.requests_per_s < 256 / 1.1
+
+
+def test_open_loop_steady_window_is_first_completion_to_last_send() -> None:
+    records = [rec(i, i * 10, 50, scheduled=True) for i in range(100)]  # 100/s, 50 ms each
+    assert steady_window(records, None) == (50 * MS, 990 * MS)
+    s = summarize_step(0, LoadPoint(mode="rate", rate=100.0), records, SlaSpec())
+    assert s.throughput.window == "steady"
+    assert s.throughput.requests_per_s == pytest.approx(94 / 0.94)  # ends 60..990 ms
+
+
+def test_too_short_for_a_steady_window_falls_back_to_the_whole() -> None:
+    records = closed_loop(c=4, rounds=1)  # never past the first round
+    assert steady_window(records, 4) is None
+    s = summarize_step(0, LoadPoint(mode="concurrency", concurrency=4), records, SlaSpec())
+    assert s.throughput.window == "whole" and s.steady_started_ns is None
+    assert s.throughput.requests_per_s == pytest.approx(40.0)
+    assert steady_window([], None) is None
