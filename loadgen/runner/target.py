@@ -5,7 +5,7 @@ timings. Its output goes to a log file (a pipe nobody reads could fill and
 stall it); the first ``listening on URL`` line there says it is ready.
 Stopped with SIGTERM (then SIGKILL) after the run.
 
-Imports: subprocess, loadgen.errors.
+Imports: subprocess, loadgen.clock, loadgen.errors, loadgen.scenario.models.
 """
 
 from __future__ import annotations
@@ -19,10 +19,25 @@ from types import TracebackType
 
 from loadgen.clock import NS_PER_S, block_for, now_ns
 from loadgen.errors import TargetError
+from loadgen.scenario.models import TargetSpec
 
-__all__ = ["MockServer"]
+__all__ = ["MockServer", "mock_args"]
 
 _READY = re.compile(r"listening on (https?://\S+)")
+
+
+def mock_args(target: TargetSpec) -> list[str]:
+    """``loadgen mock`` arguments for ``target.mock``: its profile, and the scenario's model.
+
+    The mock then lists (and serves) the model the requests name, so the
+    pre-flight check finds it; ``model: auto`` takes whatever the mock lists.
+    """
+    args = list(target.mock.args)
+    if target.mock.profile:
+        args += ["--profile", target.mock.profile]
+    if target.model != "auto" and not any(a == "--model" or a.startswith("--model=") for a in args):
+        args += ["--model", target.model]
+    return args
 
 
 class MockServer:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import ssl
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from loadgen.scenario.dists import (
     DatasetSpec,
@@ -35,6 +36,7 @@ from loadgen.scenario.workload_spec import PrefixSpec, SessionSpec, WorkloadSpec
 
 __all__ = [
     "API_NAMES",
+    "MOCK_MODEL",
     "ConcurrencyLoad",
     "CostSpec",
     "DatasetSpec",
@@ -62,6 +64,29 @@ __all__ = [
 ]
 
 API_NAMES = ("openai-completions", "openai-chat", "tgi")
+
+#: the model name sent to the built-in mock when the scenario names none
+MOCK_MODEL = "mock-model"
+
+
+def check_base_url(url: str) -> str:
+    """``url`` if it is http(s)://host[:port][/base-path]; a ValueError saying what is wrong.
+
+    A path is a prefix: loadgen appends /v1/chat/completions, /health and the like to it.
+    """
+    expected = "expected http[s]://host[:port][/base-path] or mock"
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise ValueError(f"{expected}: the scheme must be http or https")
+    if not parts.hostname:
+        raise ValueError(f"{expected}: no host")
+    try:
+        parts.port  # noqa: B018  # raises on a port that is not a number in range
+    except ValueError:
+        raise ValueError(f"{expected}: the port is not a number from 0 to 65535") from None
+    if parts.query or parts.fragment or url.endswith(("?", "#")):
+        raise ValueError(f"{expected}: a base URL takes no query (?) or fragment (#)")
+    return url
 
 
 class _Strict(BaseModel):
@@ -113,12 +138,18 @@ class MockSpec(_Strict):
 class TargetSpec(_Strict):
     url: str = Field(
         "mock",
-        description="Base URL of the server (http://host:port), or `mock` for the built-in server.",
+        description="Base URL of the server (http[s]://host[:port][/base-path], no query), "
+        "or `mock` for the built-in server.",
     )
     api: Literal["openai-completions", "openai-chat", "tgi"] = Field(
         "openai-chat", description="Wire protocol: openai-completions | openai-chat | tgi."
     )
-    model: str = Field("mock-model", min_length=1, description="Model name sent in each request.")
+    model: str = Field(
+        MOCK_MODEL,  # the default only stands for url mock (_model_needed)
+        min_length=1,
+        description="Model name sent in each request; required unless url is mock. "
+        "`auto`: the only model the server lists at /v1/models.",
+    )
     api_key_env: str | None = Field(
         None, description="Environment variable holding the API key (sent as a Bearer token)."
     )
@@ -147,6 +178,28 @@ class TargetSpec(_Strict):
     mock: MockSpec = Field(
         default_factory=MockSpec, description="Options for the built-in mock (url: mock)."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _model_needed(cls, data: Any) -> Any:
+        """The built-in mock serves any name; a real server needs its model named."""
+        if (
+            isinstance(data, dict)
+            and data.get("model") is None
+            and data.get("url", "mock") != "mock"
+        ):
+            raise ValueError(
+                "target.model is required unless target.url is mock "
+                "(`auto` takes the only model the server lists)"
+            )
+        return data
+
+    @field_validator("url")
+    @classmethod
+    def _url_is_base(cls, url: str) -> str:
+        if url == "mock":
+            return url
+        return check_base_url(url)
 
     @model_validator(mode="after")
     def _transport_fits(self) -> TargetSpec:
