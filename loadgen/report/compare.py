@@ -1,12 +1,15 @@
 """``loadgen compare``: runs side by side, overlay plots, and the regression gate.
 
-Owns the matching of steps across runs (by load mode and value: concurrency
-16 in one run is compared with concurrency 16 in the other), the comparison
+Owns the matching of steps across runs (by load mode and the nearest load
+value within a relative tolerance: rate 4 in one run with rate 4.1 in the
+other, an ``auto`` sweep's concurrency probe only with a probe), the refusal
+to compare runs measured under different metrics profiles, the comparison
 tables (each metric for each run and its relative difference from the first
 run, the baseline), the overlay plots and ``comparison.md`` / ``comparison.html``.
 The gate's rule lives in :mod:`loadgen.report.gate`.
 
-Imports: loadgen.summary, loadgen.report.* (matplotlib lazily, through figures).
+Imports: loadgen.errors, loadgen.summary, loadgen.vocab, loadgen.report.*
+(matplotlib lazily, through figures).
 """
 
 from __future__ import annotations
@@ -16,47 +19,59 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from loadgen.errors import ScenarioError
 from loadgen.report.blocks import Block, Figures, Heading, Items, Table, Text
 from loadgen.report.console import load_label
 from loadgen.report.csv_out import load_value
 from loadgen.report.gate import Gate, GateResult, evaluate_gate, step_value
 from loadgen.report.markdown import render_markdown
-from loadgen.report.plots import Series, load_axis_label, load_x
-from loadgen.report.samples import RunSamples, read_samples
+from loadgen.report.plots import Series, curve_steps, load_axis_label, load_x
+from loadgen.report.samples import RunSamples, read_run_samples
 from loadgen.report.writer import load_summary
 from loadgen.summary import StepSummary, Summary
 from loadgen.vocab import CURVE_STATS, metric_label
 
 __all__ = [
+    "MATCH_TOLERANCE",
     "TABLE_METRICS",
+    "ProfileMismatchError",
     "Run",
+    "check_profiles",
     "comparison_tables",
     "default_out_dir",
     "format_table",
     "load_runs",
     "matched_steps",
     "overlay_series",
+    "profiles_text",
     "run_gates",
     "throughput_overlay",
     "write_comparison",
 ]
 
-#: (field path, table title) of every metric the comparison tables show.
+#: (field path, table title, unit) of every metric the comparison tables show.
 TABLE_METRICS = (
-    ("ttft_ms.p50", "TTFT p50 (ms)"),
-    ("ttft_ms.p99", "TTFT p99 (ms)"),
-    ("tpot_ms.p50", "TPOT p50 (ms)"),
-    ("tpot_ms.p99", "TPOT p99 (ms)"),
-    ("itl_ms.p50", "ITL p50 (ms)"),
-    ("itl_ms.p99", "ITL p99 (ms)"),
-    ("e2e_ms.p50", "E2E p50 (ms)"),
-    ("e2e_ms.p99", "E2E p99 (ms)"),
-    ("throughput.requests_per_s", "requests/s"),
-    ("throughput.goodput_requests_per_s", "goodput requests/s"),
-    ("throughput.output_tokens_per_s", "output tokens/s"),
-    ("requests.error_rate", "error rate"),
+    ("ttft_ms.p50", "TTFT p50", "ms"),
+    ("ttft_ms.p99", "TTFT p99", "ms"),
+    ("tpot_ms.p50", "TPOT p50", "ms"),
+    ("tpot_ms.p99", "TPOT p99", "ms"),
+    ("itl_ms.p50", "ITL p50", "ms"),
+    ("itl_ms.p99", "ITL p99", "ms"),
+    ("e2e_ms.p50", "E2E p50", "ms"),
+    ("e2e_ms.p99", "E2E p99", "ms"),
+    ("throughput.requests_per_s", "requests/s", "req/s"),
+    ("throughput.goodput_requests_per_s", "goodput", "req/s"),
+    ("throughput.output_tokens_per_s", "output tokens/s", "tok/s"),
+    ("requests.error_rate", "error rate", "%"),
 )
 OVERLAY_METRICS = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
+#: Two loads match when they differ by at most this fraction of the larger one.
+MATCH_TOLERANCE = 0.1
+
+
+class ProfileMismatchError(ScenarioError):
+    """The runs were summarised under different metrics profiles: their numbers measure
+    different things (vLLM's TTFT counts from the request's start, loadgen's from the send)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +82,26 @@ class Run:
     samples: RunSamples | None
 
 
-def load_runs(paths: Sequence[Path]) -> list[Run]:
-    """Each results directory's summary and samples; names are the folder names, made unique."""
+def check_profiles(runs: Sequence[Run], *, allow_mismatch: bool = False) -> None:
+    """Raise :class:`ProfileMismatchError` when the runs' metrics profiles differ, unless
+    ``allow_mismatch`` (``loadgen compare --allow-profile-mismatch``)."""
+    profiles = {r.summary.metrics_profile for r in runs}
+    if len(profiles) > 1 and not allow_mismatch:
+        each = ", ".join(f"{r.name}: {r.summary.metrics_profile}" for r in runs)
+        msg = (
+            f"compare: the runs were measured under different metrics profiles ({each}), "
+            "so their numbers are not comparable; run them with the same --metrics-profile, "
+            "or pass --allow-profile-mismatch to compare them anyway"
+        )
+        raise ProfileMismatchError(msg)
+
+
+def load_runs(paths: Sequence[Path], *, allow_profile_mismatch: bool = False) -> list[Run]:
+    """Each results directory's summary and samples; names are the folder names, made unique.
+
+    Runs under different metrics profiles are refused (:func:`check_profiles`) unless
+    ``allow_profile_mismatch``.
+    """
     runs: list[Run] = []
     seen: set[str] = set()
     for i, path in enumerate(paths):
@@ -77,32 +110,72 @@ def load_runs(paths: Sequence[Path]) -> list[Run]:
         if name in seen:
             name = f"{name}#{i + 1}"
         seen.add(name)
-        answer_steps = [s.index for s in summary.steps if s.ttft_of == "answer"]
-        samples = read_samples(path / "records.jsonl", answer_steps)
+        samples = read_run_samples(path, summary)
         runs.append(Run(name, path, summary, samples))
+    check_profiles(runs, allow_mismatch=allow_profile_mismatch)
     return runs
 
 
-def _key(step: StepSummary) -> tuple[str, float | None]:
-    return step.load.mode, load_value(step)
+def _distance(a: StepSummary, b: StepSummary) -> float | None:
+    """How far apart two steps' loads are, as a fraction of the larger; None: never matched
+    (another mode, a probe with a step, a load without a value)."""
+    if a.role != b.role or a.load.mode != b.load.mode:
+        return None
+    va, vb = load_value(a), load_value(b)
+    if va is None or vb is None:
+        return None
+    return abs(va - vb) / (max(abs(va), abs(vb)) or 1.0)
 
 
-def matched_steps(runs: Sequence[Run]) -> list[tuple[str, list[StepSummary | None]]]:
-    """(load label, the step of each run or None) for each load of the baseline some other run has.
+def _nearest(
+    base: Sequence[StepSummary], other: Sequence[StepSummary], tolerance: float
+) -> dict[int, StepSummary]:
+    """Baseline position -> the other run's step at the nearest load within ``tolerance``;
+    each step is matched once, the closest pairs first (then run order)."""
+    pairs = sorted(
+        (d, i, j)
+        for i, a in enumerate(base)
+        for j, b in enumerate(other)
+        if (d := _distance(a, b)) is not None and d <= tolerance
+    )
+    out: dict[int, StepSummary] = {}
+    used: set[int] = set()
+    for _d, i, j in pairs:
+        if i not in out and j not in used:
+            out[i] = other[j]
+            used.add(j)
+    return out
 
-    The first step of a run at a given load is used (a sla-search may revisit one).
+
+def _label(steps: Sequence[StepSummary | None]) -> str:
+    """The baseline's load, and ``~`` each other load matched to it: ``rate 4 req/s ~ 4.1``."""
+    labels: list[str] = []
+    for s in steps:
+        if s is not None:
+            label = ("probe " if s.role == "probe" else "") + load_label(s)
+            if label not in labels:
+                labels.append(label)
+    return " ~ ".join(labels)
+
+
+def matched_steps(
+    runs: Sequence[Run], *, tolerance: float = MATCH_TOLERANCE
+) -> list[tuple[str, list[StepSummary | None]]]:
+    """(load label, the step of each run or None) for each step of the baseline some other
+    run has a match for: same mode and role (a probe only with a probe), the nearest load
+    value within ``tolerance`` (a fraction of the larger load). Probes first, then the
+    baseline's steps in load order.
     """
-    by_run = []
-    for run in runs:
-        steps: dict[tuple[str, float | None], StepSummary] = {}
-        for s in run.summary.steps:
-            steps.setdefault(_key(s), s)
-        by_run.append(steps)
+    base = sorted(
+        runs[0].summary.steps,
+        key=lambda s: (s.role != "probe", load_value(s) is None, load_value(s) or 0.0, s.index),
+    )
+    found = [_nearest(base, run.summary.steps, tolerance) for run in runs[1:]]
     out = []
-    for key, base in by_run[0].items():
-        row: list[StepSummary | None] = [steps.get(key) for steps in by_run]
+    for i, b in enumerate(base):
+        row: list[StepSummary | None] = [b, *(f.get(i) for f in found)]
         if any(s is not None for s in row[1:]):
-            out.append((load_label(base), row))
+            out.append((_label(row), row))
     return out
 
 
@@ -120,12 +193,18 @@ def _fmt(v: float | None, path: str) -> str:
     return f"{100 * v:.2f}%" if path == "requests.error_rate" else f"{v:,.2f}"
 
 
-def comparison_tables(runs: Sequence[Run]) -> list[tuple[str, Table]]:
+def comparison_tables(
+    runs: Sequence[Run], *, tolerance: float = MATCH_TOLERANCE
+) -> list[tuple[str, Table]]:
     """Per metric: rows of load, each run's value, and each later run's change vs the baseline."""
-    matches = matched_steps(runs)
-    header = ("load", *(r.name for r in runs), *(f"Δ {r.name}" for r in runs[1:]))
+    matches = matched_steps(runs, tolerance=tolerance)
     tables = []
-    for path, title in TABLE_METRICS:
+    for path, title, unit in TABLE_METRICS:
+        header = (
+            "load",
+            *(f"{r.name} ({unit})" for r in runs),
+            *(f"Δ {r.name} (%)" for r in runs[1:]),
+        )
         rows = []
         for label, steps in matches:
             values = [step_value(s, path) if s is not None else None for s in steps]
@@ -136,7 +215,7 @@ def comparison_tables(runs: Sequence[Run]) -> list[tuple[str, Table]]:
                     *(_rel(values[0], v) for v in values[1:]),
                 )
             )
-        tables.append((title, Table(header, tuple(rows))))
+        tables.append((f"{title} ({unit})", Table(header, tuple(rows))))
     return tables
 
 
@@ -154,13 +233,22 @@ def format_table(table: Table) -> str:
 
 
 def run_gates(
-    gates: Sequence[Gate], runs: Sequence[Run], *, seed: int = 0, resamples: int = 1000
+    gates: Sequence[Gate],
+    runs: Sequence[Run],
+    *,
+    seed: int = 0,
+    resamples: int = 1000,
+    tolerance: float = MATCH_TOLERANCE,
 ) -> list[GateResult]:
-    """Every gate on every step the baseline (first run) and the newest (last run) share."""
+    """Every gate on every step the baseline (first run) and the newest (last run) share.
+
+    The bootstrap resamples values made by the runs' metrics profile (:func:`load_runs`
+    refuses runs under different profiles unless told).
+    """
     base, new = runs[0], runs[-1]
     pairs = [
         (label, (steps[0], steps[-1]))
-        for label, steps in matched_steps([base, new])
+        for label, steps in matched_steps([base, new], tolerance=tolerance)
         if steps[0] is not None and steps[-1] is not None
     ]
     return [
@@ -173,13 +261,14 @@ def run_gates(
 
 
 def overlay_series(runs: Sequence[Run], metric: str) -> Series:
-    """x = output tokens/s, y = the metric's p50 and p99 (ms), per run: ``"<run> p99"``."""
+    """x = output tokens/s, y = the metric's p50 and p99 (ms), per run: ``"<run> p99"``;
+    each run's steps in load order, probes left out (:func:`loadgen.report.plots.curve_steps`)."""
     out: Series = {}
     for run in runs:
         for stat in CURVE_STATS:
             points = [
                 (s.throughput.output_tokens_per_s, float(v))
-                for s in run.summary.steps
+                for s in curve_steps(run.summary)
                 if (v := getattr(getattr(s, metric), stat)) is not None
             ]
             if points:
@@ -193,11 +282,19 @@ def throughput_overlay(runs: Sequence[Run]) -> Series:
     return {
         run.name: [
             (x, s.throughput.output_tokens_per_s)
-            for s in run.summary.steps
+            for s in curve_steps(run.summary)
             if (x := load_x(s)) is not None
         ]
         for run in runs
     }
+
+
+def profiles_text(runs: Sequence[Run]) -> str:
+    """``vllm``, or ``A: loadgen, B: vllm`` when the runs differ (allowed by the caller)."""
+    names = {r.summary.metrics_profile for r in runs}
+    if len(names) == 1:
+        return names.pop()
+    return ", ".join(f"{r.name}: {r.summary.metrics_profile}" for r in runs)
 
 
 def default_out_dir(runs: Sequence[Run]) -> Path:
@@ -218,7 +315,11 @@ def _gate_block(results: Sequence[GateResult]) -> list[Block]:
 
 
 def write_comparison(
-    runs: Sequence[Run], out_dir: Path, results: Sequence[GateResult] = ()
+    runs: Sequence[Run],
+    out_dir: Path,
+    results: Sequence[GateResult] = (),
+    *,
+    tolerance: float = MATCH_TOLERANCE,
 ) -> list[Path]:
     """Overlay plots, comparison.md and comparison.html under ``out_dir``; their paths."""
     from loadgen.report.figures import draw_overlay, save_figure
@@ -227,30 +328,41 @@ def write_comparison(
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     images = []
+    profiles = f"metrics profile: {profiles_text(runs)}"
     for metric in OVERLAY_METRICS:
         series = overlay_series(runs, metric)
         if series:
             title = f"{metric_label(metric, '')} vs throughput"
-            fig = draw_overlay(series, title, "output tokens/s", f"{title.split()[0]} (ms)")
+            fig = draw_overlay(
+                series, title, "output tokens/s", f"{title.split()[0]} (ms)", profiles
+            )
             written.append(save_figure(fig, out_dir / f"compare_{metric}.png"))
             images.append((f"compare_{metric}.png", title))
     xlabel = load_axis_label(runs[0].summary)
-    fig = draw_overlay(throughput_overlay(runs), "output tokens/s vs load", xlabel, "output tok/s")
+    fig = draw_overlay(
+        throughput_overlay(runs), "output tokens/s vs load", xlabel, "output tok/s", profiles
+    )
     written.append(save_figure(fig, out_dir / "compare_throughput.png"))
     images.append(("compare_throughput.png", "output tokens/s vs load"))
     blocks: list[Block] = [
         Heading(f"loadgen compare: {' vs '.join(r.name for r in runs)}", 1),
         Items(
             tuple(
-                f"{r.name}: {r.path} ({r.summary.name}, {len(r.summary.steps)} steps)" for r in runs
+                f"{r.name}: {r.path} ({r.summary.name}, {len(r.summary.steps)} steps, "
+                f"metrics profile {r.summary.metrics_profile})"
+                for r in runs
             )
+        ),
+        Text(
+            f"Metrics profile: {profiles_text(runs)}. Steps matched by the nearest load "
+            f"within {tolerance:.0%}; a probe only with a probe."
         ),
         *_gate_block(results),
         Heading("Overlays"),
         *(Figures(tuple(images[i : i + 2])) for i in range(0, len(images), 2)),
         Heading("Per matching step"),
     ]
-    for title, table in comparison_tables(runs):
+    for title, table in comparison_tables(runs, tolerance=tolerance):
         blocks += [Heading(title, 3), table]
     md, page = out_dir / "comparison.md", out_dir / "comparison.html"
     md.write_text(render_markdown(blocks), encoding="utf-8")

@@ -317,10 +317,13 @@ def draw_telemetry(summary: Summary) -> Figure:
     return fig
 
 
-def draw_overlay(series: p.Series, title: str, xlabel: str, ylabel: str) -> Figure:
+def draw_overlay(
+    series: p.Series, title: str, xlabel: str, ylabel: str, subtitle: str = ""
+) -> Figure:
     """Several runs on one panel: one colour per run, p50 dashed and p99 solid.
 
-    Keys are ``"<run> <stat>"`` or just ``"<run>"``; a load axis gets log2 ticks.
+    Keys are ``"<run> <stat>"`` or just ``"<run>"``; a load axis gets log2 ticks;
+    ``subtitle`` (the metrics profile) goes above the panel.
     """
     from matplotlib import colormaps
 
@@ -338,6 +341,8 @@ def draw_overlay(series: p.Series, title: str, xlabel: str, ylabel: str) -> Figu
     else:
         _log_y_if_wide(ax, [y for pts in series.values() for _, y in pts], 30)
     _style(ax, title, xlabel, ylabel)
+    if subtitle:
+        fig.suptitle(subtitle, fontsize=10)
     return fig
 
 

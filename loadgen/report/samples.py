@@ -4,13 +4,19 @@ Owns one streaming pass over the records that keeps what the plots and
 ``compare``'s bootstrap need and nothing else: per step, the TTFT, TPOT and
 E2E of each successful measured request (not warm-up, not ramp-up, as the
 metrics count them; TTFT to the first answer token in steps whose summary says
-``ttft_of: answer``) and the pooled ITL gaps (ms); for the
+``ttft_of: answer``) and the ITL values (ms); for the
 timeline, every request's (sent, end) interval and every token event's arrival
 with its weight (the request's output tokens / its token events, so a server
-that sends several tokens per event is counted right). The formulas are those
-of :mod:`loadgen.metrics.latency`, not copies.
+that sends several tokens per event is counted right).
 
-Imports: orjson, loadgen.records, loadgen.metrics.latency.
+The formulas are those of the run's metrics profile
+(:mod:`loadgen.metrics.profiles`, ``summary.metrics_profile``), not copies:
+under ``vllm`` TTFT counts from the request's start, under ``aiperf`` and
+``guidellm`` ITL is one value per request. So the CDFs and ``compare``'s
+bootstrap resample the same values the summary's statistics were made of.
+
+Imports: orjson, loadgen.errors, loadgen.records, loadgen.summary, loadgen.vocab,
+loadgen.metrics.latency, loadgen.metrics.profiles.
 """
 
 from __future__ import annotations
@@ -23,14 +29,19 @@ from typing import Any
 
 import orjson
 
-from loadgen.metrics.latency import e2e_ns, itl_gaps_ns, tpot_ns, ttft_answer_ns, ttft_ns
+from loadgen.errors import ScenarioError
+from loadgen.metrics.latency import first_answer, first_token
+from loadgen.metrics.profiles import PROFILES, Profile
 from loadgen.records import Record, read_records
+from loadgen.summary import Summary
 from loadgen.vocab import LATENCY_METRICS
 
 __all__ = [
     "SAMPLED_METRICS",
     "RunSamples",
     "StepSamples",
+    "profile_of",
+    "read_run_samples",
     "read_samples",
     "read_telemetry",
     "samples_from_records",
@@ -40,6 +51,14 @@ __all__ = [
 SAMPLED_METRICS = LATENCY_METRICS
 
 _NS_PER_MS = 1e6
+
+
+def profile_of(name: str) -> Profile:
+    """The formulas of a metrics profile; an unknown name is a one-line ScenarioError."""
+    if name not in PROFILES:
+        msg = f"metrics_profile: unknown profile {name!r}; expected one of {', '.join(PROFILES)}"
+        raise ScenarioError(msg)
+    return PROFILES[name]
 
 
 @dataclass(slots=True)
@@ -64,7 +83,8 @@ class StepSamples:
 class RunSamples:
     """Everything of records.jsonl the outputs use, warm-up and ramp-up in the timeline only.
 
-    ``answer_steps``: steps whose TTFT is to the first answer token (``ttft_of: answer``).
+    ``answer_steps``: steps whose TTFT is to the first answer token (``ttft_of: answer``);
+    ``profile``: the metrics profile whose formulas make the values.
     """
 
     steps: dict[int, StepSamples] = field(default_factory=dict)
@@ -73,6 +93,7 @@ class RunSamples:
     token_ns: array[int] = field(default_factory=lambda: array("q"))
     token_weight: array[float] = field(default_factory=lambda: array("d"))
     answer_steps: frozenset[int] = frozenset()
+    profile: str = "loadgen"
 
     def step(self, index: int) -> StepSamples:
         return self.steps.get(index) or StepSamples()
@@ -88,32 +109,44 @@ class RunSamples:
         if r.warmup or r.ramp or not r.ok:
             return
         s = self.steps.setdefault(r.step, StepSamples())
-        ttft = ttft_answer_ns if r.step in self.answer_steps else ttft_ns
-        if (t := ttft(r)) is not None:
+        profile = PROFILES[self.profile]
+        first = first_answer if r.step in self.answer_steps else first_token
+        if (t := profile.ttft(r, first)) is not None:
             s.ttft_ms.append(t / _NS_PER_MS)
-        if (p := tpot_ns(r)) is not None:
+        if (p := profile.tpot(r)) is not None:
             s.tpot_ms.append(p / _NS_PER_MS)
-        s.e2e_ms.append(e2e_ns(r) / _NS_PER_MS)
-        s.itl_ms.extend(g / _NS_PER_MS for g in itl_gaps_ns(r))
+        if (e := profile.e2e(r)) is not None:
+            s.e2e_ms.append(e / _NS_PER_MS)
+        s.itl_ms.extend(g / _NS_PER_MS for g in profile.itl((r,)))
 
 
 def samples_from_records(
-    records: Iterable[Record], answer_steps: Collection[int] = ()
+    records: Iterable[Record], answer_steps: Collection[int] = (), profile: str = "loadgen"
 ) -> RunSamples:
-    out = RunSamples(answer_steps=frozenset(answer_steps))
+    out = RunSamples(answer_steps=frozenset(answer_steps), profile=profile_of(profile).name)
     for r in records:
         out.add(r)
     return out
 
 
-def read_samples(path: Path, answer_steps: Collection[int] = ()) -> RunSamples | None:
+def read_samples(
+    path: Path, answer_steps: Collection[int] = (), profile: str = "loadgen"
+) -> RunSamples | None:
     """The samples of a records.jsonl, or None when the file is absent.
 
-    ``answer_steps``: the steps whose summary says ``ttft_of: answer``.
+    ``answer_steps``: the steps whose summary says ``ttft_of: answer``; ``profile``: the
+    metrics profile the run was summarised with.
     """
     if not path.is_file():
         return None
-    return samples_from_records(read_records(path), answer_steps)
+    return samples_from_records(read_records(path), answer_steps, profile)
+
+
+def read_run_samples(results_dir: Path, summary: Summary) -> RunSamples | None:
+    """The samples of a results directory, measured as its summary was: the steps with
+    ``ttft_of: answer`` and the run's metrics profile."""
+    answer_steps = [s.index for s in summary.steps if s.ttft_of == "answer"]
+    return read_samples(results_dir / "records.jsonl", answer_steps, summary.metrics_profile)
 
 
 def read_telemetry(path: Path) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ import yaml
 from loadgen.errors import ScenarioError
 from loadgen.report.csv_out import render_steps_csv
 from loadgen.report.files import read_summary
-from loadgen.report.samples import read_samples, read_telemetry
+from loadgen.report.samples import read_run_samples, read_telemetry
 from loadgen.summary import Summary
 
 __all__ = ["REPORT_FILES", "load_summary", "write_reports"]
@@ -71,8 +71,7 @@ def write_reports(results_dir: Path) -> list[Path]:
     from loadgen.report.markdown import build_document, render_markdown
 
     summary = load_summary(results_dir)
-    answer_steps = [s.index for s in summary.steps if s.ttft_of == "answer"]
-    samples = read_samples(results_dir / "records.jsonl", answer_steps)
+    samples = read_run_samples(results_dir, summary)
     telemetry = read_telemetry(results_dir / "telemetry.jsonl")
     scenario = _read_scenario(results_dir / "scenario.yaml")
 

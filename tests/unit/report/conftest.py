@@ -19,7 +19,16 @@ from loadgen.metrics.step import summarize_step
 from loadgen.records import Record
 from loadgen.report.files import write_summary
 from loadgen.scenario.models import SlaSpec
-from loadgen.summary import LoadPoint, PrefixCacheStats, StepSummary, Summary, Verdict
+from loadgen.summary import (
+    Distribution,
+    LoadPoint,
+    PrefixCacheStats,
+    RequestCounts,
+    StepSummary,
+    Summary,
+    Throughput,
+    Verdict,
+)
 
 MS = 1_000_000
 T0 = 1_000 * MS  # monotonic ns of the run's start
@@ -175,6 +184,36 @@ def build_rich_run() -> tuple[Summary, list[Record]]:
         steps=[s0, s1], sla=SLA, prompt_length_source="approximate", workload=dict(WORKLOAD),
     )  # fmt: skip
     return summary, rec0 + rec1
+
+
+def bare_step(index: int, mode: str, value: float, ttft: float, role: str = "step") -> StepSummary:
+    """A step with only what plots and compare read: load, counts, latency, throughput."""
+    load = (
+        LoadPoint(mode=mode, concurrency=int(value))
+        if mode == "concurrency"
+        else LoadPoint(mode=mode, rate=value, arrival="poisson")
+    )
+    rps = value if mode == "rate" else min(value, 20.0)
+    return StepSummary(
+        index=index,
+        role=role,
+        load=load,
+        requests=RequestCounts(total=10, ok=10),
+        ttft_ms=Distribution(count=10, p50=ttft / 2, p99=ttft),
+        tpot_ms=Distribution(count=10, p50=5.0, p99=6.0),
+        itl_ms=Distribution(count=10, p50=5.0, p99=6.0),
+        throughput=Throughput(
+            requests_per_s=rps, output_tokens_per_s=10 * rps, goodput_requests_per_s=rps
+        ),
+    )
+
+
+def bare_summary(steps: list[StepSummary], verdict: Verdict | None = None, **kw: object) -> Summary:
+    return Summary(
+        loadgen_version="0.1.0", name="order", run_id="r", target_url="mock", api="openai-chat",
+        model="m", clock_anchor={"monotonic_ns": T0, "wall_ns": 0}, steps=steps,
+        sla={"ttft_ms": {"p99": 100.0}}, verdict=verdict, **kw,  # type: ignore[arg-type]
+    )  # fmt: skip
 
 
 @pytest.fixture

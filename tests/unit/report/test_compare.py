@@ -36,7 +36,7 @@ def test_tables_match_steps_by_load(
     assert [label for label, _ in matches] == ["concurrency 1", "concurrency 4", "concurrency 32"]
     tables = dict(cmp.comparison_tables(runs))
     ttft = tables["TTFT p99 (ms)"]
-    assert ttft.header == ("load", "A", "B", "Δ B")
+    assert ttft.header == ("load", "A (ms)", "B (ms)", "Δ B (%)")
     assert ttft.rows[0] == ("concurrency 1", "28.81", "28.81", "+0.0%")
     assert ttft.rows[1] == ("concurrency 4", "38.81", "58.81", "+51.5%")
     assert ttft.rows[2] == ("concurrency 32", "–", "–", "–")

@@ -11,54 +11,17 @@ import math
 from loadgen.records import Record
 from loadgen.report import figures, plots
 from loadgen.report.samples import samples_from_records
-from loadgen.summary import (
-    Distribution,
-    LoadPoint,
-    RequestCounts,
-    StepSummary,
-    Summary,
-    Throughput,
-    Verdict,
-)
+from loadgen.summary import Summary, Verdict
 
-from .conftest import MS, T0, make_records
-
-
-def _step(index: int, mode: str, value: float, ttft: float, role: str = "step") -> StepSummary:
-    load = (
-        LoadPoint(mode=mode, concurrency=int(value))
-        if mode == "concurrency"
-        else LoadPoint(mode=mode, rate=value)
-    )
-    rps = value if mode == "rate" else min(value, 20.0)
-    return StepSummary(
-        index=index,
-        role=role,
-        load=load,
-        requests=RequestCounts(total=10, ok=10),
-        ttft_ms=Distribution(count=10, p50=ttft / 2, p99=ttft),
-        tpot_ms=Distribution(count=10, p50=5.0, p99=6.0),
-        itl_ms=Distribution(count=10, p50=5.0, p99=6.0),
-        throughput=Throughput(
-            requests_per_s=rps, output_tokens_per_s=10 * rps, goodput_requests_per_s=rps
-        ),
-    )
-
-
-def _summary(steps: list[StepSummary], verdict: Verdict | None = None, **kw: object) -> Summary:
-    return Summary(
-        loadgen_version="0.1.0", name="order", run_id="r", target_url="mock", api="openai-chat",
-        model="m", clock_anchor={"monotonic_ns": T0, "wall_ns": 0}, steps=steps,
-        sla={"ttft_ms": {"p99": 100.0}}, verdict=verdict, **kw,  # type: ignore[arg-type]
-    )  # fmt: skip
+from .conftest import MS, T0, bare_step, bare_summary, make_records
 
 
 def _sla_search() -> Summary:
     """Bisection order 1 -> 64 -> 32 -> 16 -> 24; 16 passes, 24 fails (the bracket)."""
     loads = [(1, 10.0), (64, 900.0), (32, 400.0), (16, 60.0), (24, 150.0)]
-    steps = [_step(i, "concurrency", c, t) for i, (c, t) in enumerate(loads)]
+    steps = [bare_step(i, "concurrency", c, t) for i, (c, t) in enumerate(loads)]
     verdict = Verdict(mode="concurrency", sweep="sla-search", max_passing=16, bracket=[16, 24])
-    return _summary(steps, verdict)
+    return bare_summary(steps, verdict)
 
 
 def _line(ax: object, label: str) -> object:
@@ -93,13 +56,13 @@ def test_sla_search_bracket_is_marked() -> None:
     fig = figures.draw_throughput(summary)
     assert list(_line(fig.axes[0], "SLA passes (c=16)").get_xdata()) == [16.0]  # type: ignore[attr-defined]
     # a list sweep has no bracket
-    assert plots.bracket_marks(_summary(summary.steps)) == []
+    assert plots.bracket_marks(bare_summary(summary.steps)) == []
 
 
 def test_auto_sweep_probe_is_not_a_point_of_the_rate_curve() -> None:
-    probe = _step(0, "concurrency", 64, 500.0, role="probe")
-    steps = [probe, *(_step(i + 1, "rate", r, 20.0 * r) for i, r in enumerate((6.0, 2.0, 4.0)))]
-    summary = _summary(steps, Verdict(mode="rate", sweep="auto", saturation_rps=8.0))
+    probe = bare_step(0, "concurrency", 64, 500.0, role="probe")
+    steps = [probe, *(bare_step(i + 1, "rate", r, 20.0 * r) for i, r in enumerate((6.0, 2.0, 4.0)))]
+    summary = bare_summary(steps, Verdict(mode="rate", sweep="auto", saturation_rps=8.0))
     assert [x for x, _ in plots.throughput_series(summary)["throughput"]] == [2.0, 4.0, 6.0]
     assert [t for *_, t in plots.point_labels(summary, "ttft_ms", "p99")] == [
         "2 r/s", "4 r/s", "6 r/s",
@@ -112,12 +75,12 @@ def test_auto_sweep_probe_is_not_a_point_of_the_rate_curve() -> None:
 
 def test_point_labels_at_the_knee_do_not_overlap() -> None:
     # throughput flattens at the knee: c=16..64 sit within a few tokens/s of each other
-    steps = [_step(i, "concurrency", c, 10.0 * (i + 1)) for i, c in enumerate((1, 2, 4, 8))]
+    steps = [bare_step(i, "concurrency", c, 10.0 * (i + 1)) for i, c in enumerate((1, 2, 4, 8))]
     for i, c in enumerate((16, 20, 24, 28, 32, 48, 64)):
-        s = _step(4 + i, "concurrency", c, 100.0 + i)
+        s = bare_step(4 + i, "concurrency", c, 100.0 + i)
         s.throughput.output_tokens_per_s = 400.0 + i
         steps.append(s)
-    summary = _summary(steps)
+    summary = bare_summary(steps)
     fig = figures.draw_curve(summary)
     ax = fig.axes[0]
     texts = [t.get_text() for t in ax.texts]
@@ -141,8 +104,8 @@ def _records() -> list[Record]:
 
 
 def test_ttft_cdf_has_a_log_x_axis_and_itl_keeps_a_linear_one() -> None:
-    steps = [_step(0, "concurrency", 1, 20.0), _step(1, "concurrency", 64, 519.0)]
-    summary = _summary(steps)
+    steps = [bare_step(0, "concurrency", 1, 20.0), bare_step(1, "concurrency", 64, 519.0)]
+    summary = bare_summary(steps)
     fig = figures.draw_cdf(summary, samples_from_records(_records()))
     assert fig.axes[0].get_xscale() == "log"
     assert fig.axes[0].get_xlabel() == "TTFT (ms, log scale)"
@@ -150,8 +113,8 @@ def test_ttft_cdf_has_a_log_x_axis_and_itl_keeps_a_linear_one() -> None:
 
 
 def test_cdf_lines_are_in_load_order() -> None:
-    steps = [_step(0, "concurrency", 64, 519.0), _step(1, "concurrency", 1, 20.0)]
-    series = plots.cdf_series(_summary(steps), samples_from_records(_records()), "ttft_ms")
+    steps = [bare_step(0, "concurrency", 64, 519.0), bare_step(1, "concurrency", 1, 20.0)]
+    series = plots.cdf_series(bare_summary(steps), samples_from_records(_records()), "ttft_ms")
     assert list(series) == ["c=1", "c=64"]
 
 
