@@ -75,6 +75,8 @@ BASE_COLUMNS = (
     "little_predicted",
     "little_ratio",
     "little_flagged",
+    "role",
+    "metrics_profile",
 )
 
 
@@ -180,9 +182,10 @@ def _optional_fields(step: StepSummary) -> dict[str, Any]:
     return row
 
 
-def step_row(step: StepSummary) -> dict[str, Any]:
+def step_row(step: StepSummary, metrics_profile: str = "loadgen") -> dict[str, Any]:
     """Every column of one step: the fixed ones, every optional one (None where the step
-    has no value), and cost and telemetry columns only when the step has them."""
+    has no value), and cost and telemetry columns only when the step has them.
+    ``metrics_profile``: the run's (``summary.metrics_profile``), repeated on every row."""
     load, r, t, c = step.load, step.requests, step.throughput, step.client
     row: dict[str, Any] = {
         "step": step.index,
@@ -227,6 +230,8 @@ def step_row(step: StepSummary) -> dict[str, Any]:
         little_predicted=little.predicted if little else None,
         little_ratio=little.ratio if little else None,
         little_flagged=little.flagged if little else None,
+        role=step.role,
+        metrics_profile=metrics_profile,
     )
     row.update(_optional_fields(step))
     row.update({f"cost_{k}": v for k, v in (step.cost or {}).items()})
@@ -250,7 +255,7 @@ def csv_columns(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def render_steps_csv(summary: Summary) -> str:
-    rows = [step_row(s) for s in summary.steps]
+    rows = [step_row(s, summary.metrics_profile) for s in summary.steps]
     columns = csv_columns(rows)
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")

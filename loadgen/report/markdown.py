@@ -21,7 +21,6 @@ from typing import Any
 from loadgen.report import facts
 from loadgen.report.blocks import (
     FAIL,
-    METRIC_NAMES,
     PASS,
     Block,
     Figures,
@@ -35,6 +34,7 @@ from loadgen.report.blocks import (
 from loadgen.report.console import load_label
 from loadgen.report.step_doc import step_blocks
 from loadgen.summary import Summary
+from loadgen.vocab import metric_label
 
 __all__ = [
     "FAIL",
@@ -55,19 +55,19 @@ OVERVIEW_HEADER = (
     "step",
     "load",
     "ok / failed",
-    "error rate",
-    "req/s",
-    "goodput req/s",
-    "output tok/s",
-    "TTFT p50",
-    "TTFT p99",
-    "TPOT p99",
-    "ITL p99",
-    "E2E p99",
+    "error rate (%)",
+    "requests (req/s)",
+    "goodput (req/s)",
+    "output (tok/s)",
+    "TTFT p50 (ms)",
+    "TTFT p99 (ms)",
+    "TPOT p99 (ms)",
+    "ITL p99 (ms)",
+    "E2E p99 (ms)",
     "SLA",
 )
 #: The overview's column after TTFT p99 when a step has a prefix-cache hit rate.
-PREFIX_COLUMN = "prefix cache hit"
+PREFIX_COLUMN = "prefix cache hit (%)"
 
 
 def _scenario_items(summary: Summary, scenario: dict[str, Any] | None) -> tuple[str, ...]:
@@ -85,6 +85,7 @@ def _scenario_items(summary: Summary, scenario: dict[str, Any] | None) -> tuple[
             else f"{load.get('duration_s')} s"
         )
         items.append(f"per step: {length}, {load.get('warmup_requests', 0)} warm-up requests")
+    items.append(f"metrics profile: {_profile_text(summary.metrics_profile)}")
     items += facts.run_facts(summary)
     for key in ("prompt_tokens", "output_tokens") if summary.workload is None else ():
         if isinstance(work.get(key), dict):
@@ -103,12 +104,25 @@ def _scenario_items(summary: Summary, scenario: dict[str, Any] | None) -> tuple[
     return tuple(items)
 
 
+#: What each metrics profile changes, in one line (docs/metrics.md has the formulas).
+_PROFILE_NOTES = {
+    "loadgen": "loadgen's own formulas (TTFT from the send)",
+    "vllm": "vLLM's benchmark formulas (TTFT from the request's start)",
+    "aiperf": "AIPerf's formulas (TTFT from the start, ITL one value per request)",
+    "guidellm": "GuideLLM's formulas (TTFT from the start, TPOT with the first token's wait)",
+}
+
+
+def _profile_text(profile: str) -> str:
+    note = _PROFILE_NOTES.get(profile)
+    return f"{profile}: {note}" if note else profile
+
+
 def _sla_text(sla: dict[str, Any]) -> str:
     parts = []
     for metric, bounds in sla.items():
         if isinstance(bounds, dict):
-            name = METRIC_NAMES.get(metric, metric)
-            parts += [f"{name} {s} ≤ {b:g} ms" for s, b in bounds.items()]
+            parts += [f"{metric_label(metric, s)} ≤ {b:g} ms" for s, b in bounds.items()]
         elif metric == "max_error_rate" and isinstance(bounds, int | float):
             parts.append(f"error rate ≤ {pct(bounds)}")
     return "; ".join(parts) or "none stated"
@@ -168,7 +182,7 @@ def _overview(summary: Summary) -> Table:
     hits = [s.prefix_cache.hit_rate if s.prefix_cache else None for s in summary.steps]
     if all(h is None for h in hits):
         return Table(OVERVIEW_HEADER, tuple(rows))
-    at = OVERVIEW_HEADER.index("TTFT p99") + 1
+    at = OVERVIEW_HEADER.index("TTFT p99 (ms)") + 1
     header = (*OVERVIEW_HEADER[:at], PREFIX_COLUMN, *OVERVIEW_HEADER[at:])
     with_hits = [(*row[:at], pct(h, 1), *row[at:]) for row, h in zip(rows, hits, strict=True)]
     return Table(header, tuple(with_hits))
@@ -187,7 +201,7 @@ def build_document(
         Heading(f"loadgen report: {summary.name}", 1),
         Text(
             f"run {summary.run_id} · started {started:%Y-%m-%d %H:%M:%S} UTC · "
-            f"loadgen {summary.loadgen_version}",
+            f"loadgen {summary.loadgen_version} · metrics profile {summary.metrics_profile}",
             "note",
         ),
         Heading("Scenario"),

@@ -66,7 +66,7 @@ def _latency_table(step: StepSummary) -> Table:
         for metric, name in _LATENCY_ROWS
         if (d := getattr(step, metric)) is not None
     ]
-    return Table(("ms", *(stat_label(s) for s in STATS)), tuple(rows))
+    return Table(("latency (ms)", *(stat_label(s) for s in STATS)), tuple(rows))
 
 
 def _turn_table(step: StepSummary) -> Table | None:

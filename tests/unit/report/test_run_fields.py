@@ -227,7 +227,7 @@ def test_markdown_header_overview_and_step_sections(
     assert "steps run: 2 (concurrency 4; trace x0.5)" in md
     overview = next(b for b in blocks if isinstance(b, Table) and b.header[0] == "step")
     at = overview.header.index(PREFIX_COLUMN)
-    assert overview.header[at - 1] == "TTFT p99"
+    assert overview.header[at - 1] == "TTFT p99 (ms)"
     assert [row[at] for row in overview.rows] == ["62.5%", "–"]
     assert [row[1] for row in overview.rows] == ["concurrency 4", "trace x0.5"]
     assert "- 20 ok, 0 failed, 0 warm-up, 2 ramp-up over" in md
@@ -275,7 +275,7 @@ def test_reports_on_disk(tmp_path: Path, rich_data: tuple[Summary, list[Record]]
     md = (out / "report.md").read_text()
     assert "![turns](plots/ttft_by_turn.png)" in md
     page = (out / "report.html").read_text()
-    assert "<th>prefix cache hit</th>" in page
+    assert "<th>prefix cache hit (%)</th>" in page
     assert "<td class=t>TTFT answer</td>" in page
     assert "<th>TTFT by turn (ms)</th>" in page
     assert "prompt lengths: approximate (a words-per-token guess" in page
