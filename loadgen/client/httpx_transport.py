@@ -3,7 +3,9 @@
 Slower than h1 and aiohttp for many HTTP/1.1 streams (docs/performance.md),
 so it is used only where HTTP/2 is wanted. Pool limits are the run's largest
 concurrency and every httpx timeout but connect is off (httpx's defaults, 100
-connections and 5 s, would cap or kill a long sweep).
+connections and 5 s, would cap or kill a long sweep). The HTTP versions the
+server actually answered in (``HTTP/2``, or ``HTTP/1.1`` when it did not
+negotiate h2) are kept in :attr:`HttpxTransport.http_versions`.
 
 Imports: httpx, loadgen.clock, loadgen.client.transport.
 """
@@ -62,6 +64,8 @@ class _HttpxResponse:
 
 class HttpxTransport:
     read_lag: ReadLag | None = None  # stamps taken as the loop reads: no lag to see
+    #: the protocols responses came in, as httpx names them (``HTTP/2``, ``HTTP/1.1``)
+    http_versions: set[str]
 
     def __init__(
         self,
@@ -71,6 +75,7 @@ class HttpxTransport:
         http2: bool = True,
         tls: TlsOptions | None = None,
     ) -> None:
+        self.http_versions = set()
         alpn = ["h2", "http/1.1"] if http2 else ["http/1.1"]
         self._client = httpx.AsyncClient(
             verify=(tls or TlsOptions()).context(alpn=alpn),
@@ -99,6 +104,7 @@ class HttpxTransport:
             raise TransportError("disconnected", describe(exc)) from None
         except httpx.HTTPError as exc:
             raise TransportError("protocol_error", describe(exc)) from None
+        self.http_versions.add(resp.http_version)
         try:
             yield _HttpxResponse(resp)
         finally:

@@ -2,7 +2,8 @@
 
 Owns :func:`load_label` (how every output names a load point),
 :func:`format_run_header` (what the run sends, printed once before its
-steps) and :func:`format_step` (printed after each step).
+steps), :func:`format_step` (printed after each step, its warnings apart for
+stderr) and :func:`format_verdict` (the run's last lines).
 
 Imports: loadgen.summary, loadgen.report.facts (outputs see only the summary).
 """
@@ -12,7 +13,13 @@ from __future__ import annotations
 from loadgen.report import facts
 from loadgen.summary import Distribution, StepSummary, Summary
 
-__all__ = ["format_run_header", "format_step", "load_label"]
+__all__ = [
+    "format_run_header",
+    "format_step",
+    "format_verdict",
+    "load_label",
+    "step_warning_lines",
+]
 
 
 def load_label(step: StepSummary) -> str:
@@ -73,12 +80,32 @@ def _notes(step: StepSummary, prompt_length_source: str | None) -> list[str]:
     return [f"  {line}" for line in out]
 
 
-def format_step(step: StepSummary, prompt_length_source: str | None = None) -> str:
-    """A readable block: counts, throughput, latency table, SLA and warnings.
+def step_warning_lines(step: StepSummary) -> list[str]:
+    """The step's ``  warning: ...`` lines (the runner prints them to stderr)."""
+    lines = [f"  warning: {w}" for w in [*step.client.warnings, *facts.step_warnings(step)]]
+    if step.little is not None and step.little.flagged:
+        lines.append(
+            f"  warning: Little's law off: {step.little.mean_in_flight:.1f} in flight sampled"
+            f" vs {step.little.predicted:.1f} from throughput x latency"
+        )
+    return lines
+
+
+def format_verdict(summary: Summary, out_dir: object) -> str:
+    """The run's last two lines: the verdict and where the results are."""
+    text = summary.verdict.text if summary.verdict is not None else "no step ran"
+    return f"verdict: {text}\nresults: {out_dir}"
+
+
+def format_step(
+    step: StepSummary, prompt_length_source: str | None = None, *, warnings: bool = True
+) -> str:
+    """A readable block: counts, throughput, latency table, SLA and (unless told) warnings.
 
     ``prompt_length_source`` (the run's ``Summary.prompt_length_source``):
     with ``approximate`` the planned-vs-server prompt line is printed whenever
     the server counted prompts; otherwise only when a request is beyond tolerance.
+    ``warnings=False`` leaves out :func:`step_warning_lines` (printed apart, to stderr).
     """
     r, t = step.requests, step.throughput
     lines = [
@@ -107,10 +134,6 @@ def format_step(step: StepSummary, prompt_length_source: str | None = None) -> s
             for c in step.sla.checks
         ]
         lines.append(f"  SLA {verdict}: " + "; ".join(parts))
-    lines.extend(f"  warning: {w}" for w in [*step.client.warnings, *facts.step_warnings(step)])
-    if step.little is not None and step.little.flagged:
-        lines.append(
-            f"  warning: Little's law off: {step.little.mean_in_flight:.1f} in flight sampled"
-            f" vs {step.little.predicted:.1f} from throughput x latency"
-        )
+    if warnings:
+        lines.extend(step_warning_lines(step))
     return "\n".join(lines)

@@ -1,8 +1,10 @@
 """Live progress of a run on a terminal (rich), silent otherwise.
 
-Shows the current step, requests done / total, elapsed time, live req/s,
-output tok/s and TTFT p50 so far. Rendering runs in rich's refresh thread at
-4 Hz; the event loop only bumps counters.
+Shows the current step (i of N where the sweep knows N), requests done /
+total, time left where known (a timed step's end, or the requests left at
+the live rate), live req/s and TTFT p50 so far, in one line of at most
+:data:`WIDTH` columns. Rendering runs in rich's refresh thread at 4 Hz; the
+event loop only bumps counters.
 
 Imports: rich (lazily), loadgen.clock, loadgen.records.
 """
@@ -18,13 +20,17 @@ from typing import Any
 from loadgen.clock import NS_PER_MS, NS_PER_S, now_ns
 from loadgen.records import Record
 
-__all__ = ["Progress"]
+__all__ = ["WIDTH", "Progress"]
+
+#: the progress line is cut to this many columns
+WIDTH = 80
 
 
 @dataclass(slots=True)
 class _State:
     label: str = ""
     total: int | None = None
+    duration_s: float | None = None
     done: int = 0
     failed: int = 0
     tokens: int = 0
@@ -40,8 +46,9 @@ class Progress:
         self._state = _State()
         self._live: Any = None
 
-    def start_step(self, label: str, total: int | None) -> None:
-        self._state = _State(label=label, total=total, started_ns=now_ns())
+    def start_step(self, label: str, total: int | None, duration_s: float | None = None) -> None:
+        """``label`` such as ``step 2/7 c=4``; ``total`` requests or ``duration_s`` when known."""
+        self._state = _State(label=label, total=total, duration_s=duration_s, started_ns=now_ns())
         if self.enabled and self._live is None:
             from rich.live import Live
 
@@ -63,6 +70,13 @@ class Progress:
         else:
             print(text, flush=True)
 
+    def warn(self, text: str) -> None:
+        """A warning or error line: on stderr (above the live line, while one is shown)."""
+        if self._live is not None:
+            self._live.console.print(text, markup=False, highlight=False, style="yellow")
+        else:
+            print(text, file=sys.stderr, flush=True)
+
     def stop(self) -> None:
         if self._live is not None:
             self._live.stop()
@@ -72,13 +86,26 @@ class Progress:
         s = self._state
         elapsed = max((now_ns() - s.started_ns) / NS_PER_S, 1e-9)
         total = f"/{s.total}" if s.total else ""
-        p50 = f"{statistics.median(s.ttft_ms):.1f} ms" if s.ttft_ms else "-"
-        return (
-            f"{s.label} · {s.done}{total} requests ({s.failed} failed) · {elapsed:.0f} s · "
-            f"{s.done / elapsed:.1f} req/s · {s.tokens / elapsed:,.0f} tok/s · TTFT p50 {p50}"
+        rate = s.done / elapsed
+        left = _time_left(s, elapsed, rate)
+        p50 = f"{statistics.median(s.ttft_ms):.0f} ms" if s.ttft_ms else "-"
+        text = (
+            f"{s.label} · {s.done}{total} req, {s.failed} failed · {elapsed:.0f} s"
+            + (f", {left:.0f} s left" if left is not None else "")
+            + f" · {rate:.1f} req/s · TTFT p50 {p50}"
         )
+        return text[:WIDTH]
 
     def __rich__(self) -> Any:
         from rich.text import Text
 
         return Text(self.line())
+
+
+def _time_left(s: _State, elapsed: float, rate: float) -> float | None:
+    """Seconds until the step ends: its duration, or the requests left at the live rate."""
+    if s.duration_s is not None:
+        return max(s.duration_s - elapsed, 0.0)
+    if s.total and rate > 0:
+        return max(s.total - s.done, 0) / rate
+    return None

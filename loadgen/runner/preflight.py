@@ -4,7 +4,7 @@ Control-plane calls go through httpx (never the load path's session). A
 server that is down is not an error here (the run records what happens); the
 caller decides whether to wait for it (``target.wait_for_health_s``).
 
-Imports: httpx, loadgen.clock, loadgen.client.transport (TLS options).
+Imports: httpx, loadgen.clock, loadgen.errors, loadgen.client.transport (TLS options).
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ import httpx
 
 from loadgen.client.transport import TlsOptions
 from loadgen.clock import NS_PER_S, block_for, now_ns
+from loadgen.errors import TargetError
 
-__all__ = ["Preflight", "check_target"]
+__all__ = ["Preflight", "check_target", "pick_model"]
 
 
 @dataclass(slots=True)
@@ -55,7 +56,7 @@ def check_target(
             out.warnings.append(f"{base}/health did not answer 200; the run goes on regardless")
         if api.startswith("openai"):
             out.models = _models(client, base)
-    if out.models is not None and model not in out.models:
+    if out.models is not None and model != "auto" and model not in out.models:
         served = ", ".join(out.models[:5]) or "none"
         out.warnings.append(f"model {model!r} is not among the served models ({served})")
     return out
@@ -69,3 +70,17 @@ def _models(client: httpx.Client, base: str) -> list[str] | None:
         return [str(m.get("id")) for m in resp.json().get("data", []) if isinstance(m, dict)]
     except (httpx.HTTPError, ValueError, AttributeError):
         return None
+
+
+def pick_model(models: object, url: str) -> str:
+    """``target.model: auto``: the one model the server lists, or a TargetError saying why not."""
+    where = f"{url.rstrip('/')}/v1/models"
+    if not isinstance(models, list):
+        msg = f"target.model auto: {where} did not list the served models; name the model"
+        raise TargetError(msg)
+    if len(models) != 1:
+        listed = ", ".join(str(m) for m in models[:10]) or "none"
+        which = "no model" if not models else f"{len(models)} models"
+        msg = f"target.model auto: {where} lists {which} ({listed}); name one in target.model"
+        raise TargetError(msg)
+    return str(models[0])

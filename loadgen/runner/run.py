@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import gc
 import os
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -28,11 +29,17 @@ from loadgen.client import (
     make_transport,
     transport_kind,
 )
-from loadgen.clock import anchor, now_ns
+from loadgen.clock import NS_PER_S, anchor, now_ns
+from loadgen.errors import OutputError
 from loadgen.metrics import step_cost, summarize_step
 from loadgen.metrics.profiles import PROFILES
 from loadgen.records import Record, RecordWriter
-from loadgen.report.console import format_run_header, format_step
+from loadgen.report.console import (
+    format_run_header,
+    format_step,
+    load_label,
+    step_warning_lines,
+)
 from loadgen.report.files import write_resolved_scenario, write_summary
 from loadgen.report.progress import Progress
 from loadgen.runner.cache import prefix_cache_delta, scrape_prefix_cache
@@ -45,10 +52,12 @@ from loadgen.runner.drivers import (
     run_jobs,
     send_each,
 )
+from loadgen.runner.hints import TargetFacts, error_lines
 from loadgen.runner.monitor import LoopMonitor
+from loadgen.runner.preflight import pick_model
 from loadgen.runner.sessions import SessionRunner
 from loadgen.runner.sweep import Point, make_sweep, verdict
-from loadgen.runner.target import MockServer
+from loadgen.runner.target import MockServer, mock_args
 from loadgen.scenario.models import ConcurrencyLoad, LoadSpec, RateLoad, Scenario, TraceLoad
 from loadgen.summary import LoadPoint, StepSummary, Summary
 
@@ -75,8 +84,12 @@ class RunOptions:
 
 
 def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
-    """Run every step; return the summary (also written to ``out_dir``)."""
-    opts.out_dir.mkdir(parents=True, exist_ok=True)
+    """Run every step; return the summary (also written to ``out_dir``).
+
+    Warnings and each step's errors (with hints) go to stderr; the step
+    tables to stdout unless ``quiet``.
+    """
+    _prepare_out_dir(opts.out_dir)
     write_resolved_scenario(scenario, opts.out_dir / "scenario.yaml")
     records_path = opts.out_dir / "records.jsonl"
     records_path.unlink(missing_ok=True)
@@ -86,9 +99,7 @@ def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
     with contextlib.ExitStack() as stack:
         url = scenario.target.url
         if url == "mock":
-            args = list(scenario.target.mock.args)
-            if scenario.target.mock.profile:
-                args += ["--profile", scenario.target.mock.profile]
+            args = mock_args(scenario.target)
             url = stack.enter_context(MockServer(args, opts.out_dir / "mock.log"))
         a = anchor()
         summary = Summary(
@@ -104,7 +115,12 @@ def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
         )
         writer = stack.enter_context(contextlib.closing(RecordWriter(records_path)))
         progress = Progress(enabled=False if opts.quiet else opts.progress)
-        summary.target_check = _preflight(scenario, url, opts.quiet)
+        summary.target_check = _preflight(scenario, url)
+        if scenario.target.model == "auto":
+            model = pick_model(summary.target_check.get("models"), url)
+            target = scenario.target.model_copy(update={"model": model})
+            scenario = scenario.model_copy(update={"target": target})
+            summary.model = model
         calibration = _calibrate(scenario, url)
         if calibration is not None:
             workload = Workload.prepare(
@@ -126,16 +142,34 @@ def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
     return summary
 
 
-def _preflight(sc: Scenario, url: str, quiet: bool) -> dict[str, object]:
+def _prepare_out_dir(out: Path) -> None:
+    """Make ``out`` and check it takes files: an OutputError (exit 2) otherwise."""
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"results directory {out}: exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".loadgen-write-check"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise OutputError(f"results directory {out}: cannot write there: {reason}") from None
+
+
+def warn(text: str) -> None:
+    """One warning or error line, on stderr."""
+    print(text, file=sys.stderr, flush=True)
+
+
+def _preflight(sc: Scenario, url: str) -> dict[str, object]:
     from loadgen.runner.preflight import check_target
 
     t = sc.target
     check = check_target(
         url, t.model, t.api, _target_headers(sc), t.wait_for_health_s, _tls_options(sc)
     )
-    if not quiet:
-        for warning in check.warnings:
-            print(f"warning: {warning}", flush=True)
+    for warning in check.warnings:
+        warn(f"warning: {warning}")
     return {"healthy": check.healthy, "models": check.models, "warnings": check.warnings}
 
 
@@ -240,6 +274,17 @@ class _Session:
         self.writer = writer
         self.progress = progress
         self.telemetry = telemetry
+        listed = summary.target_check.get("models") if summary.target_check else None
+        self.facts = TargetFacts(
+            url=url if scenario.target.url == "mock" else scenario.target.url,
+            model=scenario.target.model,
+            models=[str(m) for m in listed] if isinstance(listed, list) else None,
+        )
+        self.step_errors: list[str] = []  # the last step's error lines (hints.error_lines)
+        #: a list sweep knows its number of steps; auto and sla-search do not
+        self.steps_planned = (
+            len(scenario.load.points) if getattr(scenario.load, "sweep", "list") == "list" else None
+        )
 
     async def run(self) -> None:
         sc = self.scenario
@@ -277,8 +322,9 @@ class _Session:
                 self.summary.steps.append(step)
                 self.summary.verdict = verdict(sweep)
                 write_summary(self.summary, self.opts.out_dir / "summary.json")
-                if not self.opts.quiet:
-                    self.progress.print(format_step(step, self.summary.prompt_length_source))
+                self._print_step(step)
+                if index == 1:
+                    self._check_protocol(transport)
                 if step.interrupted:
                     self.summary.interrupted = True
                     write_summary(self.summary, self.opts.out_dir / "summary.json")
@@ -286,6 +332,32 @@ class _Session:
         finally:
             self.writer.flush()
             await transport.aclose()
+
+    def _print_step(self, step: StepSummary) -> None:
+        """The step's table on stdout; its warnings and errors (with hints) on stderr."""
+        quiet = self.opts.quiet
+        if not quiet:
+            self.progress.print(
+                format_step(step, self.summary.prompt_length_source, warnings=False)
+            )
+        problems = [*step_warning_lines(step), *self.step_errors]
+        if problems and quiet:
+            problems.insert(0, f"step {step.index} · {load_label(step)}")
+        for line in problems:
+            self.progress.warn(line)
+
+    def _check_protocol(self, transport: object) -> None:
+        """``target.http2``: record the HTTP version the server answered in; warn on HTTP/1.1."""
+        versions = getattr(transport, "http_versions", None)
+        if not self.scenario.target.http2 or not versions:
+            return
+        if self.summary.target_check is not None:
+            self.summary.target_check["http_versions"] = sorted(versions)
+        if "HTTP/2" not in versions:
+            self.progress.warn(
+                "warning: target.http2 is set but the server answered in "
+                f"{', '.join(sorted(versions))}: the numbers are HTTP/1.1's"
+            )
 
     async def run_step(self, requester: Requester, index: int, at: Point) -> StepSummary:
         sc = self.scenario
@@ -314,7 +386,9 @@ class _Session:
                 if plan.closed
                 else sum(1 for s in plan.open_requests if not (s.warmup or s.ramp))
             )
-        self.progress.start_step(f"step {index} ({lp.mode} {at.value:g})", n)
+        of = f"/{self.steps_planned}" if self.steps_planned else ""
+        duration = plan.duration_ns / NS_PER_S if plan.duration_ns else None
+        self.progress.start_step(f"[{index + 1}{of}] {lp.mode} {at.value:g}", n, duration)
         read_lag = requester.transport.read_lag
         if read_lag is not None:
             read_lag.take()  # what came before this step is not its own
@@ -358,6 +432,7 @@ class _Session:
             prompt_tolerance=sc.workload.prompt_tolerance,
         )
         step.role = at.role
+        self.step_errors = error_lines(records, self.facts)
         cache = prefix_cache_delta(cache_before, self._scrape_cache())
         if cache is not None and (self._shares_prefixes or (cache.hits_tokens or 0) > 0):
             step.prefix_cache = cache  # a run of unique prompts shows it only if something hit

@@ -1,0 +1,101 @@
+"""What went wrong in a step, said on the terminal: errors by kind, one example, a hint.
+
+A failed request is a record (``error_kind``, ``error_detail``); this module
+turns a step's failed records into a few lines for stderr, with a hint where
+the cause is known (nothing listening at the URL, a URL ending in ``/v1``,
+a model the server does not serve, an https certificate nobody vouched for).
+
+Pure functions: no I/O. Imports: loadgen.records, loadgen.summary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from loadgen.records import Record
+from loadgen.summary import Summary
+
+__all__ = ["TargetFacts", "error_lines", "hint", "unusable_reason"]
+
+#: an example detail is cut to this many characters
+DETAIL_CHARS = 90
+
+
+@dataclass(slots=True, frozen=True)
+class TargetFacts:
+    """What the hints need to know about the target."""
+
+    url: str  # as the scenario gives it (not the built-in mock's port)
+    model: str
+    models: list[str] | None = None  # what /v1/models listed, None when it did not answer
+
+
+def hint(kind: str, detail: str, target: TargetFacts) -> str | None:
+    """The likely cause of ``kind`` and what to change, or None when no cause is known."""
+    text = detail.lower()
+    if "certificate_verify_failed" in text or "certificate verify failed" in text:
+        return (
+            "the server's certificate is not trusted: give its CA as target.tls.ca_file "
+            "(or target.tls.verify: false)"
+        )
+    if kind == "connect_error":
+        return f"is the server running at {target.url}?"
+    if kind == "connect_timeout":
+        return f"nothing answered at {target.url} within target.timeouts_s.connect"
+    if kind.startswith("http_"):
+        path = urlsplit(target.url).path.rstrip("/")
+        if kind == "http_404" and path.endswith("/v1"):
+            return f"target.url ends in /v1 and loadgen adds /v1/...: drop /v1 ({target.url})"
+        if target.models is not None and target.model not in target.models:
+            served = ", ".join(target.models[:5]) or "none"
+            return f"model {target.model!r} is not served; the server lists: {served}"
+        if kind in ("http_401", "http_403"):
+            return "the server wants credentials: set target.api_key_env"
+        if kind == "http_404":
+            return "the server has no such endpoint: check target.url and target.api"
+    if kind == "first_token_timeout":
+        return "no first token in time: raise target.timeouts_s.first_token or lower the load"
+    return None
+
+
+def error_lines(records: Iterable[Record], target: TargetFacts) -> list[str]:
+    """``errors: N kind: example`` per kind, most frequent first, each with its hint."""
+    counts: dict[str, int] = {}
+    examples: dict[str, str] = {}
+    for r in records:
+        if r.ok or r.error_kind in (None, "cancelled"):
+            continue
+        kind = r.error_kind or "unknown"
+        counts[kind] = counts.get(kind, 0) + 1
+        examples.setdefault(kind, r.error_detail or "")
+    lines: list[str] = []
+    for kind, n in sorted(counts.items(), key=lambda kv: -kv[1]):
+        example = " ".join(examples[kind].split())
+        if len(example) > DETAIL_CHARS:
+            example = example[: DETAIL_CHARS - 3] + "..."
+        lines.append(f"  errors: {n} {kind}" + (f": {example}" if example else ""))
+        if (h := hint(kind, examples[kind], target)) is not None:
+            lines.append(f"    hint: {h}")
+    return lines
+
+
+def unusable_reason(summary: Summary) -> str | None:
+    """Why the target was unusable, or None when a request succeeded (or none was measured)."""
+    steps = [s for s in summary.steps if not s.interrupted]
+    if not steps or summary.interrupted:
+        return None
+    if any(s.requests.ok > 0 for s in summary.steps):
+        return None
+    counts: dict[str, int] = {}
+    for s in steps:
+        for kind, n in s.requests.errors.items():
+            counts[kind] = counts.get(kind, 0) + n
+    if not counts:
+        return None
+    kinds = ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    return (
+        f"target unusable: no request succeeded at {summary.target_url} ({kinds}); "
+        "the errors and hints are above"
+    )

@@ -1,0 +1,193 @@
+"""What the terminal says: errors by kind with an example and a hint, progress, the verdict.
+
+Pure functions only; tests/integration/test_terminal.py runs the same through
+the CLI against small failing servers.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from loadgen.clock import NS_PER_S
+from loadgen.errors import TargetError
+from loadgen.records import Record
+from loadgen.report.console import format_step, format_verdict, step_warning_lines
+from loadgen.report.progress import WIDTH, Progress
+from loadgen.runner.hints import TargetFacts, error_lines, hint, unusable_reason
+from loadgen.runner.preflight import pick_model
+from loadgen.summary import (
+    ClientHealth,
+    LoadPoint,
+    RequestCounts,
+    StepSummary,
+    Summary,
+    Verdict,
+)
+
+URL = "http://127.0.0.1:9"
+
+
+def failed(kind: str, detail: str, i: int = 0) -> Record:
+    return Record(
+        step=0,
+        id=i,
+        warmup=False,
+        request_id=f"r{i}",
+        prompt_tokens_requested=8,
+        max_tokens=8,
+        error_kind=kind,
+        error_detail=detail,
+    )
+
+
+def test_errors_by_kind_most_frequent_first_with_one_example_and_a_hint() -> None:
+    records = [
+        failed("connect_error", f"Connect call failed ('127.0.0.1', 9) #{i}", i) for i in range(3)
+    ]
+    records.append(failed("http_500", "boom"))
+    records.append(failed("cancelled", "interrupted"))  # never counted as an error
+    lines = error_lines(records, TargetFacts(URL, "m"))
+    assert lines == [
+        "  errors: 3 connect_error: Connect call failed ('127.0.0.1', 9) #0",
+        f"    hint: is the server running at {URL}?",
+        "  errors: 1 http_500: boom",
+    ]
+
+
+def test_a_long_detail_is_cut_to_one_line() -> None:
+    lines = error_lines([failed("protocol_error", "x\n" * 200)], TargetFacts(URL, "m"))
+    assert len(lines) == 1 and "\n" not in lines[0] and lines[0].endswith("...")
+    assert len(lines[0]) < 120
+
+
+@pytest.mark.parametrize(
+    ("kind", "detail", "facts", "expected"),
+    [
+        ("connect_error", "refused", TargetFacts(URL, "m"), f"is the server running at {URL}?"),
+        (
+            "http_404",
+            "",
+            TargetFacts("http://h:8000/v1", "m"),
+            "target.url ends in /v1 and loadgen adds /v1/...: drop /v1",
+        ),
+        (
+            "http_404",
+            "",
+            TargetFacts("http://h:8000/v1/", "m", ["m"]),
+            "drop /v1",
+        ),
+        (
+            "http_404",
+            "model not found",
+            TargetFacts(URL, "llama", ["qwen-7b", "mistral"]),
+            "model 'llama' is not served; the server lists: qwen-7b, mistral",
+        ),
+        (
+            "http_400",
+            "",
+            TargetFacts(URL, "llama", []),
+            "model 'llama' is not served; the server lists: none",
+        ),
+        (
+            "connect_error",
+            "TLS: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed",
+            TargetFacts("https://h", "m"),
+            "give its CA as target.tls.ca_file",
+        ),
+        ("http_401", "", TargetFacts(URL, "m", ["m"]), "set target.api_key_env"),
+        ("first_token_timeout", "", TargetFacts(URL, "m"), "target.timeouts_s.first_token"),
+    ],
+)
+def test_hints(kind: str, detail: str, facts: TargetFacts, expected: str) -> None:
+    text = hint(kind, detail, facts)
+    assert text is not None and expected in text
+
+
+def test_no_hint_where_no_cause_is_known() -> None:
+    assert hint("http_500", "oops", TargetFacts(URL, "m", ["m"])) is None
+    assert hint("http_404", "", TargetFacts("http://h/v1x", "m", ["m"])) is not None  # generic
+
+
+def step(index: int, ok: int, errors: dict[str, int], *, interrupted: bool = False) -> StepSummary:
+    return StepSummary(
+        index=index,
+        load=LoadPoint(mode="concurrency", concurrency=1),
+        requests=RequestCounts(total=ok + sum(errors.values()), ok=ok, errors=errors),
+        interrupted=interrupted,
+    )
+
+
+def summary(*steps: StepSummary) -> Summary:
+    return Summary(
+        loadgen_version="0",
+        name="t",
+        run_id="r",
+        target_url=URL,
+        api="openai-chat",
+        model="m",
+        clock_anchor={},
+        steps=list(steps),
+    )
+
+
+def test_a_run_with_no_success_is_unusable() -> None:
+    reason = unusable_reason(summary(step(0, 0, {"connect_error": 4}), step(1, 0, {"http_404": 2})))
+    assert reason is not None
+    assert reason.startswith(f"target unusable: no request succeeded at {URL}")
+    assert "4 connect_error, 2 http_404" in reason
+
+
+def test_one_success_or_an_interruption_is_not_unusable() -> None:
+    assert unusable_reason(summary(step(0, 1, {"connect_error": 4}))) is None
+    assert unusable_reason(summary()) is None
+    cut = summary(step(0, 0, {"connect_error": 4}, interrupted=True))
+    assert unusable_reason(cut) is None
+
+
+def test_model_auto_takes_the_only_listed_model() -> None:
+    assert pick_model(["qwen"], URL) == "qwen"
+    with pytest.raises(TargetError, match=r"lists 2 models \(a, b\); name one in target.model"):
+        pick_model(["a", "b"], URL)
+    with pytest.raises(TargetError, match=r"lists no model \(none\)"):
+        pick_model([], URL)
+    with pytest.raises(TargetError, match="did not list the served models"):
+        pick_model(None, URL)
+
+
+def test_progress_shows_step_i_of_n_and_time_left_within_80_columns() -> None:
+    p = Progress(enabled=False)
+    p.start_step("[3/7] concurrency 16", None, duration_s=30.0)
+    line = p.line()
+    assert line.startswith("[3/7] concurrency 16 · 0 req")
+    assert "s left" in line and len(line) <= WIDTH
+    p.start_step("[2/2] rate 1000", 400)
+    p._state.started_ns -= 2 * NS_PER_S  # two seconds in, 100 done
+    for i in range(100):
+        p.record(failed("http_500", "", i))
+    line = p.line()
+    assert "100/400 req, 100 failed" in line
+    assert ", 6 s left" in line  # 300 left at 50 req/s
+    assert len(line) <= WIDTH
+
+
+def test_progress_never_exceeds_80_columns() -> None:
+    p = Progress(enabled=False)
+    p.start_step("[12/12] trace 0.000125 (a very long label for a load point)", 10**9)
+    assert len(p.line()) <= WIDTH
+
+
+def test_step_warnings_are_apart_from_the_table() -> None:
+    s = step(0, 1, {})
+    s.client = ClientHealth(warnings=["loop lag p99 9 ms"])
+    assert step_warning_lines(s) == ["  warning: loop lag p99 9 ms"]
+    assert "warning" not in format_step(s, warnings=False)
+    assert "  warning: loop lag p99 9 ms" in format_step(s)
+
+
+def test_the_verdict_and_the_results_path_are_the_last_lines() -> None:
+    s = summary(step(0, 1, {}))
+    s.verdict = Verdict(mode="concurrency", text="max concurrency meeting the SLA: 1")
+    assert format_verdict(s, "results/x") == (
+        "verdict: max concurrency meeting the SLA: 1\nresults: results/x"
+    )
+    assert format_verdict(summary(), "r").startswith("verdict: no step ran")
