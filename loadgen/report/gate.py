@@ -212,10 +212,15 @@ def _significance(
     resamples: int,
 ) -> tuple[float, float] | None:
     metric, _, stat = gate.path.partition(".")
-    if metric not in SAMPLED_METRICS or stat not in BOOTSTRAP_STATS or None in samples:
+    base_samples, new_samples = samples
+    if metric not in SAMPLED_METRICS or stat not in BOOTSTRAP_STATS:
         return None
-    a = samples[0].step(steps[0].index).values(metric) if samples[0] else []
-    b = samples[1].step(steps[1].index).values(metric) if samples[1] else []
+    if base_samples is None or new_samples is None:
+        return None
+    if base_samples.profile != new_samples.profile:
+        return None  # values made by different formulas (--allow-profile-mismatch)
+    a = base_samples.step(steps[0].index).values(metric)
+    b = new_samples.step(steps[1].index).values(metric)
     if len(a) < 2 or len(b) < 2:
         return None
     lo, hi = bootstrap_diff(a, b, stat, resamples=resamples, seed=seed)

@@ -8,8 +8,9 @@ the workload), the verdict, an overview table (a prefix-cache column when a
 step has a hit rate), the plots, and each step's section
 (:func:`loadgen.report.step_doc.step_blocks`).
 
-Imports: the standard library, loadgen.summary, loadgen.report.blocks,
-loadgen.report.console, loadgen.report.facts, loadgen.report.step_doc.
+Imports: the standard library, loadgen.summary, loadgen.vocab, loadgen.report.blocks,
+loadgen.report.console, loadgen.report.facts, loadgen.report.plots (step order),
+loadgen.report.step_doc.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from loadgen.report.blocks import (
     pct,
 )
 from loadgen.report.console import load_label
+from loadgen.report.plots import curve_steps
 from loadgen.report.step_doc import step_blocks
 from loadgen.summary import Summary
 from loadgen.vocab import metric_label
@@ -160,11 +162,15 @@ def _verdict_blocks(summary: Summary) -> list[Block]:
 
 
 def _overview(summary: Summary) -> Table:
-    """:data:`OVERVIEW_HEADER`, with a prefix-cache column after TTFT p99 when a step has one."""
+    """:data:`OVERVIEW_HEADER`, with a prefix-cache column after TTFT p99 when a step has one.
+
+    Rows in load order (an sla-search runs 1, 64, 32, 16, ...), an ``auto`` sweep's probe
+    first; the step column keeps the run order."""
+    steps = [s for s in summary.steps if s.role == "probe"] + curve_steps(summary)
     rows: list[tuple[str, ...]] = [
         (
             str(s.index),
-            load_label(s),
+            ("probe: " if s.role == "probe" else "") + load_label(s),
             f"{s.requests.ok} / {s.requests.failed}",
             pct(s.requests.error_rate),
             num(s.throughput.requests_per_s),
@@ -177,9 +183,9 @@ def _overview(summary: Summary) -> Table:
             num(s.e2e_ms.p99),
             (PASS if s.sla.passed else FAIL) if s.sla.checks else "–",
         )
-        for s in summary.steps
+        for s in steps
     ]
-    hits = [s.prefix_cache.hit_rate if s.prefix_cache else None for s in summary.steps]
+    hits = [s.prefix_cache.hit_rate if s.prefix_cache else None for s in steps]
     if all(h is None for h in hits):
         return Table(OVERVIEW_HEADER, tuple(rows))
     at = OVERVIEW_HEADER.index("TTFT p99 (ms)") + 1

@@ -14,6 +14,7 @@ from loadgen.cli import main
 from loadgen.errors import ScenarioError
 from loadgen.records import Record
 from loadgen.report import compare as cmp
+from loadgen.report.blocks import Table
 from loadgen.report.gate import parse_gate
 from loadgen.report.samples import read_run_samples
 from loadgen.summary import Summary
@@ -117,3 +118,29 @@ def test_the_bootstrap_resamples_the_profiles_values(
     assert len(per_request.step(0).itl_ms) == 20 and len(loadgen.step(0).itl_ms) == 80
     results = cmp.run_gates([parse_gate("ttft_ms.p99 > +10%")], runs)
     assert results and all(r.ci is not None for r in results if r.change is not None)
+
+
+def test_runs_allowed_across_profiles_are_not_bootstrapped(
+    make_run: Callable[..., Path], run_data: tuple[Summary, list[Record]]
+) -> None:
+    a, b = _profiled(make_run, run_data, ("loadgen", "vllm"))
+    runs = cmp.load_runs([a, b], allow_profile_mismatch=True)
+    results = cmp.run_gates([parse_gate("ttft_ms.p99 > +1%")], runs)
+    changed = [r for r in results if r.change is not None]
+    assert changed and all(r.ci is None and r.significant is None for r in changed)
+
+
+def test_the_overview_lists_steps_in_load_order() -> None:
+    from loadgen.report.markdown import build_document
+
+    from .conftest import bare_step
+
+    probe = bare_step(0, "concurrency", 64, 500.0, role="probe")
+    steps = [probe, *(bare_step(i + 1, "rate", r, 10.0) for i, r in enumerate((6.0, 2.0, 4.0)))]
+    overview = next(b for b in build_document(bare_summary(steps)) if isinstance(b, Table))
+    assert [row[:2] for row in overview.rows] == [
+        ("0", "probe: concurrency 64"),
+        ("2", "rate 2 req/s (poisson)"),
+        ("3", "rate 4 req/s (poisson)"),
+        ("1", "rate 6 req/s (poisson)"),
+    ]
