@@ -1,8 +1,19 @@
 """The command line: thin commands over the library.
 
-Bad input of any kind is one line on stderr and exit 2; a run that completed
-exits 0 whatever the server did, 1 with ``--fail-on-sla`` when a step missed
-its SLA, 130 when interrupted (a partial report is still written).
+Exit codes (README.md lists the same):
+
+    0    the run completed, whatever the server did (failures are data)
+    1    --fail-on-sla: a step missed its SLA (the bound is named);
+         --strict: a step is inconclusive; compare --fail-if: a regression;
+         the target could not be set up (the built-in mock did not start)
+    2    bad input: scenario file, flag, results directory (one line on stderr)
+    3    target unusable: the run completed and no request succeeded
+    130  interrupted (a partial report is still written)
+
+Every failure is a :class:`loadgen.errors.LoadgenError`; :func:`main` maps
+its class to a code in one place (:data:`EXIT_CODES`). Warnings and errors
+go to stderr; a run's last lines on stdout are its verdict and results path,
+with ``-q`` too.
 
 Imports: click, loadgen.* (heavy modules lazily, so ``--help`` is fast).
 """
@@ -15,22 +26,84 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from loadgen.errors import LoadgenError, ScenarioError, TargetError
+from loadgen.errors import (
+    Inconclusive,
+    LoadgenError,
+    OutputError,
+    Regression,
+    ScenarioError,
+    SlaMissed,
+    TargetError,
+    TargetUnusable,
+)
 
 if TYPE_CHECKING:
     from loadgen.scenario.load import Overrides
+    from loadgen.summary import Summary
 
-__all__ = ["cli", "main"]
+__all__ = ["EXIT_CODES", "cli", "exit_code", "main"]
 
 EXIT_SLA_MISSED = 1
 EXIT_BAD_INPUT = 2
+EXIT_TARGET_UNUSABLE = 3
 EXIT_INTERRUPTED = 130
+
+#: The one table of error class -> exit code (most specific class first wins).
+EXIT_CODES: dict[type[LoadgenError], int] = {
+    LoadgenError: 1,
+    ScenarioError: EXIT_BAD_INPUT,
+    OutputError: EXIT_BAD_INPUT,
+    TargetError: 1,
+    TargetUnusable: EXIT_TARGET_UNUSABLE,
+    SlaMissed: EXIT_SLA_MISSED,
+    Inconclusive: 1,
+    Regression: 1,
+}
+
+#: the API names, as in loadgen.scenario.models.API_NAMES (not imported: --help stays fast)
+_APIS = ("openai-completions", "openai-chat", "tgi")
+
+
+def exit_code(exc: LoadgenError) -> int:
+    """The code :data:`EXIT_CODES` gives ``exc``'s class, or its nearest listed base."""
+    for cls in type(exc).__mro__:
+        if cls in EXIT_CODES:
+            return EXIT_CODES[cls]
+    return 1
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="loadgen")
 def cli() -> None:
-    """loadgen: exact load generation and benchmarking for LLM inference servers."""
+    """loadgen: exact load generation and benchmarking for LLM inference servers.
+
+    \b
+    Example:
+      loadgen run scenarios/demo.yaml
+
+    \b
+    Exit codes: 0 completed, 1 SLA missed (--fail-on-sla) or inconclusive
+    (--strict), 2 bad input, 3 target unusable (no request succeeded),
+    130 interrupted.
+    """
+
+
+_SWEEP_HELP = {
+    "concurrency": "Closed-loop sweep, e.g. 1,2,4,8 (sets load.mode).",
+    "rate": "Open-loop sweep in requests/s, e.g. 1,2,4 (sets load.mode).",
+    "requests": "Override load.requests_per_step.",
+    "duration": "Override load.duration_s (seconds per step).",
+}
+
+
+def _sweep_options(f: Any) -> Any:
+    """--concurrency, --rate, --requests, --duration: shared by run and workload."""
+    f = click.option(
+        "--duration", type=click.FloatRange(min=0, min_open=True), help=_SWEEP_HELP["duration"]
+    )(f)
+    f = click.option("--requests", type=click.IntRange(min=1), help=_SWEEP_HELP["requests"])(f)
+    f = click.option("--rate", metavar="R1,R2,...", help=_SWEEP_HELP["rate"])(f)
+    return click.option("--concurrency", metavar="C1,C2,...", help=_SWEEP_HELP["concurrency"])(f)
 
 
 @cli.command()
@@ -41,16 +114,20 @@ def cli() -> None:
     type=click.Path(file_okay=False, path_type=Path),
     help="Results directory (default: results/<name>-<time>).",
 )
-@click.option("--url", help="Override target.url (a base URL, or `mock`).")
-@click.option("--model", help="Override target.model.")
-@click.option("--api", help="Override target.api.")
-@click.option("--concurrency", help="Closed-loop sweep, e.g. 1,2,4,8 (sets load.mode).")
-@click.option("--rate", help="Open-loop sweep in requests/s, e.g. 1,2,4 (sets load.mode).")
-@click.option("--requests", type=str, help="Override load.requests_per_step.")
-@click.option("--duration", type=str, help="Override load.duration_s (seconds per step).")
-@click.option("--quiet", "-q", is_flag=True, help="No progress and no step tables.")
+@click.option("--url", metavar="URL", help="Override target.url (a base URL, or `mock`).")
+@click.option("--model", help="Override target.model (`auto`: the one the server lists).")
+@click.option("--api", type=click.Choice(_APIS), help="Override target.api.")
+@_sweep_options
+@click.option(
+    "--quiet", "-q", is_flag=True, help="No progress and no step tables (verdict still printed)."
+)
 @click.option("--fail-on-sla", is_flag=True, help="Exit 1 when a step misses its SLA.")
-@click.option("--usd-per-hour", type=str, help="Override cost.usd_per_hour.")
+@click.option("--strict", is_flag=True, help="Exit 1 when a step is inconclusive.")
+@click.option(
+    "--usd-per-hour",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Override cost.usd_per_hour.",
+)
 @click.option(
     "--metrics-profile",
     type=click.Choice(["loadgen", "vllm", "aiperf", "guidellm"]),
@@ -63,11 +140,23 @@ def run(
     out_dir: Path | None,
     quiet: bool,
     fail_on_sla: bool,
+    strict: bool,
     metrics_profile: str,
-    **flags: str | None,
+    **flags: Any,
 ) -> None:
-    """Run the SCENARIO file's sweep and write a results directory."""
+    """Run the SCENARIO file's sweep and write a results directory.
+
+    Each step's table goes to stdout, its warnings and errors (with a hint
+    where the cause is known) to stderr; the last lines are the verdict and
+    the results path.
+
+    \b
+    Examples:
+      loadgen run scenarios/demo.yaml
+      loadgen run my-endpoint.yaml --rate 2,4,8 --requests 300 --fail-on-sla
+    """
     from loadgen.clock import anchor
+    from loadgen.report.console import format_verdict
     from loadgen.runner.run import RunOptions, run_scenario
     from loadgen.scenario import load_scenario
 
@@ -79,24 +168,47 @@ def run(
         out_dir = Path("results") / f"{sc.name}-{stamp}"
     opts = RunOptions(out_dir=out_dir, quiet=quiet, metrics_profile=metrics_profile)
     summary = run_scenario(sc, opts)
-    missed = [s.index for s in summary.steps if not s.sla.passed]
     if summary.interrupted:
         click.echo(f"interrupted: partial results in {out_dir}", err=True)
         sys.exit(EXIT_INTERRUPTED)
-    if not quiet:
-        click.echo(f"results: {out_dir}")
-    if fail_on_sla and missed:
-        click.echo(f"SLA missed at step(s) {missed}", err=True)
-        sys.exit(EXIT_SLA_MISSED)
+    click.echo(format_verdict(summary, out_dir))
+    if (failure := _outcome(summary, fail_on_sla=fail_on_sla, strict=strict)) is not None:
+        raise failure
+
+
+def _outcome(summary: Summary, *, fail_on_sla: bool, strict: bool) -> LoadgenError | None:
+    """What a completed run amounts to, as an error for :func:`main` to map, or None."""
+    from loadgen.runner.hints import unusable_reason
+
+    if (reason := unusable_reason(summary)) is not None:
+        return TargetUnusable(reason)
+    if fail_on_sla:
+        missed = [
+            f"step {s.index} {c.metric}.{c.stat} {_num(c.value)} > {c.bound:g}"
+            for s in summary.steps
+            for c in s.sla.checks
+            if not c.passed
+        ]
+        if missed:
+            return SlaMissed("SLA missed: " + "; ".join(missed))
+    if strict:
+        shaky = [s.index for s in summary.steps if s.sla.inconclusive]
+        if shaky:
+            return Inconclusive(
+                f"--strict: step(s) {', '.join(map(str, shaky))} inconclusive "
+                "(loadgen itself was saturated; see the warnings)"
+            )
+    return None
+
+
+def _num(v: float | None) -> str:
+    return "-" if v is None else f"{v:.4g}"
 
 
 @cli.command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--concurrency", help="Closed-loop sweep, e.g. 1,2,4,8 (sets load.mode).")
-@click.option("--rate", help="Open-loop sweep in requests/s, e.g. 1,2,4 (sets load.mode).")
-@click.option("--requests", type=str, help="Override load.requests_per_step.")
-@click.option("--duration", type=str, help="Override load.duration_s (seconds per step).")
-def workload(scenario: Path, **flags: str | None) -> None:
+@_sweep_options
+def workload(scenario: Path, **flags: Any) -> None:
     """Print what the SCENARIO would send, step by step, without sending anything.
 
     Request counts, prompt and output length percentiles with a histogram,
@@ -104,7 +216,9 @@ def workload(scenario: Path, **flags: str | None) -> None:
     of open-loop and trace steps. Needs no server (prompt lengths are then
     the tokenizer's or the word approximation, never the server's).
 
-    Example: loadgen workload scenarios/demo.yaml
+    \b
+    Example:
+      loadgen workload scenarios/demo.yaml
     """
     from loadgen.scenario import load_scenario
     from loadgen.scenario.models import TraceLoad
@@ -117,7 +231,7 @@ def workload(scenario: Path, **flags: str | None) -> None:
     click.echo(workload_report(sc, prepared))
 
 
-def _overrides(flags: dict[str, str | None]) -> Overrides:
+def _overrides(flags: dict[str, Any]) -> Overrides:
     """The fields each given flag sets (validated with the scenario, so errors name the flag)."""
     from loadgen.scenario import split_list
     from loadgen.scenario.load import DROP
@@ -167,7 +281,12 @@ _PASSTHROUGH = {"ignore_unknown_options": True, "allow_extra_args": True, "help_
 @cli.command(context_settings=_PASSTHROUGH, add_help_option=False)
 @click.pass_context
 def mock(ctx: click.Context) -> None:
-    """Serve the built-in mock inference engine (`loadgen mock --help` for its flags)."""
+    """Serve the built-in mock inference engine (`loadgen mock --help` for its flags).
+
+    \b
+    Example:
+      loadgen mock --port 8000 --ttft-ms 50 --itl-ms 10
+    """
     from loadgen.mock import main as mock_main
 
     sys.exit(mock_main(list(ctx.args)))
@@ -176,7 +295,12 @@ def mock(ctx: click.Context) -> None:
 @cli.command(context_settings=_PASSTHROUGH, add_help_option=False)
 @click.pass_context
 def agent(ctx: click.Context) -> None:
-    """Run the GPU telemetry sidecar (`loadgen agent --help` for its flags)."""
+    """Run the GPU telemetry sidecar (`loadgen agent --help` for its flags).
+
+    \b
+    Example:
+      loadgen agent --port 9347
+    """
     from loadgen.agent import main as agent_main
 
     sys.exit(agent_main(list(ctx.args)))
@@ -196,7 +320,7 @@ _register_output_commands()
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: one line on stderr for any error loadgen expects."""
+    """Entry point: one line on stderr for any error loadgen expects, its code from EXIT_CODES."""
     try:
         cli.main(args=argv, prog_name="loadgen", standalone_mode=False)
     except click.exceptions.Abort:
@@ -205,15 +329,9 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:
         click.echo(f"loadgen: {exc.format_message()}", err=True)
         sys.exit(EXIT_BAD_INPUT)
-    except ScenarioError as exc:
-        click.echo(f"loadgen: {exc}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
-    except TargetError as exc:
-        click.echo(f"loadgen: {exc}", err=True)
-        sys.exit(1)
     except LoadgenError as exc:
         click.echo(f"loadgen: {exc}", err=True)
-        sys.exit(1)
+        sys.exit(exit_code(exc))
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)

@@ -19,6 +19,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from loadgen.agent.host import HostSampler
 from loadgen.agent.ring import Ring, Row, SamplingThread
@@ -32,10 +33,20 @@ PROG = "loadgen-agent"
 DEFAULT_PORT = 9347
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line, as the other loadgen commands say them (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="loadgen agent",
+        allow_abbrev=False,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="GPU telemetry sidecar: samples NVML and serves it over HTTP.",
+        epilog="Example:\n  loadgen agent --port 9347 --token-env AGENT_TOKEN",
     )
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help="port; 0 picks a free one")

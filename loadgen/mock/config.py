@@ -11,7 +11,9 @@ import argparse
 import dataclasses
 import os
 import ssl
+import textwrap
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 __all__ = [
     "DEFAULT_PROFILE",
@@ -175,15 +177,27 @@ def _fault_arg(text: str) -> list[FaultRule]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line, as the other loadgen commands say them (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``loadgen mock`` / ``python -m loadgen.mock`` command line."""
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="loadgen mock",
-        description=(
+        allow_abbrev=False,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Examples:\n  loadgen mock --port 8000 --ttft-ms 50 --itl-ms 10\n"
+        "  loadgen mock --port 8000 --profile a100-llama8b --model my-model",
+        description=textwrap.fill(
             "Built-in LLM inference server simulator (OpenAI and TGI protocols). "
             "Without --ttft-ms/--itl-ms/--burst it runs the continuous-batching "
             "engine model of --profile; with any of them, fixed mode: every "
-            "request independent, first token TTFT after receipt, then one every ITL."
+            "request independent, first token TTFT after receipt, then one every ITL.",
+            width=79,
         ),
     )
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default %(default)s)")

@@ -3,19 +3,19 @@
 Imported by loadgen.cli at start-up, so this module imports only click and
 loadgen.errors; everything else is imported inside the commands. Bad input
 (a missing results dir, no summary.json, a bad --fail-if) is a ScenarioError:
-one line on stderr and exit 2. A regression found by the gate exits 1.
+one line on stderr and exit 2. A regression found by the gate is a
+Regression (exit 1); loadgen.cli maps both.
 
 Imports: click, loadgen.errors (loadgen.report.* lazily).
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
-from loadgen.errors import ScenarioError
+from loadgen.errors import Regression, ScenarioError
 
 __all__ = ["EXIT_REGRESSION", "compare", "report"]
 
@@ -23,9 +23,14 @@ EXIT_REGRESSION = 1
 
 
 @click.command()
-@click.argument("results_dir", type=click.Path(path_type=Path))
+@click.argument("results_dir", type=click.Path(file_okay=False, path_type=Path))
 def report(results_dir: Path) -> None:
-    """Rebuild steps.csv, report.md, report.html and plots/ of RESULTS_DIR from its saved files."""
+    """Rebuild steps.csv, report.md, report.html and plots/ of RESULTS_DIR from its saved files.
+
+    \b
+    Example:
+      loadgen report results/baseline
+    """
     from loadgen.report.writer import write_reports
 
     for path in write_reports(results_dir):
@@ -33,7 +38,7 @@ def report(results_dir: Path) -> None:
 
 
 @click.command()
-@click.argument("runs", nargs=-1, type=click.Path(path_type=Path))
+@click.argument("runs", nargs=-1, type=click.Path(file_okay=False, path_type=Path))
 @click.option(
     "--out",
     "out_dir",
@@ -48,7 +53,9 @@ def report(results_dir: Path) -> None:
     help='Exit 1 when the last run is worse than the first, e.g. "ttft_ms.p99 > +10%" '
     "(repeatable; see docs/reports.md).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option(
+    "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Bootstrap seed."
+)
 @click.option(
     "--resamples",
     type=click.IntRange(100, 100_000),
@@ -63,7 +70,12 @@ def compare(
     seed: int,
     resamples: int,
 ) -> None:
-    """Compare RUN_A RUN_B [RUN_C ...] (results dirs; the first is the baseline)."""
+    """Compare RUN_A RUN_B [RUN_C ...] (results dirs; the first is the baseline).
+
+    \b
+    Example:
+      loadgen compare results/fp16 results/int8 --fail-if "ttft_ms.p99 > +10%"
+    """
     from loadgen.report import compare as cmp
     from loadgen.report.gate import parse_gate
 
@@ -80,9 +92,7 @@ def compare(
         click.echo(r.message())
     click.echo(f"comparison: {out}")
     if gates and not cmp.matched_steps([loaded[0], loaded[-1]]):
-        click.echo("regression gate: the first and last runs share no load value", err=True)
-        sys.exit(EXIT_REGRESSION)
+        raise Regression("regression gate: the first and last runs share no load value")
     failed = [r for r in results if r.failed]
     if failed:
-        click.echo(f"regression: {len(failed)} gate check(s) failed", err=True)
-        sys.exit(EXIT_REGRESSION)
+        raise Regression(f"regression: {len(failed)} gate check(s) failed")

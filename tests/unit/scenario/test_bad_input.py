@@ -66,6 +66,22 @@ BAD = {
         GOOD.replace("model: m}", f"model: m, tls: {{ca_file: {__file__}}}}}"),
         "holds no PEM certificate",
     ),
+    "url without scheme": (
+        GOOD.replace('"http://127.0.0.1:9"', "127.0.0.1:8000"),
+        "target.url: expected http[s]://host[:port][/base-path] or mock: the scheme",
+    ),
+    "url with a query": (
+        GOOD.replace('"http://127.0.0.1:9"', '"http://127.0.0.1:9/?key=1"'),
+        "target.url: expected http[s]://host[:port][/base-path] or mock: a base URL takes no query",
+    ),
+    "url without host": (
+        GOOD.replace('"http://127.0.0.1:9"', '"http:///v1"'),
+        "target.url: expected http[s]://host[:port][/base-path] or mock: no host",
+    ),
+    "model missing for a real server": (
+        GOOD.replace(", model: m}", "}"),
+        "target: target.model is required unless target.url is mock",
+    ),
     "missing ca file": (
         GOOD.replace("model: m}", "model: m, tls: {ca_file: /nonexistent/ca.pem}}"),
         "target.tls: ca_file '/nonexistent/ca.pem' is not a readable file",
@@ -102,8 +118,10 @@ def test_bad_scenario_is_one_line_and_exit_2(
         (["--concurrency", "1,x"], "--concurrency: expected comma-separated integers"),
         (["--concurrency", "1,0"], "command line --concurrency: load.concurrency[1]"),
         (["--rate", "0"], "command line --rate: load.rate[0]: Input should be greater than 0"),
-        (["--requests", "-1"], "command line --requests: load.requests_per_step"),
-        (["--api", "soap"], "command line --api: target.api"),
+        # typed flags: click checks them before the scenario is read
+        (["--requests", "-1"], "Invalid value for '--requests': -1 is not in the range x>=1"),
+        (["--duration", "0"], "Invalid value for '--duration': 0.0 is not in the range x>0"),
+        (["--api", "soap"], "Invalid value for '--api': 'soap' is not one of 'openai-completions'"),
         (["--concurrency", "1", "--rate", "2"], "give only one of --concurrency and --rate"),
     ],
 )

@@ -1,0 +1,218 @@
+"""The CLI's one error tree, its exit codes, what a run amounts to, and --help.
+
+Every user-facing failure is a LoadgenError subclass; ``loadgen.cli.EXIT_CODES``
+maps each class to its code in one place, and errors.py draws the same tree.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+import loadgen.errors as errors_module
+from loadgen.cli import EXIT_CODES, _outcome, cli, exit_code, main
+from loadgen.errors import (
+    Inconclusive,
+    LoadgenError,
+    OutputError,
+    Regression,
+    ScenarioError,
+    SlaMissed,
+    TargetError,
+    TargetUnusable,
+)
+from loadgen.runner.run import RunOptions, run_scenario
+from loadgen.scenario import parse_scenario
+from loadgen.summary import LoadPoint, RequestCounts, SlaCheck, SlaResult, StepSummary, Summary
+
+SCENARIO = """
+name: t
+target: {url: "http://127.0.0.1:9", model: m}
+load: {mode: concurrency, concurrency: [1], requests_per_step: 2}
+"""
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    out, err = capsys.readouterr()
+    return int(exc.value.code or 0), out, err
+
+
+def help_text(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """--help output (click returns, argparse exits 0)."""
+    try:
+        main(args)
+    except SystemExit as exc:
+        assert not exc.code
+    return capsys.readouterr().out
+
+
+def every_error_class() -> list[type[LoadgenError]]:
+    return [
+        c
+        for _, c in inspect.getmembers(errors_module, inspect.isclass)
+        if issubclass(c, LoadgenError)
+    ]
+
+
+def test_every_error_class_has_its_code_in_the_one_table() -> None:
+    assert set(every_error_class()) == set(EXIT_CODES)
+    for cls, code in EXIT_CODES.items():
+        assert cls.exit_code == code, cls
+
+
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        (ScenarioError("x"), 2),
+        (OutputError("x"), 2),
+        (TargetError("x"), 1),
+        (TargetUnusable("x"), 3),
+        (SlaMissed("x"), 1),
+        (Inconclusive("x"), 1),
+        (Regression("x"), 1),
+        (LoadgenError("x"), 1),
+    ],
+)
+def test_exit_codes(error: LoadgenError, code: int) -> None:
+    assert exit_code(error) == code
+
+
+def test_the_tree_is_drawn_in_the_errors_docstring() -> None:
+    doc = errors_module.__doc__ or ""
+    for cls in every_error_class():
+        line = next((ln for ln in doc.splitlines() if re.search(rf"\b{cls.__name__}\b ", ln)), "")
+        assert f"exit {cls.exit_code}" in line, cls.__name__
+
+
+def test_an_unwritable_out_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(SCENARIO)
+    a_file = tmp_path / "taken"
+    a_file.write_text("")
+    code, _, err = run_cli(["run", str(path), "--out", str(a_file)], capsys)
+    assert code == 2
+    assert err.strip() == f"loadgen: Invalid value for '--out': Directory '{a_file}' is a file."
+    code, _, err = run_cli(["run", str(path), "--out", str(a_file / "sub")], capsys)
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1
+    assert err.startswith(f"loadgen: results directory {a_file / 'sub'}: cannot write there")
+    assert "Traceback" not in err
+
+
+def test_the_runner_refuses_a_results_dir_that_is_a_file(tmp_path: Path) -> None:
+    a_file = tmp_path / "taken"
+    a_file.write_text("")
+    sc = parse_scenario(SCENARIO, "s.yaml")
+    with pytest.raises(OutputError, match="exists and is not a directory"):
+        run_scenario(sc, RunOptions(out_dir=a_file, quiet=True))
+
+
+def step(index: int, *, ok: int = 4, checks: list[SlaCheck] | None = None) -> StepSummary:
+    checks = checks or []
+    return StepSummary(
+        index=index,
+        load=LoadPoint(mode="concurrency", concurrency=index + 1),
+        requests=RequestCounts(total=4, ok=ok, failed=4 - ok, errors={"http_500": 4 - ok}),
+        sla=SlaResult(passed=all(c.passed for c in checks), checks=checks),
+    )
+
+
+def summary(*steps: StepSummary) -> Summary:
+    return Summary(
+        loadgen_version="0",
+        name="t",
+        run_id="r",
+        target_url="http://h:1",
+        api="openai-chat",
+        model="m",
+        clock_anchor={},
+        steps=list(steps),
+    )
+
+
+def check(metric: str, value: float, bound: float) -> SlaCheck:
+    return SlaCheck(
+        metric=metric,
+        stat="p99",
+        bound=bound,
+        value=value,
+        margin=bound - value,
+        passed=value <= bound,
+    )
+
+
+def test_no_success_at_all_is_target_unusable() -> None:
+    failure = _outcome(summary(step(0, ok=0), step(1, ok=0)), fail_on_sla=False, strict=False)
+    assert isinstance(failure, TargetUnusable)
+    assert exit_code(failure) == 3
+    assert "no request succeeded" in str(failure)
+
+
+def test_fail_on_sla_names_the_bound_that_was_missed() -> None:
+    s = summary(
+        step(0, checks=[check("ttft_ms", 120.0, 400)]),
+        step(1, checks=[check("ttft_ms", 612.345, 400), check("tpot_ms", 20, 60)]),
+    )
+    assert _outcome(s, fail_on_sla=False, strict=False) is None
+    failure = _outcome(s, fail_on_sla=True, strict=False)
+    assert isinstance(failure, SlaMissed)
+    assert str(failure) == "SLA missed: step 1 ttft_ms.p99 612.3 > 400"
+
+
+def test_strict_fails_on_an_inconclusive_step() -> None:
+    s = summary(step(0), step(1))
+    assert _outcome(s, fail_on_sla=True, strict=True) is None
+    s.steps[1].sla.inconclusive = True
+    assert _outcome(s, fail_on_sla=False, strict=False) is None
+    failure = _outcome(s, fail_on_sla=False, strict=True)
+    assert isinstance(failure, Inconclusive)
+    assert "step(s) 1 inconclusive" in str(failure)
+
+
+COMMANDS = ["run", "workload", "report", "compare", "mock", "agent"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_an_example_in_its_help(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = help_text([command, "--help"], capsys)
+    assert re.search(rf"Examples?:\n +loadgen {command} ", out), out
+
+
+def test_the_group_help_lists_every_command_and_the_exit_codes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = help_text(["--help"], capsys)
+    for command in COMMANDS:
+        assert f"  {command} " in out
+    assert "3 target unusable" in " ".join(out.split())
+
+
+def test_run_options_are_typed(capsys: pytest.CaptureFixture[str]) -> None:
+    params = {p.name: p for p in cli.commands["run"].params}
+    assert "Choice" in type(params["api"].type).__name__
+    assert "Choice" in type(params["metrics_profile"].type).__name__
+    assert "IntRange" in type(params["requests"].type).__name__
+    assert "FloatRange" in type(params["duration"].type).__name__
+    assert "FloatRange" in type(params["usd_per_hour"].type).__name__
+    assert "Path" in type(params["out_dir"].type).__name__
+    assert "Path" in type(params["scenario"].type).__name__
+
+
+@pytest.mark.parametrize("command", ["mock", "agent"])
+def test_mock_and_agent_take_no_abbreviations_and_say_errors_in_one_line(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run_cli([command, "--por", "1"], capsys)
+    assert code == 2
+    assert err.strip() == (
+        f"loadgen {command}: unrecognized arguments: --por 1 (see loadgen {command} --help)"
+    )
