@@ -105,15 +105,17 @@ def _bracket(ax: Axes, series: p.Series) -> None:
 
 
 def _load_ticks(ax: Axes, xs: Sequence[float]) -> None:
-    """Log2 x axis with a tick at each load value when the sweep spans 8x or more."""
+    """Log2 x axis when the sweep spans 8x or more, a tick at each load value that
+    :func:`loadgen.report.plots.thin_ticks` keeps apart."""
     from matplotlib.ticker import FixedLocator, NullLocator
 
     values = sorted(set(xs))
     if values and values[0] > 0 and values[-1] / values[0] >= 8:
+        ticks = p.thin_ticks(values)
         ax.set_xscale("log", base=2)
-        ax.xaxis.set_major_locator(FixedLocator(values))
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
         ax.xaxis.set_minor_locator(NullLocator())
-        ax.set_xticks(values, [f"{v:g}" for v in values])
+        ax.set_xticks(ticks, [f"{v:g}" for v in ticks])
 
 
 def _annotate(ax: Axes, labels: list[tuple[float, float, str]], log_y: bool) -> None:

@@ -59,6 +59,7 @@ __all__ = [
     "step_spans",
     "telemetry_series",
     "thin_labels",
+    "thin_ticks",
     "throughput_bracket",
     "throughput_series",
     "timeline_origin_ns",
@@ -179,6 +180,26 @@ def thin_labels(
         if all(math.dist(pos[i], pos[k]) >= min_gap for k in kept):
             kept.append(i)
     return [labels[i] for i in sorted(kept)]
+
+
+def thin_ticks(values: Sequence[float], min_gap: float = 0.06) -> list[float]:
+    """The load values to tick on a log axis so that no two tick labels collide (16, 20
+    and 24 on a 1..64 axis): a value is kept when it is at least ``min_gap`` of the axis
+    (in log) from the one kept before it; the lightest and the heaviest always."""
+    ordered = sorted({v for v in values if v > 0})
+    if len(ordered) < 3:
+        return ordered
+    logs = {v: math.log2(v) for v in ordered}
+    span = (logs[ordered[-1]] - logs[ordered[0]]) or 1.0
+    kept = [ordered[0]]
+    for v in ordered[1:]:
+        if (logs[v] - logs[kept[-1]]) / span >= min_gap:
+            kept.append(v)
+    if kept[-1] != ordered[-1]:
+        if len(kept) > 1 and (logs[ordered[-1]] - logs[kept[-1]]) / span < min_gap:
+            kept.pop()
+        kept.append(ordered[-1])
+    return kept
 
 
 def load_axis_label(summary: Summary) -> str:

@@ -130,3 +130,12 @@ def test_every_plot_names_the_metrics_profile() -> None:
     ]
     for fig in drawn:
         assert fig.get_suptitle().endswith("metrics profile: vllm")
+
+
+def test_load_ticks_do_not_collide() -> None:
+    steps = [bare_step(i, "concurrency", c, 10.0) for i, c in enumerate((1, 16, 20, 24, 64))]
+    fig = figures.draw_throughput(bare_summary(steps))
+    ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert ticks == ["1", "16", "24", "64"]  # 20 would sit on 16 and 24
+    assert plots.thin_ticks([1, 2, 4, 8, 16, 20, 24, 32, 64]) == [1, 2, 4, 8, 16, 24, 32, 64]
+    assert plots.thin_ticks([1, 62, 64]) == [1, 64]
