@@ -122,15 +122,19 @@ async def open_loop(
 
     async with asyncio.TaskGroup() as tg:
         t0 = now_ns()
+        slot_at = t0  # when the sender last got a slot it had to wait for
         for job, offset in zip(jobs, offsets_ns, strict=True):
             scheduled = t0 + offset
-            # Past a deadline already (held by a full slot pool): the sender is late from now on.
-            ready = max(scheduled, now_ns())
             await sleep_until(scheduled)
             if send_lags_ns is not None:
-                send_lags_ns.append(now_ns() - ready)
+                # held by a full pool past this deadline: late only from when a slot freed
+                send_lags_ns.append(now_ns() - max(scheduled, slot_at))
             if slots is not None:
-                await slots.acquire()
+                if slots.locked():
+                    await slots.acquire()
+                    slot_at = now_ns()
+                else:
+                    await slots.acquire()
             tg.create_task(one(job, scheduled))
 
 

@@ -1,7 +1,12 @@
-"""The saturation verdict of a step from the figures the monitor gathered."""
+"""The saturation verdict of a step from the figures the monitor gathered, and the open
+loop's send lag that feeds it."""
 
 from __future__ import annotations
 
+import asyncio
+import time
+
+from loadgen.runner.drivers import open_loop
 from loadgen.runner.monitor import SATURATION, LoopMonitor
 
 MS = 1_000_000
@@ -46,3 +51,36 @@ def test_send_lag_flags_only_past_its_threshold() -> None:
     assert not ok.saturated
     late = monitor.health([int(SATURATION["send_lag_p99_ms"] * MS) + 1] * 10)
     assert late.saturated and "behind the arrival schedule" in late.warnings[0]
+
+
+def send_lags(offsets_ms: list[int], max_concurrency: int | None, job: object) -> list[float]:
+    lags: list[int] = []
+
+    async def main() -> None:
+        await open_loop(
+            job,  # type: ignore[arg-type]
+            list(range(len(offsets_ms))),
+            [o * MS for o in offsets_ms],
+            max_concurrency=max_concurrency,
+            send_lags_ns=lags,
+        )
+
+    asyncio.run(main())
+    return [lag / MS for lag in lags]
+
+
+def test_waiting_for_a_free_slot_is_not_send_lag() -> None:
+    async def slow(_job: int, _ramping: bool, _scheduled: int | None) -> None:
+        await asyncio.sleep(0.05)  # one slot, 50 ms a job, a job due every 10 ms
+
+    lags = send_lags([0, 10, 20, 30], 1, slow)
+    assert len(lags) == 4 and max(lags) < 5.0  # the queue wait (up to 120 ms) is not in it
+
+
+def test_a_sender_held_up_by_its_own_work_shows_send_lag() -> None:
+    async def hog(_job: int, _ramping: bool, _scheduled: int | None) -> None:
+        time.sleep(0.02)  # noqa: ASYNC251 - the loop is busy: the sender wakes late
+
+    lags = send_lags([0, 5, 10, 15], None, hog)
+    # job 0 holds the loop 20 ms: jobs 1 and 2 (due at 5 and 10 ms) go out at ~20 ms
+    assert lags[1] > 10.0 and lags[2] > 5.0
