@@ -216,3 +216,10 @@ def test_mock_and_agent_take_no_abbreviations_and_say_errors_in_one_line(
     assert err.strip() == (
         f"loadgen {command}: unrecognized arguments: --por 1 (see loadgen {command} --help)"
     )
+
+
+def test_the_readme_lists_every_exit_code() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    rows = set(re.findall(r"^\| (\d+) \| ", readme, flags=re.MULTILINE))
+    assert rows == {str(c) for c in {0, 130, *EXIT_CODES.values()}}
+    assert "| 3 | target unusable" in readme
