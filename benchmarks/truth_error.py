@@ -12,7 +12,10 @@ mock write), and the step's own saturation figures (CPU, loop lag, read lag).
 
 ``tests/integration/test_ground_truth.py`` holds the default transport to 1 ms
 at 1, 16 and 64 streams; this script is for other loads and for comparing
-transports (docs/performance.md quotes both).
+transports (docs/performance.md quotes both). The saturation thresholds
+(``loadgen.runner.monitor.SATURATION``) were chosen from its figures at loads
+where the error stays tiny and where it grows: docs/metrics.md has the table.
+Prefix the command with ``taskset -c 0`` to give loadgen and the mock one core.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import numpy as np
 import orjson
 
 from loadgen.records import read_records
+from loadgen.runner.monitor import SATURATION
 from loadgen.runner.run import RunOptions, run_scenario
 from loadgen.scenario import Scenario
 
@@ -98,7 +102,10 @@ def main() -> None:
     read_lag = "n/a" if c.read_lag_p99_ms is None else f"{c.read_lag_p99_ms:.2f} ms"
     print(
         f"client: CPU {c.cpu_util:.0%}, loop lag p99 {c.loop_lag_p99_ms or 0:.2f} ms, "
-        f"read lag p99 {read_lag}, saturated {c.saturated}"
+        f"read lag p99 {read_lag}, saturated {c.saturated} "
+        f"(flagged past CPU {SATURATION['cpu_util']:.0%}, loop lag "
+        f"{SATURATION['loop_lag_p99_ms']:g} ms, read lag {SATURATION['read_lag_p99_ms']:g} ms); "
+        f"SLA {'inconclusive' if step.sla.inconclusive else 'conclusive'}"
     )
 
 
