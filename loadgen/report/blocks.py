@@ -16,6 +16,7 @@ from loadgen.vocab import METRIC_LABELS
 
 __all__ = [
     "FAIL",
+    "INCONCLUSIVE",
     "METRIC_NAMES",
     "PASS",
     "Block",
@@ -30,6 +31,8 @@ __all__ = [
 
 PASS = "✔ pass"
 FAIL = "✘ FAIL"
+#: A step in which loadgen itself was saturated (``sla.inconclusive``): never a pass.
+INCONCLUSIVE = "? inconclusive"
 #: Summary latency fields by the names people read.
 METRIC_NAMES = METRIC_LABELS
 

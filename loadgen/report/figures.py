@@ -92,14 +92,19 @@ def _suptitle(fig: Figure, summary: Summary, what: str) -> None:
     fig.suptitle(f"{summary.name}: {what}\nmetrics profile: {summary.metrics_profile}", fontsize=12)
 
 
-#: bracket end -> (marker, colour)
-_BRACKET_STYLE = {p.BRACKET_LABELS[0]: ("o", "#27ae60"), p.BRACKET_LABELS[1]: ("X", _SLA_COLOUR)}
+#: bracket end, or inconclusive -> (marker, colour)
+_BRACKET_STYLE = {
+    p.BRACKET_LABELS[0]: ("o", "#27ae60"),
+    p.BRACKET_LABELS[1]: ("X", _SLA_COLOUR),
+    p.INCONCLUSIVE_LABEL: ("s", "#7f7f7f"),
+}
 
 
 def _bracket(ax: Axes, series: p.Series) -> None:
-    """Big hollow markers on the points of an sla-search's bracket, in the legend."""
+    """Big hollow markers on the points of an sla-search's bracket, or on inconclusive
+    steps, in the legend."""
     for label, pts in series.items():
-        marker, colour = _BRACKET_STYLE[label.split(" (")[0]]
+        marker, colour = _BRACKET_STYLE.get(label) or _BRACKET_STYLE[label.split(" (")[0]]
         xs, ys = zip(*pts, strict=True)
         ax.plot(xs, ys, ls="", marker=marker, color=colour, ms=11, mfc="none", mew=2, label=label)
 
@@ -158,6 +163,7 @@ def draw_curve(summary: Summary) -> Figure:
                     )
         metric, stats = panel[0]
         _bracket(ax, p.curve_bracket(summary, metric, stats[-1]))
+        _bracket(ax, p.curve_inconclusive(summary, metric, stats[-1]))
         log_y = _log_y_if_wide(ax, ys, 30)
         _annotate(ax, p.point_labels(summary, metric, stats[-1]), log_y)
         names = " / ".join(metric_label(m, "") for m, _ in panel)
@@ -181,6 +187,7 @@ def draw_throughput(summary: Summary) -> Figure:
             ls, colour = styles[label]
             ax1.plot(xs, ys, ls, marker="o", ms=4, color=colour, label=f"{label} (req/s)")
     _bracket(ax1, p.throughput_bracket(summary))
+    _bracket(ax1, p.throughput_inconclusive(summary))
     if "output tokens/s" in series:
         xs, ys = zip(*series["output tokens/s"], strict=True)
         ax2.plot(xs, ys, "-", marker="o", ms=4, color="#2ca02c", label="output tokens/s")

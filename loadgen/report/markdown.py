@@ -22,6 +22,7 @@ from typing import Any
 from loadgen.report import facts
 from loadgen.report.blocks import (
     FAIL,
+    INCONCLUSIVE,
     PASS,
     Block,
     Figures,
@@ -35,7 +36,7 @@ from loadgen.report.blocks import (
 from loadgen.report.console import load_label
 from loadgen.report.plots import curve_steps
 from loadgen.report.step_doc import step_blocks
-from loadgen.summary import Summary
+from loadgen.summary import StepSummary, Summary
 from loadgen.vocab import metric_label
 
 __all__ = [
@@ -161,6 +162,14 @@ def _verdict_blocks(summary: Summary) -> list[Block]:
     return blocks
 
 
+def _sla_cell(step: StepSummary) -> str:
+    if step.sla.inconclusive:
+        return INCONCLUSIVE
+    if not step.sla.checks:
+        return "–"
+    return PASS if step.sla.passed else FAIL
+
+
 def _overview(summary: Summary) -> Table:
     """:data:`OVERVIEW_HEADER`, with a prefix-cache column after TTFT p99 when a step has one.
 
@@ -181,7 +190,7 @@ def _overview(summary: Summary) -> Table:
             num(s.tpot_ms.p99),
             num(s.itl_ms.p99),
             num(s.e2e_ms.p99),
-            (PASS if s.sla.passed else FAIL) if s.sla.checks else "–",
+            _sla_cell(s),
         )
         for s in steps
     ]

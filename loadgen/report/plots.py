@@ -44,11 +44,13 @@ from loadgen.vocab import CURVE_STATS, metric_label
 __all__ = [
     "BRACKET_LABELS",
     "CURVE_PANELS",
+    "INCONCLUSIVE_LABEL",
     "TELEMETRY_PANELS",
     "Series",
     "bracket_marks",
     "cdf_series",
     "curve_bracket",
+    "curve_inconclusive",
     "curve_series",
     "curve_steps",
     "load_axis_label",
@@ -61,6 +63,7 @@ __all__ = [
     "thin_labels",
     "thin_ticks",
     "throughput_bracket",
+    "throughput_inconclusive",
     "throughput_series",
     "timeline_origin_ns",
     "timeline_series",
@@ -160,6 +163,35 @@ def throughput_bracket(summary: Summary) -> Series:
         for label, s in bracket_marks(summary)
         if (x := load_x(s)) is not None
     }
+
+
+#: Legend label of the points of steps in which loadgen itself was saturated.
+INCONCLUSIVE_LABEL = "inconclusive (loadgen saturated)"
+
+
+def _inconclusive(summary: Summary) -> list[StepSummary]:
+    return [s for s in curve_steps(summary) if s.sla.inconclusive]
+
+
+def curve_inconclusive(summary: Summary, metric: str, stat: str) -> Series:
+    """Steps whose numbers are inconclusive (``sla.inconclusive``: loadgen was saturated),
+    at their place on the latency curve: x = output tokens/s, y = ``metric stat`` (ms)."""
+    points = [
+        (s.throughput.output_tokens_per_s, float(v))
+        for s in _inconclusive(summary)
+        if (v := getattr(getattr(s, metric), stat)) is not None
+    ]
+    return {INCONCLUSIVE_LABEL: points} if points else {}
+
+
+def throughput_inconclusive(summary: Summary) -> Series:
+    """The inconclusive steps on the throughput plot: x = :func:`load_x`, y = requests/s."""
+    points = [
+        (x, s.throughput.requests_per_s)
+        for s in _inconclusive(summary)
+        if (x := load_x(s)) is not None
+    ]
+    return {INCONCLUSIVE_LABEL: points} if points else {}
 
 
 def thin_labels(

@@ -12,8 +12,10 @@ that sends several tokens per event is counted right).
 The formulas are those of the run's metrics profile
 (:mod:`loadgen.metrics.profiles`, ``summary.metrics_profile``), not copies:
 under ``vllm`` TTFT counts from the request's start, under ``aiperf`` and
-``guidellm`` ITL is one value per request. So the CDFs and ``compare``'s
-bootstrap resample the same values the summary's statistics were made of.
+``guidellm`` ITL is one value per request; in open-loop steps with
+``latency_from: scheduled`` TTFT and E2E count from the intended send time
+(coordinated omission). So the CDFs and ``compare``'s bootstrap resample the
+same values the summary's statistics were made of.
 
 Imports: orjson, loadgen.errors, loadgen.records, loadgen.summary, loadgen.vocab,
 loadgen.metrics.latency, loadgen.metrics.profiles.
@@ -84,7 +86,9 @@ class RunSamples:
     """Everything of records.jsonl the outputs use, warm-up and ramp-up in the timeline only.
 
     ``answer_steps``: steps whose TTFT is to the first answer token (``ttft_of: answer``);
-    ``profile``: the metrics profile whose formulas make the values.
+    ``scheduled_steps``: steps whose TTFT and E2E count from the intended send time
+    (``latency_from: scheduled``, open loop); ``profile``: the metrics profile whose
+    formulas make the values.
     """
 
     steps: dict[int, StepSamples] = field(default_factory=dict)
@@ -93,6 +97,7 @@ class RunSamples:
     token_ns: array[int] = field(default_factory=lambda: array("q"))
     token_weight: array[float] = field(default_factory=lambda: array("d"))
     answer_steps: frozenset[int] = frozenset()
+    scheduled_steps: frozenset[int] = frozenset()
     profile: str = "loadgen"
 
     def step(self, index: int) -> StepSamples:
@@ -111,42 +116,58 @@ class RunSamples:
         s = self.steps.setdefault(r.step, StepSamples())
         profile = PROFILES[self.profile]
         first = first_answer if r.step in self.answer_steps else first_token
-        if (t := profile.ttft(r, first)) is not None:
+        since = "scheduled" if r.step in self.scheduled_steps else "sent"
+        if (t := profile.ttft(r, first, since)) is not None:
             s.ttft_ms.append(t / _NS_PER_MS)
         if (p := profile.tpot(r)) is not None:
             s.tpot_ms.append(p / _NS_PER_MS)
-        if (e := profile.e2e(r)) is not None:
+        if (e := profile.latency(r, since)) is not None:
             s.e2e_ms.append(e / _NS_PER_MS)
         s.itl_ms.extend(g / _NS_PER_MS for g in profile.itl((r,)))
 
 
 def samples_from_records(
-    records: Iterable[Record], answer_steps: Collection[int] = (), profile: str = "loadgen"
+    records: Iterable[Record],
+    answer_steps: Collection[int] = (),
+    profile: str = "loadgen",
+    scheduled_steps: Collection[int] = (),
 ) -> RunSamples:
-    out = RunSamples(answer_steps=frozenset(answer_steps), profile=profile_of(profile).name)
+    out = RunSamples(
+        answer_steps=frozenset(answer_steps),
+        scheduled_steps=frozenset(scheduled_steps),
+        profile=profile_of(profile).name,
+    )
     for r in records:
         out.add(r)
     return out
 
 
 def read_samples(
-    path: Path, answer_steps: Collection[int] = (), profile: str = "loadgen"
+    path: Path,
+    answer_steps: Collection[int] = (),
+    profile: str = "loadgen",
+    scheduled_steps: Collection[int] = (),
 ) -> RunSamples | None:
     """The samples of a records.jsonl, or None when the file is absent.
 
     ``answer_steps``: the steps whose summary says ``ttft_of: answer``; ``profile``: the
-    metrics profile the run was summarised with.
+    metrics profile the run was summarised with; ``scheduled_steps``: the steps whose
+    summary says ``latency_from: scheduled``.
     """
     if not path.is_file():
         return None
-    return samples_from_records(read_records(path), answer_steps, profile)
+    return samples_from_records(read_records(path), answer_steps, profile, scheduled_steps)
 
 
 def read_run_samples(results_dir: Path, summary: Summary) -> RunSamples | None:
-    """The samples of a results directory, measured as its summary was: the steps with
-    ``ttft_of: answer`` and the run's metrics profile."""
+    """The samples of a results directory, measured as its summary was: TTFT to the answer
+    in steps with ``ttft_of: answer``, TTFT and E2E from the intended send time in steps
+    with ``latency_from: scheduled``, and the run's metrics profile."""
     answer_steps = [s.index for s in summary.steps if s.ttft_of == "answer"]
-    return read_samples(results_dir / "records.jsonl", answer_steps, summary.metrics_profile)
+    scheduled = [s.index for s in summary.steps if s.latency_from == "scheduled"]
+    return read_samples(
+        results_dir / "records.jsonl", answer_steps, summary.metrics_profile, scheduled
+    )
 
 
 def read_telemetry(path: Path) -> list[dict[str, Any]]:

@@ -170,7 +170,10 @@ def _telemetry_text(tf: dict[str, float]) -> str:
 
 
 def step_blocks(step: StepSummary) -> list[Block]:
-    mark = "" if not step.sla.checks else (" — SLA met" if step.sla.passed else " — SLA missed")
+    if step.sla.inconclusive:
+        mark = " — inconclusive (loadgen saturated)"
+    else:
+        mark = "" if not step.sla.checks else (" — SLA met" if step.sla.passed else " — SLA missed")
     blocks: list[Block] = [Heading(f"Step {step.index} · {load_label(step)}{mark}", 3)]
     blocks.append(Items(_facts(step)))
     if step.sla.checks:

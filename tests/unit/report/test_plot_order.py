@@ -139,3 +139,21 @@ def test_load_ticks_do_not_collide() -> None:
     assert ticks == ["1", "16", "24", "64"]  # 20 would sit on 16 and 24
     assert plots.thin_ticks([1, 2, 4, 8, 16, 20, 24, 32, 64]) == [1, 2, 4, 8, 16, 24, 32, 64]
     assert plots.thin_ticks([1, 62, 64]) == [1, 64]
+
+
+def test_an_inconclusive_step_is_marked_on_the_curves_and_in_the_overview() -> None:
+    from loadgen.report.blocks import INCONCLUSIVE, Heading, Table
+    from loadgen.report.markdown import build_document
+
+    summary = _sla_search()
+    saturated = summary.steps[1]  # c=64
+    saturated.sla.inconclusive, saturated.sla.passed = True, False
+    label = plots.INCONCLUSIVE_LABEL
+    assert plots.curve_inconclusive(summary, "ttft_ms", "p99") == {label: [(200.0, 900.0)]}
+    assert plots.throughput_inconclusive(summary) == {label: [(64.0, 20.0)]}
+    assert list(_line(figures.draw_curve(summary).axes[0], label).get_ydata()) == [900.0]  # type: ignore[attr-defined]
+    assert list(_line(figures.draw_throughput(summary).axes[0], label).get_xdata()) == [64.0]  # type: ignore[attr-defined]
+    overview = next(b for b in build_document(summary) if isinstance(b, Table))
+    assert [row[-1] for row in overview.rows if row[0] == "1"] == [INCONCLUSIVE]
+    headings = [b.text for b in build_document(summary) if isinstance(b, Heading)]
+    assert sum("inconclusive (loadgen saturated)" in h for h in headings) == 1

@@ -38,3 +38,40 @@ def test_answer_steps_measure_ttft_to_the_answer(
     out = write_run(Path(str(tmp_path)) / "r", summary, records, telemetry=False)
     from_file = read_samples(out / "records.jsonl", [0])
     assert from_file is not None and from_file.step(0).ttft_ms == samples.step(0).ttft_ms
+
+
+@pytest.mark.parametrize("profile", ["loadgen", "vllm", "aiperf", "guidellm"])
+@pytest.mark.parametrize("latency_from", ["scheduled", "sent"])
+def test_samples_are_the_values_the_summary_was_made_of(
+    tmp_path: object, profile: str, latency_from: str
+) -> None:
+    """Open loop, each request sent 30 + j ms after its intended time: the CDF's and the
+    bootstrap's values are those behind ttft_ms and e2e_ms, under every profile."""
+    import dataclasses
+    from pathlib import Path
+
+    from loadgen.metrics.profiles import PROFILES
+    from loadgen.metrics.step import summarize_step
+    from loadgen.report.samples import read_run_samples
+    from loadgen.scenario.models import SlaSpec
+    from loadgen.summary import LoadPoint
+
+    from .conftest import MS, SLA, T0, bare_summary, make_records
+
+    records = [
+        dataclasses.replace(r, start_ns=r.sent_ns - 2 * MS, scheduled_ns=r.sent_ns - (30 + j) * MS)
+        for j, r in enumerate(make_records(0, 20, 10.0, 2.0, T0))
+    ]
+    sla = SlaSpec.model_validate({**SLA, "latency_from": latency_from})
+    load = LoadPoint(mode="rate", rate=10.0, arrival="poisson")
+    step = summarize_step(0, load, records, sla, profile=PROFILES[profile])
+    assert step.latency_from == latency_from
+    out = write_run(Path(str(tmp_path)) / "r", bare_summary([step]), records, telemetry=False)
+    summary = bare_summary([step])
+    summary.metrics_profile = profile
+    samples = read_run_samples(out, summary)
+    assert samples is not None
+    for metric in ("ttft_ms", "e2e_ms", "tpot_ms", "itl_ms"):
+        values = samples.step(0).values(metric)
+        assert len(values) == getattr(step, metric).count, metric
+        assert max(values) == pytest.approx(getattr(step, metric).max), metric
