@@ -280,10 +280,13 @@ def draw_timeline(
         if any(k in series for k in chosen):
             panels.append((ylabel, [k for k in chosen if k in series]))
     fig = _figure(11, 1.2 + 1.9 * max(len(panels), 1), max(len(panels), 1), 1, sharex=True)
-    spans = p.step_spans(summary, p.timeline_origin_ns(summary, samples))
+    t0 = p.timeline_origin_ns(summary, samples)
+    spans, steady = p.step_spans(summary, t0), p.steady_spans(summary, t0)
     for i, (ax, (ylabel, names)) in enumerate(zip(fig.axes, panels, strict=False)):
         for j, (a, b, _label) in enumerate(spans):
             ax.axvspan(a, b, color="#999999" if j % 2 else "#cccccc", alpha=0.25, lw=0)
+        for a, b, _label in steady:
+            ax.axvspan(a, b, color="#4c72b0", alpha=0.12, lw=0, gid="steady")
         for key in names:
             xs, ys = zip(*series[key], strict=True)
             ax.plot(xs, ys, "-", lw=1.3, label=key)
@@ -303,7 +306,8 @@ def draw_timeline(
                     va="bottom",
                     fontsize=7.5,
                 )
-    _suptitle(fig, summary, "timeline (shaded: measured step windows)")
+    what = "measured step windows" + (", blue: steady windows" if steady else "")
+    _suptitle(fig, summary, f"timeline (shaded: {what})")
     return fig
 
 

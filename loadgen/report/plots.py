@@ -58,6 +58,7 @@ __all__ = [
     "point_label",
     "point_labels",
     "sla_bounds",
+    "steady_spans",
     "step_spans",
     "telemetry_series",
     "thin_labels",
@@ -332,6 +333,18 @@ def step_spans(summary: Summary, t0_ns: int) -> list[tuple[float, float, str]]:
         ((s.started_ns - t0_ns) / _NS_PER_S, (s.ended_ns - t0_ns) / _NS_PER_S, point_label(s))
         for s in summary.steps
         if s.ended_ns > s.started_ns > 0
+    ]
+
+
+def steady_spans(summary: Summary, t0_ns: int) -> list[tuple[float, float, str]]:
+    """(start s, end s, load label) of each step's steady window, where the step has one:
+    the part of the measured window its throughput and goodput come from."""
+    return [
+        ((a - t0_ns) / _NS_PER_S, (b - t0_ns) / _NS_PER_S, point_label(s))
+        for s in summary.steps
+        if (a := s.steady_started_ns) is not None
+        and (b := s.steady_ended_ns) is not None
+        and b > a > 0
     ]
 
 

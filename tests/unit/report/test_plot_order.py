@@ -157,3 +157,15 @@ def test_an_inconclusive_step_is_marked_on_the_curves_and_in_the_overview() -> N
     assert [row[-1] for row in overview.rows if row[0] == "1"] == [INCONCLUSIVE]
     headings = [b.text for b in build_document(summary) if isinstance(b, Heading)]
     assert sum("inconclusive (loadgen saturated)" in h for h in headings) == 1
+
+
+def test_the_timeline_shades_the_steady_window() -> None:
+    step = bare_step(0, "concurrency", 4, 10.0)
+    step.started_ns, step.ended_ns = T0 + 1_000 * MS, T0 + 9_000 * MS
+    step.steady_started_ns, step.steady_ended_ns = T0 + 2_000 * MS, T0 + 8_000 * MS
+    summary = bare_summary([step])
+    assert plots.steady_spans(summary, T0) == [(2.0, 8.0, "c=4")]
+    samples = samples_from_records(make_records(0, 5, 1.0, 2.0, T0 + 1_000 * MS))
+    fig = figures.draw_timeline(summary, samples, [])
+    shaded = [p for p in fig.axes[0].patches if p.get_gid() == "steady"]
+    assert len(shaded) == 1 and "steady windows" in fig.get_suptitle()
