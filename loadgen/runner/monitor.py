@@ -26,7 +26,7 @@ __all__ = ["SATURATION", "LoopMonitor"]
 #: result is then inconclusive). Chosen with benchmarks/truth_error.py on a 2-core VM
 #: (docs/metrics.md has the table): while loadgen's TTFT/ITL error against the mock's
 #: truth stayed under 0.04 ms, loop lag p99 was at most 0.94 ms, read lag p99 at most
-#: 2.4 ms (the README demo: under 4.2 ms) and CPU at most 0.79; once the error grew
+#: 3.9 ms (the README demo: 3.6-3.8 ms) and CPU at most 0.79; once the error grew
 #: (8-23 ms), loop lag p99 was 3.1 ms or more and read lag p99 8.2 ms or more. Every
 #: figure is exact (raw values, no histogram buckets).
 SATURATION = {
@@ -34,7 +34,7 @@ SATURATION = {
     "loop_lag_p99_ms": 2.5,
     # open loop: how late the sender woke for its deadlines (never the wait for a slot)
     "send_lag_p99_ms": 10.0,
-    "read_lag_p99_ms": 6.0,
+    "read_lag_p99_ms": 8.0,
 }
 
 
