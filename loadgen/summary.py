@@ -178,8 +178,10 @@ class ClientHealth(_Model):
     cpu_util: float = 0.0  # loadgen process CPU seconds per wall second (1.0 = one core)
     loop_lag_p99_ms: float | None = None
     loop_lag_max_ms: float | None = None
-    send_lag_p99_ms: float | None = None  # open loop: sent - scheduled
-    read_lag_p99_ms: float | None = None  # h1: read time - kernel receive stamp
+    # open loop: how late the sender woke for a deadline (from when a slot freed, if it
+    # was waiting for one past the deadline); the slot wait itself is queue_wait_ms
+    send_lag_p99_ms: float | None = None
+    read_lag_p99_ms: float | None = None  # h1: read time - kernel receive stamp, exact p99
     read_lag_max_ms: float | None = None
     saturated: bool = False
     warnings: list[str] = Field(default_factory=list)
