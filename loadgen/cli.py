@@ -28,6 +28,7 @@ import click
 
 from loadgen.errors import (
     Inconclusive,
+    Interrupted,
     LoadgenError,
     OutputError,
     Regression,
@@ -58,6 +59,7 @@ EXIT_CODES: dict[type[LoadgenError], int] = {
     SlaMissed: EXIT_SLA_MISSED,
     Inconclusive: 1,
     Regression: 1,
+    Interrupted: EXIT_INTERRUPTED,
 }
 
 #: the API names, as in loadgen.scenario.models.API_NAMES (not imported: --help stays fast)
@@ -168,10 +170,9 @@ def run(
         out_dir = Path("results") / f"{sc.name}-{stamp}"
     opts = RunOptions(out_dir=out_dir, quiet=quiet, metrics_profile=metrics_profile)
     summary = run_scenario(sc, opts)
-    if summary.interrupted:
-        click.echo(f"interrupted: partial results in {out_dir}", err=True)
-        sys.exit(EXIT_INTERRUPTED)
     click.echo(format_verdict(summary, out_dir))
+    if summary.interrupted:
+        raise Interrupted(f"interrupted: partial results in {out_dir}")
     if (failure := _outcome(summary, fail_on_sla=fail_on_sla, strict=strict)) is not None:
         raise failure
 

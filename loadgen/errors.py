@@ -12,7 +12,8 @@ inconclusive) is raised by the CLI after the results are written.
     │   └── TargetUnusable       exit 3  the run completed and no request succeeded
     ├── SlaMissed                exit 1  --fail-on-sla: a step missed a bound (named)
     ├── Inconclusive             exit 1  --strict: a step's numbers cannot be trusted
-    └── Regression               exit 1  compare --fail-if: the last run is worse
+    ├── Regression               exit 1  compare --fail-if: the last run is worse
+    └── Interrupted              exit 130  Ctrl-C: the partial results are written
 
 ``exit_code`` is a class attribute; ``loadgen.cli.EXIT_CODES`` lists the
 same table in the one place the CLI maps errors to codes.
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 __all__ = [
     "Inconclusive",
+    "Interrupted",
     "LoadgenError",
     "OutputError",
     "Regression",
@@ -70,3 +72,9 @@ class Inconclusive(LoadgenError):
 
 class Regression(LoadgenError):
     """``loadgen compare --fail-if``: the last run is worse than the baseline."""
+
+
+class Interrupted(LoadgenError):
+    """The run was interrupted (Ctrl-C); its partial results are written."""
+
+    exit_code = 130

@@ -16,6 +16,7 @@ import loadgen.errors as errors_module
 from loadgen.cli import EXIT_CODES, _outcome, cli, exit_code, main
 from loadgen.errors import (
     Inconclusive,
+    Interrupted,
     LoadgenError,
     OutputError,
     Regression,
@@ -75,6 +76,7 @@ def test_every_error_class_has_its_code_in_the_one_table() -> None:
         (SlaMissed("x"), 1),
         (Inconclusive("x"), 1),
         (Regression("x"), 1),
+        (Interrupted("x"), 130),
         (LoadgenError("x"), 1),
     ],
 )
