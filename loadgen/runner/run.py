@@ -281,6 +281,7 @@ class _Session:
             models=[str(m) for m in listed] if isinstance(listed, list) else None,
         )
         self.step_errors: list[str] = []  # the last step's error lines (hints.error_lines)
+        self._protocol_checked = False
         #: a list sweep knows its number of steps; auto and sla-search do not
         self.steps_planned = (
             len(scenario.load.points) if getattr(scenario.load, "sweep", "list") == "list" else None
@@ -323,8 +324,7 @@ class _Session:
                 self.summary.verdict = verdict(sweep)
                 write_summary(self.summary, self.opts.out_dir / "summary.json")
                 self._print_step(step)
-                if index == 1:
-                    self._check_protocol(transport)
+                self._check_protocol(transport)
                 if step.interrupted:
                     self.summary.interrupted = True
                     write_summary(self.summary, self.opts.out_dir / "summary.json")
@@ -347,10 +347,14 @@ class _Session:
             self.progress.warn(line)
 
     def _check_protocol(self, transport: object) -> None:
-        """``target.http2``: record the HTTP version the server answered in; warn on HTTP/1.1."""
+        """``target.http2``: record the HTTP versions the server answered in; warn on HTTP/1.1.
+
+        Once, after the first step in which a response came back.
+        """
         versions = getattr(transport, "http_versions", None)
-        if not self.scenario.target.http2 or not versions:
+        if not self.scenario.target.http2 or not versions or self._protocol_checked:
             return
+        self._protocol_checked = True
         if self.summary.target_check is not None:
             self.summary.target_check["http_versions"] = sorted(versions)
         if "HTTP/2" not in versions:

@@ -21,6 +21,7 @@ from typing import ClassVar
 import pytest
 
 from loadgen.cli import main
+from loadgen.report.progress import Progress
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -272,6 +273,7 @@ def test_http2_that_fell_back_to_http1_is_recorded_and_warned(
         "warning: target.http2 is set but the server answered in HTTP/1.1: "
         "the numbers are HTTP/1.1's"
     ) in err.splitlines()
+    assert err.count("target.http2") == 1  # said once, not after every step
     summary = json.loads((out_dir / "summary.json").read_text())
     assert summary["target_check"]["http_versions"] == ["HTTP/1.1"]
 
@@ -315,3 +317,29 @@ def test_the_readme_demo_prints_its_verdict_and_no_warning(
     assert "step 1 · concurrency 4" in out
     assert_ends_with_verdict(out, out_dir)
     assert "verdict: max concurrency meeting the SLA: 4" in out
+
+
+def test_progress_counts_the_steps_and_knows_each_steps_length(
+    serve: Serve,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    started: list[tuple[str, int | None, float | None]] = []
+
+    def start_step(
+        self: Progress, label: str, total: int | None, duration_s: float | None = None
+    ) -> None:
+        started.append((label, total, duration_s))
+
+    monkeypatch.setattr(Progress, "start_step", start_step)
+    path = scenario_file(tmp_path, serve())
+    code, _, err = run_cli(["run", path, "--out", tmp_path / "a", "-q"], capsys)
+    assert code == 0, err
+    assert started == [("[1/2] concurrency 1", 3, None), ("[2/2] concurrency 2", 3, None)]
+    started.clear()
+    code, _, err = run_cli(
+        ["run", path, "--out", tmp_path / "b", "-q", "--duration", "0.5"], capsys
+    )
+    assert code == 0, err
+    assert started == [("[1/2] concurrency 1", None, 0.5), ("[2/2] concurrency 2", None, 0.5)]
