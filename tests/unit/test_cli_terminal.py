@@ -191,3 +191,29 @@ def test_the_verdict_and_the_results_path_are_the_last_lines() -> None:
         "verdict: max concurrency meeting the SLA: 1\nresults: results/x"
     )
     assert format_verdict(summary(), "r").startswith("verdict: no step ran")
+
+
+@pytest.mark.parametrize("version", ["HTTP/2", "HTTP/1.1"])
+def test_the_httpx_transport_keeps_the_protocol_the_server_answered_in(version: str) -> None:
+    import asyncio
+
+    import httpx
+
+    from loadgen.client.httpx_transport import HttpxTransport
+    from loadgen.client.transport import HttpRequest
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            200, content=b"data: [DONE]\n\n", extensions={"http_version": version.encode()}
+        )
+
+    async def one() -> set[str]:
+        t = HttpxTransport(limit=1, connect_timeout_s=1.0)
+        await t.aclose()
+        t._client = httpx.AsyncClient(transport=httpx.MockTransport(answer))
+        async with t.open(HttpRequest("http://h/v1/chat/completions", b"{}", {})) as resp:
+            assert resp.status == 200
+        await t.aclose()
+        return t.http_versions
+
+    assert asyncio.run(one()) == {version}
