@@ -11,11 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
-import os
-import sys
 import uuid
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,12 +21,10 @@ from loadgen.client import (
     ADAPTERS,
     Requester,
     RequestTimeouts,
-    TlsOptions,
     make_transport,
     transport_kind,
 )
 from loadgen.clock import NS_PER_S, anchor, now_ns
-from loadgen.errors import OutputError
 from loadgen.metrics import step_cost, summarize_step
 from loadgen.metrics.profiles import PROFILES
 from loadgen.records import Record, RecordWriter
@@ -56,6 +50,16 @@ from loadgen.runner.hints import TargetFacts, error_lines
 from loadgen.runner.monitor import LoopMonitor
 from loadgen.runner.preflight import pick_model
 from loadgen.runner.sessions import SessionRunner
+from loadgen.runner.setup import (
+    calibrate_prompts,
+    loop_factory,
+    preflight,
+    prepare_out_dir,
+    quiet_gc,
+    start_telemetry,
+    target_headers,
+    tls_options,
+)
 from loadgen.runner.sweep import Point, make_sweep, verdict
 from loadgen.runner.target import MockServer, mock_args
 from loadgen.scenario.models import ConcurrencyLoad, LoadSpec, RateLoad, Scenario, TraceLoad
@@ -66,7 +70,6 @@ if TYPE_CHECKING:
 
 from loadgen.workload.describe import describe_workload
 from loadgen.workload.plan import RequestSpec
-from loadgen.workload.prompts import Calibration
 from loadgen.workload.source import Workload
 from loadgen.workload.step import StepPlan, plan_step
 
@@ -89,7 +92,7 @@ def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
     Warnings and each step's errors (with hints) go to stderr; the step
     tables to stdout unless ``quiet``.
     """
-    _prepare_out_dir(opts.out_dir)
+    prepare_out_dir(opts.out_dir)
     write_resolved_scenario(scenario, opts.out_dir / "scenario.yaml")
     records_path = opts.out_dir / "records.jsonl"
     records_path.unlink(missing_ok=True)
@@ -115,13 +118,13 @@ def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
         )
         writer = stack.enter_context(contextlib.closing(RecordWriter(records_path)))
         progress = Progress(enabled=False if opts.quiet else opts.progress)
-        summary.target_check = _preflight(scenario, url)
+        summary.target_check = preflight(scenario, url)
         if scenario.target.model == "auto":
             model = pick_model(summary.target_check.get("models"), url)
             target = scenario.target.model_copy(update={"model": model})
             scenario = scenario.model_copy(update={"target": target})
             summary.model = model
-        calibration = _calibrate(scenario, url)
+        calibration = calibrate_prompts(scenario, url)
         if calibration is not None:
             workload = Workload.prepare(
                 scenario.workload, chat=chat, trace=trace, calibration=calibration
@@ -129,124 +132,17 @@ def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
         summary.prompt_length_source = workload.prompt_length_source
         summary.workload = describe_workload(scenario, workload)
         stack.callback(progress.stop)
-        telemetry = _start_telemetry(scenario, url, opts.out_dir)
+        telemetry = start_telemetry(scenario, url, opts.out_dir)
         if telemetry is not None:
             stack.callback(telemetry.stop)
         session = _Session(scenario, workload, url, opts, summary, writer, progress, telemetry)
-        with _quiet_gc(), asyncio.Runner(loop_factory=_loop_factory()) as runner:
+        with quiet_gc(), asyncio.Runner(loop_factory=loop_factory()) as runner:
             runner.run(session.run())
     if opts.reports:
         from loadgen.report.writer import write_reports
 
         write_reports(opts.out_dir)
     return summary
-
-
-def _prepare_out_dir(out: Path) -> None:
-    """Make ``out`` and check it takes files: an OutputError (exit 2) otherwise."""
-    if out.exists() and not out.is_dir():
-        raise OutputError(f"results directory {out}: exists and is not a directory")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".loadgen-write-check"
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise OutputError(f"results directory {out}: cannot write there: {reason}") from None
-
-
-def warn(text: str) -> None:
-    """One warning or error line, on stderr."""
-    print(text, file=sys.stderr, flush=True)
-
-
-def _preflight(sc: Scenario, url: str) -> dict[str, object]:
-    from loadgen.runner.preflight import check_target
-
-    t = sc.target
-    check = check_target(
-        url, t.model, t.api, _target_headers(sc), t.wait_for_health_s, _tls_options(sc)
-    )
-    for warning in check.warnings:
-        warn(f"warning: {warning}")
-    return {"healthy": check.healthy, "models": check.models, "warnings": check.warnings}
-
-
-def _calibrate(sc: Scenario, url: str) -> Calibration | None:
-    """Words per token from the server's /tokenize, when no tokenizer makes prompts exact."""
-    w = sc.workload
-    exact = w.tokenizer is not None or w.prompt_as == "token_ids"
-    if exact or not w.calibrate or not sc.target.api.startswith("openai"):
-        return None
-    from loadgen.runner.calibrate import calibrate
-
-    return calibrate(
-        url, sc.target.model, sc.target.api == "openai-chat", _target_headers(sc), _tls_options(sc)
-    )
-
-
-def _target_headers(sc: Scenario) -> dict[str, str]:
-    """The scenario's extra headers, with the API key from its environment variable."""
-    headers = dict(sc.target.headers)
-    key_env = sc.target.api_key_env
-    if key_env and os.environ.get(key_env):
-        headers["Authorization"] = f"Bearer {os.environ[key_env]}"
-    return headers
-
-
-def _tls_options(sc: Scenario) -> TlsOptions:
-    return TlsOptions(sc.target.tls.verify, sc.target.tls.ca_file)
-
-
-def _start_telemetry(sc: Scenario, url: str, out_dir: Path) -> TelemetryCollector | None:
-    spec = sc.telemetry
-    server = spec.server_metrics
-    if server == "target":
-        server = url.rstrip("/") + "/metrics"
-    if not spec.agents and not server:
-        return None
-    from loadgen.telemetry import TelemetryCollector
-
-    token = os.environ.get(spec.token_env) if spec.token_env else None
-    collector = TelemetryCollector(
-        list(spec.agents),
-        server,
-        out_dir / "telemetry.jsonl",
-        token,
-        spec.interval_s,
-        server_tls=_tls_options(sc).context(),
-    )
-    collector.start()
-    return collector
-
-
-@contextlib.contextmanager
-def _quiet_gc() -> Iterator[None]:
-    """Fewer, cheaper garbage collections while measuring.
-
-    A full collection walks every live object and stalls the event loop, and
-    with it every timestamp, for milliseconds. Objects alive at the start are
-    frozen out of collections, and the youngest generation is collected
-    rarely; the hot path creates little cyclic garbage.
-    """
-    old = gc.get_threshold()
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(50_000, 50, 100)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
-        gc.unfreeze()
-
-
-def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    try:
-        import uvloop
-    except ImportError:
-        return None
-    return uvloop.new_event_loop
 
 
 class _Session:
@@ -297,7 +193,7 @@ class _Session:
             http2=sc.target.http2,
             limit=limit,
             connect_timeout_s=sc.target.timeouts_s.connect,
-            tls=_tls_options(sc),
+            tls=tls_options(sc),
         )
         t = sc.target.timeouts_s
         requester = Requester(
@@ -306,7 +202,7 @@ class _Session:
             base_url=self.url,
             model=sc.target.model,
             extra_body=dict(sc.target.extra_body),
-            headers=_target_headers(sc),
+            headers=target_headers(sc),
             timeouts=RequestTimeouts.from_seconds(t.first_token, t.idle, t.total),
             run_id=self.opts.run_id,
             stream=sc.target.stream,
@@ -498,7 +394,7 @@ class _Session:
 
     def _scrape_cache(self) -> dict[str, float] | None:
         return scrape_prefix_cache(
-            self.url, _target_headers(self.scenario), _tls_options(self.scenario)
+            self.url, target_headers(self.scenario), tls_options(self.scenario)
         )
 
 
