@@ -22,6 +22,15 @@ __all__ = ["TargetFacts", "error_lines", "hint", "unusable_reason"]
 #: an example detail is cut to this many characters
 DETAIL_CHARS = 90
 
+#: what resolvers say about a host name that does not exist (glibc, macOS, Windows)
+_NO_SUCH_HOST = (
+    "name or service not known",
+    "nodename nor servname",
+    "no address associated",
+    "temporary failure in name resolution",
+    "getaddrinfo failed",
+)
+
 
 @dataclass(slots=True, frozen=True)
 class TargetFacts:
@@ -41,6 +50,9 @@ def hint(kind: str, detail: str, target: TargetFacts) -> str | None:
             "(or target.tls.verify: false)"
         )
     if kind == "connect_error":
+        if any(word in text for word in _NO_SUCH_HOST):
+            host = urlsplit(target.url).hostname
+            return f"the host name {host!r} does not resolve: check target.url"
         return f"is the server running at {target.url}?"
     if kind == "connect_timeout":
         return f"nothing answered at {target.url} within target.timeouts_s.connect"

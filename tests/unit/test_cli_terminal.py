@@ -94,6 +94,12 @@ def test_a_long_detail_is_cut_to_one_line() -> None:
             TargetFacts("https://h", "m"),
             "give its CA as target.tls.ca_file",
         ),
+        (
+            "connect_error",
+            "[Errno -2] Name or service not known",
+            TargetFacts("http://no-such-host.invalid:8000", "m"),
+            "the host name 'no-such-host.invalid' does not resolve: check target.url",
+        ),
         ("http_401", "", TargetFacts(URL, "m", ["m"]), "set target.api_key_env"),
         ("first_token_timeout", "", TargetFacts(URL, "m"), "target.timeouts_s.first_token"),
     ],
