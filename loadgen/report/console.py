@@ -44,6 +44,11 @@ def _row(name: str, d: Distribution) -> str:
     return f"  {name:<10}" + "".join(f"{_fmt(c):>10}" for c in cells)
 
 
+def _kinds(errors: dict[str, int]) -> str:
+    """``3 connect_error, 1 http_500``: most frequent first."""
+    return ", ".join(f"{n} {kind}" for kind, n in sorted(errors.items(), key=lambda kv: -kv[1]))
+
+
 def format_run_header(summary: Summary) -> str:
     """``run NAME · api model at URL``, then where prompt lengths come from and the workload.
 
@@ -111,7 +116,7 @@ def format_step(
     lines = [
         f"step {step.index} · {load_label(step)}" + (" · INTERRUPTED" if step.interrupted else ""),
         f"  requests  {r.ok} ok, {r.failed} failed"
-        + (f" {r.errors}" if r.errors else "")
+        + (f" ({_kinds(r.errors)})" if r.errors else "")
         + f", {r.warmup} warm-up{facts.ramp_text(step)} · window {step.duration_s:.2f} s",
         f"  throughput {t.requests_per_s:.2f} req/s · {t.output_tokens_per_s:,.0f} output tok/s"
         f" · {t.input_tokens_per_s:,.0f} input tok/s"

@@ -118,7 +118,9 @@ def step(index: int, ok: int, errors: dict[str, int], *, interrupted: bool = Fal
     return StepSummary(
         index=index,
         load=LoadPoint(mode="concurrency", concurrency=1),
-        requests=RequestCounts(total=ok + sum(errors.values()), ok=ok, errors=errors),
+        requests=RequestCounts(
+            total=ok + sum(errors.values()), ok=ok, failed=sum(errors.values()), errors=errors
+        ),
         interrupted=interrupted,
     )
 
@@ -223,3 +225,8 @@ def test_the_httpx_transport_keeps_the_protocol_the_server_answered_in(version: 
         return t.http_versions
 
     assert asyncio.run(one()) == {version}
+
+
+def test_the_step_table_counts_failures_by_kind_in_words() -> None:
+    text = format_step(step(0, 1, {"http_500": 1, "connect_error": 3}))
+    assert "  requests  1 ok, 4 failed (3 connect_error, 1 http_500), 0 warm-up" in text
