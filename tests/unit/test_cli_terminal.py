@@ -166,21 +166,34 @@ def test_progress_shows_step_i_of_n_and_time_left_within_80_columns() -> None:
     p = Progress(enabled=False)
     p.start_step("[3/7] concurrency 16", None, duration_s=30.0)
     line = p.line()
-    assert line.startswith("[3/7] concurrency 16 · 0 req")
-    assert "s left" in line and len(line) <= WIDTH
+    assert line.startswith("[3/7] concurrency 16 · 0 req · 30 s left · 0.0 req/s")
+    assert len(line) <= WIDTH
     p.start_step("[2/2] rate 1000", 400)
     p._state.started_ns -= 2 * NS_PER_S  # two seconds in, 100 done
     for i in range(100):
         p.record(failed("http_500", "", i))
     line = p.line()
-    assert "100/400 req, 100 failed" in line
-    assert ", 6 s left" in line  # 300 left at 50 req/s
+    assert line.startswith("[2/2] rate 1000 · 100/400 req, 100 failed · 6 s left · 50.0 req/s")
     assert len(line) <= WIDTH
 
 
-def test_progress_never_exceeds_80_columns() -> None:
+def test_progress_without_a_known_end_shows_the_time_passed() -> None:
     p = Progress(enabled=False)
-    p.start_step("[12/12] trace 0.000125 (a very long label for a load point)", 10**9)
+    p.start_step("[1] rate 4", None)
+    assert p.line().startswith("[1] rate 4 · 0 req · 0 s · ")
+
+
+def test_a_long_progress_line_drops_ttft_and_rate_before_it_is_cut() -> None:
+    p = Progress(enabled=False)
+    p.start_step("[12/12] concurrency 256", 20000)
+    p._state.started_ns -= 10 * NS_PER_S
+    p._state.done, p._state.failed = 12345, 1234
+    p._state.ttft_ms.append(1234.0)
+    line = p.line()
+    assert len(line) <= WIDTH
+    assert line.startswith("[12/12] concurrency 256 · 12345/20000 req, 1234 failed · 6 s left")
+    assert not line.endswith(" ")
+    p.start_step("[12/12] trace 0.000125 (a very long label for a load point, far too long)", 9)
     assert len(p.line()) <= WIDTH
 
 
