@@ -99,7 +99,7 @@ class Progress:
         segments = [
             s.label,
             requests,
-            f"{left:.0f} s left" if left is not None else f"{elapsed:.0f} s",
+            _time_text(s, elapsed, left),
             f"{rate:.1f} req/s",
             f"TTFT p50 {statistics.median(s.ttft_ms):.0f} ms" if s.ttft_ms else "TTFT p50 -",
         ]
@@ -120,3 +120,12 @@ def _time_left(s: _State, elapsed: float, rate: float) -> float | None:
     if s.total and rate > 0:
         return max(s.total - s.done, 0) / rate
     return None
+
+
+def _time_text(s: _State, elapsed: float, left: float | None) -> str:
+    """``12 s left``; ``draining`` once a timed step's sending is over; else the time passed."""
+    if left is None:
+        return f"{elapsed:.0f} s"
+    if s.duration_s is not None and left <= 0:
+        return "draining"
+    return f"{left:.0f} s left"

@@ -168,6 +168,8 @@ def test_progress_shows_step_i_of_n_and_time_left_within_80_columns() -> None:
     line = p.line()
     assert line.startswith("[3/7] concurrency 16 · 0 req · 30 s left · 0.0 req/s")
     assert len(line) <= WIDTH
+    p._state.started_ns -= 31 * NS_PER_S  # past the end: in-flight requests finish
+    assert " · 0 req · draining · " in p.line()
     p.start_step("[2/2] rate 1000", 400)
     p._state.started_ns -= 2 * NS_PER_S  # two seconds in, 100 done
     for i in range(100):
