@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from loadgen.errors import Regression, ScenarioError
+from loadgen.errors import OutputError, Regression, ScenarioError
 
 __all__ = ["EXIT_REGRESSION", "compare", "report"]
 
@@ -33,7 +33,11 @@ def report(results_dir: Path) -> None:
     """
     from loadgen.report.writer import write_reports
 
-    for path in write_reports(results_dir):
+    try:
+        written = write_reports(results_dir)
+    except OSError as exc:
+        raise _unwritable(results_dir, exc) from None
+    for path in written:
         click.echo(path)
 
 
@@ -85,7 +89,10 @@ def compare(
     loaded = cmp.load_runs(runs)
     results = cmp.run_gates(gates, loaded, seed=seed, resamples=resamples)
     out = out_dir or cmp.default_out_dir(loaded)
-    cmp.write_comparison(loaded, out, results)
+    try:
+        cmp.write_comparison(loaded, out, results)
+    except OSError as exc:
+        raise _unwritable(out, exc) from None
     for title, table in cmp.comparison_tables(loaded):
         click.echo(f"{title}\n{cmp.format_table(table)}\n")
     for r in results:
@@ -96,3 +103,8 @@ def compare(
     failed = [r for r in results if r.failed]
     if failed:
         raise Regression(f"regression: {len(failed)} gate check(s) failed")
+
+
+def _unwritable(folder: Path, exc: OSError) -> OutputError:
+    where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(folder) else ""
+    return OutputError(f"{folder}: cannot write there{where}: {exc.strerror or exc}")

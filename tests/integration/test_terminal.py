@@ -343,3 +343,18 @@ def test_progress_counts_the_steps_and_knows_each_steps_length(
     )
     assert code == 0, err
     assert started == [("[1/2] concurrency 1", None, 0.5), ("[2/2] concurrency 2", None, 0.5)]
+
+
+def test_compare_into_a_folder_under_a_file_is_one_line_and_exit_2(
+    serve: Serve, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = scenario_file(tmp_path, serve())
+    for name in ("a", "b"):
+        code, _, err = run_cli(["run", path, "--out", tmp_path / name, "-q"], capsys)
+        assert code == 0, err
+    a_file = tmp_path / "taken"
+    a_file.write_text("")
+    args = ["compare", tmp_path / "a", tmp_path / "b", "--out", a_file / "sub"]
+    code, _, err = run_cli(args, capsys)
+    assert code == 2
+    assert err == f"loadgen: {a_file / 'sub'}: cannot write there: Not a directory\n"

@@ -225,3 +225,19 @@ def test_the_readme_lists_every_exit_code() -> None:
     rows = set(re.findall(r"^\| (\d+) \| ", readme, flags=re.MULTILINE))
     assert rows == {str(c) for c in {0, 130, *EXIT_CODES.values()}}
     assert "| 3 | target unusable" in readme
+
+
+def test_report_into_an_unwritable_folder_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import loadgen.report.writer
+
+    def refuse(results_dir: Path) -> list[Path]:
+        raise PermissionError(13, "Permission denied", str(results_dir / "report.md"))
+
+    monkeypatch.setattr(loadgen.report.writer, "write_reports", refuse)
+    code, _, err = run_cli(["report", str(tmp_path)], capsys)
+    assert code == 2
+    assert err == (
+        f"loadgen: {tmp_path}: cannot write there ({tmp_path / 'report.md'}): Permission denied\n"
+    )
