@@ -241,3 +241,22 @@ def test_report_into_an_unwritable_folder_is_one_line_and_exit_2(
     assert err == (
         f"loadgen: {tmp_path}: cannot write there ({tmp_path / 'report.md'}): Permission denied\n"
     )
+
+
+def test_strict_through_the_cli_ends_with_the_verdict_then_exit_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import loadgen.runner.run
+
+    done = summary(step(0), step(1))
+    done.steps[1].sla.inconclusive = True
+    monkeypatch.setattr(loadgen.runner.run, "run_scenario", lambda sc, opts: done)
+    path = tmp_path / "s.yaml"
+    path.write_text(SCENARIO)
+    out_dir = tmp_path / "out"
+    main(["run", str(path), "--out", str(out_dir), "-q"])  # returns: exit 0
+    assert capsys.readouterr().err == ""  # without --strict it is reported, not an exit code
+    code, out, err = run_cli(["run", str(path), "--out", str(out_dir), "-q", "--strict"], capsys)
+    assert code == 1
+    assert out.splitlines() == ["verdict: no step ran", f"results: {out_dir}"]
+    assert err.startswith("loadgen: --strict: step(s) 1 inconclusive")
