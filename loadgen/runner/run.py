@@ -59,6 +59,7 @@ from loadgen.runner.setup import (
     start_telemetry,
     target_headers,
     tls_options,
+    warn,
 )
 from loadgen.runner.sweep import Point, make_sweep, verdict
 from loadgen.runner.target import MockServer, mock_args
@@ -102,6 +103,8 @@ def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
     with contextlib.ExitStack() as stack:
         url = scenario.target.url
         if url == "mock":
+            if "url" not in scenario.target.model_fields_set:
+                warn("warning: the scenario gives no target.url: the built-in mock is the target")
             args = mock_args(scenario.target)
             url = stack.enter_context(MockServer(args, opts.out_dir / "mock.log"))
         a = anchor()

@@ -358,3 +358,15 @@ def test_compare_into_a_folder_under_a_file_is_one_line_and_exit_2(
     code, _, err = run_cli(args, capsys)
     assert code == 2
     assert err == f"loadgen: {a_file / 'sub'}: cannot write there: Not a directory\n"
+
+
+def test_a_scenario_without_a_url_says_it_runs_the_mock(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("load: {mode: concurrency, concurrency: [1], requests_per_step: 2}\n")
+    code, _, err = run_cli(["run", path, "--out", tmp_path / "out", "-q"], capsys)
+    assert code == 0, err
+    assert err.splitlines()[0] == (
+        "warning: the scenario gives no target.url: the built-in mock is the target"
+    )
