@@ -67,12 +67,19 @@ def report(results_dir: Path) -> None:
     show_default=True,
     help="Bootstrap resamples.",
 )
+@click.option(
+    "--allow-profile-mismatch",
+    is_flag=True,
+    help="Compare runs made under different --metrics-profile (the gate then has no "
+    "significance test: the point estimates decide).",
+)
 def compare(
     runs: tuple[Path, ...],
     out_dir: Path | None,
     fail_if: tuple[str, ...],
     seed: int,
     resamples: int,
+    allow_profile_mismatch: bool,
 ) -> None:
     """Compare RUN_A RUN_B [RUN_C ...] (results dirs; the first is the baseline).
 
@@ -86,7 +93,7 @@ def compare(
     if len(runs) < 2:
         raise ScenarioError("compare: give at least two results dirs (the first is the baseline)")
     gates = [parse_gate(text) for text in fail_if]
-    loaded = cmp.load_runs(runs)
+    loaded = cmp.load_runs(runs, allow_profile_mismatch=allow_profile_mismatch)
     results = cmp.run_gates(gates, loaded, seed=seed, resamples=resamples)
     out = out_dir or cmp.default_out_dir(loaded)
     try:

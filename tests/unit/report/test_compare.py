@@ -159,3 +159,24 @@ def test_trace_steps_match_by_time_scale(
         trace.throughput.requests_per_s,
         trace.throughput.output_tokens_per_s,
     )
+
+
+def test_compare_command_refuses_mixed_profiles_unless_told(
+    make_run: Callable[..., Path],
+    run_data: tuple[Summary, list[Record]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    summary, records = run_data
+    a = make_run("A", summary, records)
+    vllm = summary.model_copy(deep=True)
+    vllm.metrics_profile = "vllm"
+    b = make_run("B", vllm, records)
+    out = tmp_path / "cmp"
+    with pytest.raises(SystemExit) as info:
+        main(["compare", str(a), str(b), "--out", str(out)])
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "profile" in err
+    main(["compare", str(a), str(b), "--out", str(out), "--allow-profile-mismatch"])
+    assert f"comparison: {out}" in capsys.readouterr().out
