@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "PERCENTILES",
     "ClientHealth",
+    "ClockAnchor",
     "Distribution",
     "LittleCheck",
     "LoadPoint",
@@ -287,6 +288,17 @@ class StepSummary(_Model):
     interrupted: bool = False
 
 
+class ClockAnchor(_Model):
+    """One (monotonic, wall-clock) pair read together at the start of the run.
+
+    Every ``*_ns`` stamp in the summary and the records is on loadgen's monotonic
+    clock; this pair turns one into a date: wall = wall_ns + (t - monotonic_ns).
+    """
+
+    monotonic_ns: int = Field(description="loadgen's monotonic clock at the anchor.")
+    wall_ns: int = Field(description="The wall clock at the anchor, ns since the Unix epoch.")
+
+
 class Verdict(_Model):
     """The sweep's answer: the highest load that met every SLA bound."""
 
@@ -314,8 +326,9 @@ class Summary(_Model):
     target_url: str
     api: str
     model: str
-    #: one (monotonic, wall-clock) pair taken together at the start
-    clock_anchor: dict[str, int]
+    clock_anchor: ClockAnchor = Field(
+        description="One (monotonic, wall-clock) pair taken together at the start."
+    )
     metrics_profile: str = "loadgen"
     steps: list[StepSummary] = Field(default_factory=list)
     verdict: Verdict | None = None

@@ -211,7 +211,7 @@ def build_document(
 ) -> list[Block]:
     """The report's blocks. ``plots``: plot name -> path relative to the results dir."""
     plots = plots or {}
-    started = dt.datetime.fromtimestamp(summary.clock_anchor.get("wall_ns", 0) / 1e9, dt.UTC)
+    started = dt.datetime.fromtimestamp(summary.clock_anchor.wall_ns / 1e9, dt.UTC)
     blocks: list[Block] = [
         Heading(f"loadgen report: {summary.name}", 1),
         Text(

@@ -319,7 +319,7 @@ def cdf_series(summary: Summary, samples: RunSamples, metric: str, max_points: i
 
 def timeline_origin_ns(summary: Summary, samples: RunSamples | None) -> int:
     """Time zero of the timeline: the run's clock anchor, or the first send if earlier."""
-    candidates = [summary.clock_anchor.get("monotonic_ns", 0)]
+    candidates = [summary.clock_anchor.monotonic_ns]
     if samples is not None and len(samples.sent_ns):
         candidates.append(min(samples.sent_ns))
     candidates += [s.started_ns for s in summary.steps if s.started_ns]

@@ -64,7 +64,7 @@ from loadgen.runner.setup import (
 from loadgen.runner.sweep import Point, make_sweep, verdict
 from loadgen.runner.target import MockServer, mock_args
 from loadgen.scenario.models import ConcurrencyLoad, LoadSpec, RateLoad, Scenario, TraceLoad
-from loadgen.summary import LoadPoint, StepSummary, Summary
+from loadgen.summary import ClockAnchor, LoadPoint, StepSummary, Summary
 
 if TYPE_CHECKING:
     from loadgen.telemetry import TelemetryCollector
@@ -115,7 +115,7 @@ def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
             target_url=scenario.target.url,
             api=scenario.target.api,
             model=scenario.target.model,
-            clock_anchor={"monotonic_ns": a.monotonic_ns, "wall_ns": a.wall_ns},
+            clock_anchor=ClockAnchor(monotonic_ns=a.monotonic_ns, wall_ns=a.wall_ns),
             metrics_profile=opts.metrics_profile,
             sla={k: v for k, v in scenario.sla.model_dump(exclude_none=True).items() if v != {}},
         )

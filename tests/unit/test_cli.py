@@ -27,7 +27,15 @@ from loadgen.errors import (
 )
 from loadgen.runner.run import RunOptions, run_scenario
 from loadgen.scenario import parse_scenario
-from loadgen.summary import LoadPoint, RequestCounts, SlaCheck, SlaResult, StepSummary, Summary
+from loadgen.summary import (
+    ClockAnchor,
+    LoadPoint,
+    RequestCounts,
+    SlaCheck,
+    SlaResult,
+    StepSummary,
+    Summary,
+)
 
 SCENARIO = """
 name: t
@@ -134,7 +142,7 @@ def summary(*steps: StepSummary) -> Summary:
         target_url="http://h:1",
         api="openai-chat",
         model="m",
-        clock_anchor={},
+        clock_anchor=ClockAnchor(monotonic_ns=0, wall_ns=0),
         steps=list(steps),
     )
 

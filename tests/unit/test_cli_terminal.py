@@ -17,6 +17,7 @@ from loadgen.runner.hints import TargetFacts, error_lines, hint, unusable_reason
 from loadgen.runner.preflight import pick_model
 from loadgen.summary import (
     ClientHealth,
+    ClockAnchor,
     LoadPoint,
     RequestCounts,
     StepSummary,
@@ -133,7 +134,7 @@ def summary(*steps: StepSummary) -> Summary:
         target_url=URL,
         api="openai-chat",
         model="m",
-        clock_anchor={},
+        clock_anchor=ClockAnchor(monotonic_ns=0, wall_ns=0),
         steps=list(steps),
     )
 
