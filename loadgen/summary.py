@@ -28,6 +28,7 @@ __all__ = [
     "SlaResult",
     "StepSummary",
     "Summary",
+    "TargetCheck",
     "Throughput",
     "TokenCounts",
     "Verdict",
@@ -299,6 +300,23 @@ class ClockAnchor(_Model):
     wall_ns: int = Field(description="The wall clock at the anchor, ns since the Unix epoch.")
 
 
+class TargetCheck(_Model):
+    """What the pre-flight check saw of the target before the first step."""
+
+    healthy: bool = Field(description="GET /health answered 200.")
+    models: list[str] | None = Field(
+        None, description="The models GET /v1/models listed; null when it did not answer."
+    )
+    warnings: list[str] = Field(
+        default_factory=list, description="What the check warned of (also printed on stderr)."
+    )
+    http_versions: list[str] | None = Field(
+        None,
+        description="target.http2: the HTTP versions the server answered in (after the "
+        "first step that had a response); null otherwise.",
+    )
+
+
 class Verdict(_Model):
     """The sweep's answer: the highest load that met every SLA bound."""
 
@@ -334,8 +352,9 @@ class Summary(_Model):
     verdict: Verdict | None = None
     interrupted: bool = False
     sla: dict[str, Any] = Field(default_factory=dict)
-    #: what the pre-flight check saw: {"healthy": bool, "models": [...], "warnings": [...]}
-    target_check: dict[str, Any] | None = None
+    target_check: TargetCheck | None = Field(
+        None, description="What the pre-flight check saw of the target."
+    )
     prompt_length_source: str = Field(
         "approximate",
         description="Where the requested prompt lengths come from: tokenizer | server | "

@@ -123,7 +123,7 @@ def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
         progress = Progress(enabled=False if opts.quiet else opts.progress)
         summary.target_check = preflight(scenario, url)
         if scenario.target.model == "auto":
-            model = pick_model(summary.target_check.get("models"), url)
+            model = pick_model(summary.target_check.models, url)
             target = scenario.target.model_copy(update={"model": model})
             scenario = scenario.model_copy(update={"target": target})
             summary.model = model
@@ -173,11 +173,10 @@ class _Session:
         self.writer = writer
         self.progress = progress
         self.telemetry = telemetry
-        listed = summary.target_check.get("models") if summary.target_check else None
         self.facts = TargetFacts(
             url=url if scenario.target.url == "mock" else scenario.target.url,
             model=scenario.target.model,
-            models=[str(m) for m in listed] if isinstance(listed, list) else None,
+            models=summary.target_check.models if summary.target_check else None,
         )
         self.step_errors: list[str] = []  # the last step's error lines (hints.error_lines)
         self._protocol_checked = False
@@ -255,7 +254,7 @@ class _Session:
             return
         self._protocol_checked = True
         if self.summary.target_check is not None:
-            self.summary.target_check["http_versions"] = sorted(versions)
+            self.summary.target_check.http_versions = sorted(versions)
         if "HTTP/2" not in versions:
             self.progress.warn(
                 "warning: target.http2 is set but the server answered in "

@@ -4,8 +4,8 @@ Also the event loop the run uses and quiet garbage collection while it
 measures. Warnings go to stderr (:func:`warn`).
 
 Imports: loadgen.client (TLS options), loadgen.errors, loadgen.scenario,
-loadgen.workload (calibration), loadgen.runner.preflight/calibrate and
-loadgen.telemetry lazily.
+loadgen.summary (the target check), loadgen.workload (calibration),
+loadgen.runner.preflight/calibrate and loadgen.telemetry lazily.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from loadgen.client import TlsOptions
 from loadgen.errors import OutputError
 from loadgen.scenario.models import Scenario
+from loadgen.summary import TargetCheck
 from loadgen.workload.prompts import Calibration
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def warn(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def preflight(sc: Scenario, url: str) -> dict[str, object]:
+def preflight(sc: Scenario, url: str) -> TargetCheck:
     from loadgen.runner.preflight import check_target
 
     t = sc.target
@@ -68,7 +69,7 @@ def preflight(sc: Scenario, url: str) -> dict[str, object]:
     )
     for warning in check.warnings:
         warn(f"warning: {warning}")
-    return {"healthy": check.healthy, "models": check.models, "warnings": check.warnings}
+    return TargetCheck(healthy=check.healthy, models=check.models, warnings=check.warnings)
 
 
 def calibrate_prompts(sc: Scenario, url: str) -> Calibration | None:

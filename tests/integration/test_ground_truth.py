@@ -69,7 +69,7 @@ def measure(
     scheme = "https" if tls else "http"
     assert f"listening on {scheme}://" in (out / "mock.log").read_text()
     assert summary.steps[0].requests.failed == 0
-    assert summary.target_check is not None and summary.target_check["healthy"] is True
+    assert summary.target_check is not None and summary.target_check.healthy is True
     truth = {}
     for line in truth_path.read_bytes().splitlines():
         row = orjson.loads(line)

@@ -84,7 +84,7 @@ def test_a_run_over_https_with_the_servers_ca(
 ) -> None:
     summary, records, _ = run(_scenario(https_server, {"ca_file": str(tls_certificate[0])}))
     assert summary.target_check is not None
-    assert summary.target_check["healthy"] is True and summary.target_check["models"] == ["m"]
+    assert summary.target_check.healthy is True and summary.target_check.models == ["m"]
     assert [r.ok for r in records] == [True] * 6, [r.error_detail for r in records]
     assert all(len(r.token_ns) == TOKENS and r.output_tokens_server == TOKENS for r in records)
     assert summary.steps[0].ttft_ms.count == 6
@@ -94,7 +94,7 @@ def test_an_unknown_certificate_fails_every_request_as_a_row(
     run: Runner, https_server: str
 ) -> None:
     summary, records, _ = run(_scenario(https_server, {}))
-    assert summary.target_check is not None and summary.target_check["healthy"] is False
+    assert summary.target_check is not None and summary.target_check.healthy is False
     assert len(records) == 6 and not any(r.ok for r in records)
     assert {r.error_kind for r in records} == {"connect_error"}
     assert all("certificate" in (r.error_detail or "").lower() for r in records)

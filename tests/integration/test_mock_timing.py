@@ -134,8 +134,8 @@ def test_preflight_warns_of_an_unserved_model(run: RunFixture, scenario: Make) -
     )
     summary, records, _ = run(sc)
     check = summary.target_check
-    assert check is not None and check["healthy"] is True
-    assert check["models"] == ["served"]
-    assert check["warnings"] == ["model 'other' is not among the served models (served)"]
+    assert check is not None and check.healthy is True
+    assert check.models == ["served"]
+    assert check.warnings == ["model 'other' is not among the served models (served)"]
     assert {r.error_kind for r in records} == {"http_404"}  # vLLM's answer to an unknown model
     assert all(r.http_status == 404 and r.error_detail for r in records)

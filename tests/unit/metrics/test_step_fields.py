@@ -198,10 +198,14 @@ def test_a_summary_of_an_older_loadgen_still_loads() -> None:
         "loadgen_version": "0.1.0", "name": "n", "run_id": "r", "target_url": "http://x",
         "api": "openai-chat", "model": "m", "clock_anchor": {"monotonic_ns": 0, "wall_ns": 0},
         "metrics_profile": "loadgen", "steps": [old_step], "verdict": None,
-        "interrupted": False, "sla": {}, "target_check": None,
+        "interrupted": False, "sla": {},
+        "target_check": {"healthy": True, "models": ["m"], "warnings": []},
     }  # fmt: skip
     s = Summary.model_validate_json(orjson.dumps(old))
     assert s.prompt_length_source == "approximate" and s.workload is None
+    assert s.clock_anchor.monotonic_ns == 0 and s.clock_anchor.wall_ns == 0
+    assert s.target_check is not None and s.target_check.models == ["m"]
+    assert s.target_check.healthy and s.target_check.http_versions is None
     step = s.steps[0]
     assert step.ttft_of == "any" and step.requests.ramp == 0
     assert step.prefix_cache is None and step.ttft_by_turn is None
