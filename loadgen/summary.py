@@ -18,6 +18,7 @@ __all__ = [
     "PERCENTILES",
     "ClientHealth",
     "ClockAnchor",
+    "Cost",
     "Distribution",
     "LittleCheck",
     "LoadPoint",
@@ -198,6 +199,21 @@ class LittleCheck(_Model):
     flagged: bool
 
 
+class Cost(_Model):
+    """The price of the step at its measured throughput (scenario ``cost.usd_per_hour``).
+
+    cost per token = (usd_per_hour / 3600) / output tokens per second.
+    """
+
+    usd_per_hour: float = Field(description="The serving hardware's price, USD per hour.")
+    usd_per_million_output_tokens: float | None = Field(
+        None, description="USD per million output tokens; null when no token came out."
+    )
+    usd_per_1000_requests: float | None = Field(
+        None, description="USD per 1,000 requests; null when no request completed."
+    )
+
+
 class StepSummary(_Model):
     index: int
     role: str = "step"  # "step", or "probe" for sweep auto's saturation probe
@@ -285,7 +301,7 @@ class StepSummary(_Model):
     client: ClientHealth = Field(default_factory=ClientHealth)
     little: LittleCheck | None = None
     telemetry: dict[str, Any] | None = None
-    cost: dict[str, float] | None = None
+    cost: Cost | None = Field(None, description="Set when the scenario gives a cost basis.")
     interrupted: bool = False
 
 

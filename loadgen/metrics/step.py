@@ -41,6 +41,7 @@ from loadgen.records import Record
 from loadgen.scenario.models import SlaSpec
 from loadgen.summary import (
     ClientHealth,
+    Cost,
     Distribution,
     LittleCheck,
     LoadPoint,
@@ -221,16 +222,17 @@ def little_check(mean_in_flight: float, measured: Sequence[Record], window_s: fl
     )
 
 
-def step_cost(step: StepSummary, usd_per_hour: float) -> dict[str, float]:
+def step_cost(step: StepSummary, usd_per_hour: float) -> Cost:
     """USD per million output tokens and per 1,000 requests at the step's throughput.
 
     cost per token = (usd_per_hour / 3600) / output tokens per second.
     """
     usd_per_s = usd_per_hour / 3600.0
-    out: dict[str, float] = {"usd_per_hour": usd_per_hour}
     t = step.throughput
-    if t.output_tokens_per_s > 0:
-        out["usd_per_million_output_tokens"] = usd_per_s / t.output_tokens_per_s * 1e6
-    if t.requests_per_s > 0:
-        out["usd_per_1000_requests"] = usd_per_s / t.requests_per_s * 1e3
-    return out
+    return Cost(
+        usd_per_hour=usd_per_hour,
+        usd_per_million_output_tokens=usd_per_s / t.output_tokens_per_s * 1e6
+        if t.output_tokens_per_s > 0
+        else None,
+        usd_per_1000_requests=usd_per_s / t.requests_per_s * 1e3 if t.requests_per_s > 0 else None,
+    )

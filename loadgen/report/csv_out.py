@@ -234,7 +234,8 @@ def step_row(step: StepSummary, metrics_profile: str = "loadgen") -> dict[str, A
         metrics_profile=metrics_profile,
     )
     row.update(_optional_fields(step))
-    row.update({f"cost_{k}": v for k, v in (step.cost or {}).items()})
+    if step.cost is not None:  # a figure the step has no throughput for is left out
+        row.update({f"cost_{k}": v for k, v in step.cost.model_dump(exclude_none=True).items()})
     row.update({f"telemetry_{k}": v for k, v in telemetry_fields(step).items()})
     return row
 

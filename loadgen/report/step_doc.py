@@ -131,8 +131,9 @@ def _facts(step: StepSummary) -> tuple[str, ...]:
             f"Little's law: {step.little.mean_in_flight:.1f} in flight sampled vs "
             f"{step.little.predicted:.1f} predicted"
         )
-    if step.cost:
-        out.append("cost: " + "; ".join(_cost(k, v) for k, v in step.cost.items()))
+    if step.cost is not None:
+        costs = step.cost.model_dump(exclude_none=True).items()
+        out.append("cost: " + "; ".join(_cost(k, v) for k, v in costs))
     tf = telemetry_fields(step)
     if tf:
         out.append("telemetry: " + _telemetry_text(tf))

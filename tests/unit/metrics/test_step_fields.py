@@ -11,9 +11,10 @@ import pytest
 
 from loadgen.metrics import summarize_step
 from loadgen.metrics.profiles import PROFILES
+from loadgen.metrics.step import step_cost
 from loadgen.records import Record, read_records
 from loadgen.scenario.models import SlaSpec
-from loadgen.summary import LoadPoint, StepSummary, Summary
+from loadgen.summary import Cost, LoadPoint, StepSummary, Summary, Throughput
 
 MS = 1_000_000
 LP = LoadPoint(mode="concurrency", concurrency=1)
@@ -192,7 +193,8 @@ def test_a_summary_of_an_older_loadgen_still_loads() -> None:
                    "count_mismatches": 0, "server_counts": 3},
         "sla": {"passed": True, "checks": [], "good_requests": 3},
         "client": {"cpu_util": 0.1, "saturated": False, "warnings": []},
-        "little": None, "telemetry": None, "cost": None, "interrupted": False,
+        "little": None, "telemetry": None, "interrupted": False,
+        "cost": {"usd_per_hour": 3.6},  # no throughput: the per-unit keys were left out
     }  # fmt: skip
     old = {
         "loadgen_version": "0.1.0", "name": "n", "run_id": "r", "target_url": "http://x",
@@ -211,5 +213,17 @@ def test_a_summary_of_an_older_loadgen_still_loads() -> None:
     assert step.prefix_cache is None and step.ttft_by_turn is None
     assert step.prompt_lengths.compared == 0 and step.tokens.short_outputs == 0
     assert step.warnings == []
+    assert step.cost == Cost(usd_per_hour=3.6)
     # and what this version writes reads back the same
     assert Summary.model_validate_json(s.model_dump_json()) == s
+
+
+def test_step_cost_is_typed_and_leaves_out_what_has_no_throughput() -> None:
+    step = StepSummary(index=0, load=LP)
+    step.throughput = Throughput(requests_per_s=2.0, output_tokens_per_s=100.0)
+    cost = step_cost(step, 3.6)  # 0.001 USD a second
+    assert cost.usd_per_million_output_tokens == pytest.approx(10.0)
+    assert cost.usd_per_1000_requests == pytest.approx(0.5)
+    idle = step_cost(StepSummary(index=1, load=LP), 3.6)
+    assert idle == Cost(usd_per_hour=3.6)
+    assert Cost.model_validate_json(cost.model_dump_json()) == cost

@@ -20,6 +20,7 @@ from loadgen.records import Record
 from loadgen.report.files import write_summary
 from loadgen.scenario.models import SlaSpec
 from loadgen.summary import (
+    Cost,
     Distribution,
     LoadPoint,
     PrefixCacheStats,
@@ -76,7 +77,7 @@ def build_run() -> tuple[Summary, list[Record]]:
         recs = make_records(i, 20, ttft, 2.0 + i, T0 + i * 5_000 * MS)
         step = summarize_step(i, LoadPoint(mode="concurrency", concurrency=c), recs, sla)
         step.sla = check_sla(step, sla)
-        step.cost = {"usd_per_hour": 2.0, "usd_per_million_output_tokens": 10.0 / (i + 1)}
+        step.cost = Cost(usd_per_hour=2.0, usd_per_million_output_tokens=10.0 / (i + 1))
         records += recs
         steps.append(step)
     recs = failed_records(3, 5, T0 + 15_000 * MS)
