@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from loadgen.summary import StepSummary, Summary
+from loadgen.summary import Mean, MeanMax, StepSummary, Summary
 from loadgen.vocab import CURVE_STATS, DISTRIBUTION_STATS
 
 __all__ = [
@@ -120,11 +120,9 @@ def load_value(step: StepSummary) -> float | None:
     return None if value is None else float(value)
 
 
-def _mean_max(block: Any, prefix: str, out: dict[str, float]) -> None:
-    if isinstance(block, dict):
-        for stat in ("mean", "max", "peak"):
-            if isinstance(block.get(stat), int | float):
-                out[f"{prefix}_{stat}"] = float(block[stat])
+def _mean_max(block: MeanMax | Mean | None, prefix: str, out: dict[str, float]) -> None:
+    if block is not None:
+        out.update({f"{prefix}_{k}": float(v) for k, v in block.model_dump().items()})
 
 
 def telemetry_fields(step: StepSummary) -> dict[str, float]:
@@ -136,29 +134,30 @@ def telemetry_fields(step: StepSummary) -> dict[str, float]:
     ``server_kv_usage_pct_{mean,max}``, ``server_preemptions``; a key is absent
     when the step has no such value.
     """
-    t = step.telemetry or {}
     out: dict[str, float] = {}
-    total = t.get("total")
-    if isinstance(total, dict):
-        if isinstance(total.get("gpus"), int):
-            out["gpu_count"] = float(total["gpus"])
-        _mean_max(total.get("util_pct"), "gpu_util_pct", out)
-        mem = total.get("mem_used_bytes")
-        if isinstance(mem, dict) and isinstance(mem.get("peak"), int | float):
-            out["gpu_mem_used_gib_peak"] = float(mem["peak"]) / 2**30
-        _mean_max(total.get("power_w"), "gpu_power_w", out)
-        for key in ("energy_j", "j_per_output_token", "output_tokens_per_j"):
-            if isinstance(total.get(key), int | float):
-                out[f"gpu_{key}"] = float(total[key])
-    server = t.get("server")
-    if isinstance(server, dict):
-        _mean_max(server.get("running"), "server_running", out)
-        _mean_max(server.get("waiting"), "server_waiting", out)
+    t = step.telemetry
+    total = t.total if t is not None else None
+    if total is not None:
+        out["gpu_count"] = float(total.gpus)
+        _mean_max(total.util_pct, "gpu_util_pct", out)
+        if total.mem_used_bytes is not None:
+            out["gpu_mem_used_gib_peak"] = total.mem_used_bytes.peak / 2**30
+        _mean_max(total.power_w, "gpu_power_w", out)
+        energy = {
+            "gpu_energy_j": total.energy_j,
+            "gpu_j_per_output_token": total.j_per_output_token,
+            "gpu_output_tokens_per_j": total.output_tokens_per_j,
+        }
+        out.update({k: v for k, v in energy.items() if v is not None})
+    server = t.server if t is not None else None
+    if server is not None:
+        _mean_max(server.running, "server_running", out)
+        _mean_max(server.waiting, "server_waiting", out)
         kv: dict[str, float] = {}
-        _mean_max(server.get("kv_usage"), "server_kv_usage_pct", kv)
+        _mean_max(server.kv_usage, "server_kv_usage_pct", kv)
         out.update({k: v * 100.0 for k, v in kv.items()})
-        if isinstance(server.get("preemptions"), int | float):
-            out["server_preemptions"] = float(server["preemptions"])
+        if server.preemptions is not None:
+            out["server_preemptions"] = float(server.preemptions)
     return out
 
 

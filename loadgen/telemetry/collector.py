@@ -9,7 +9,8 @@ server's Prometheus endpoint, and appends one JSON line per sample. A source
 that fails becomes a ``gap`` line and the collector carries on; nothing here
 raises into the run. See docs/telemetry.md for the line format.
 
-Imports: the standard library, httpx, orjson, :mod:`loadgen.clock` and this package.
+Imports: the standard library, httpx, orjson, :mod:`loadgen.clock`,
+:mod:`loadgen.summary` (the step's telemetry model) and this package.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import httpx
 import orjson
 
 from loadgen import clock
+from loadgen.summary import StepTelemetry
 from loadgen.telemetry.offset import ClockProbe, OffsetEstimate, best_offset
 from loadgen.telemetry.prom import parse_prometheus_text
 from loadgen.telemetry.server_metrics import extract_server_metrics
@@ -126,8 +128,8 @@ class TelemetryCollector:
             self._file.close()
         self._thread = None
 
-    def step_stats(self, start_ns: int, end_ns: int, output_tokens: int) -> dict[str, object]:
-        """Per-step stats over ``[start_ns, end_ns]`` (loadgen monotonic ns); JSON-able.
+    def step_stats(self, start_ns: int, end_ns: int, output_tokens: int) -> StepTelemetry:
+        """Per-step stats over ``[start_ns, end_ns]`` (loadgen monotonic ns).
 
         While running, first polls every source once more (waiting at most
         ``FLUSH_TIMEOUT_S``) so samples up to ``end_ns`` are in.

@@ -20,7 +20,7 @@ window ``[start_ns, end_ns]``:
   the window minus the last value at or before ``start_ns`` (else the first in
   the window).
 
-Imports: the standard library only.
+Imports: the standard library and loadgen.summary (the models it fills).
 """
 
 from __future__ import annotations
@@ -29,6 +29,19 @@ import bisect
 import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+from loadgen.summary import (
+    GpuStats,
+    GpuTotal,
+    HostStats,
+    Mean,
+    MeanMax,
+    Peak,
+    ServerStats,
+    StepTelemetry,
+    TelemetryGap,
+    TelemetryWindow,
+)
 
 __all__ = ["MIN_ENERGY_COVERAGE", "Gap", "TelemetryStore"]
 
@@ -59,11 +72,16 @@ class _GpuSeries:
     points: list[GpuPoint] = field(default_factory=list)
 
 
-def _mean_max(values: Iterable[float | None]) -> dict[str, float] | None:
+def _mean_max(values: Iterable[float | None]) -> MeanMax | None:
     vs = [v for v in values if v is not None]
     if not vs:
         return None
-    return {"mean": sum(vs) / len(vs), "max": max(vs)}
+    return MeanMax(mean=sum(vs) / len(vs), max=max(vs))
+
+
+def _peak(values: Iterable[float | None]) -> Peak | None:
+    peak = max((v for v in values if v is not None), default=None)
+    return Peak(peak=peak) if peak is not None else None
 
 
 def _energy(points: list[tuple[int, float]], a: int, b: int) -> tuple[float | None, float]:
@@ -89,6 +107,7 @@ def _energy(points: list[tuple[int, float]], a: int, b: int) -> tuple[float | No
 
 
 def _per_token(energy: float | None, coverage: float, tokens: int) -> dict[str, float | None]:
+    """``j_per_output_token`` and ``output_tokens_per_j`` (keyword arguments of the models)."""
     if energy is None or tokens <= 0 or coverage < MIN_ENERGY_COVERAGE:
         return {"j_per_output_token": None, "output_tokens_per_j": None}
     return {
@@ -140,134 +159,129 @@ class TelemetryStore:
             )
         )
 
-    def step_stats(self, start_ns: int, end_ns: int, output_tokens: int) -> dict[str, object]:
+    def step_stats(self, start_ns: int, end_ns: int, output_tokens: int) -> StepTelemetry:
         computed = (
             self._gpu_stats(agent, idx, s, start_ns, end_ns, output_tokens)
             for (agent, idx), s in sorted(self.gpus.items())
         )
         gpus = [x for x in computed if x is not None]
-        return {
-            "window": {
-                "start_ns": start_ns,
-                "end_ns": end_ns,
-                "duration_s": (end_ns - start_ns) / 1e9,
-            },
-            "output_tokens": output_tokens,
-            "gpus": gpus,
-            "total": _total(gpus, output_tokens),
-            "hosts": self._host_stats(start_ns, end_ns),
-            "server": self._server_stats(start_ns, end_ns),
-            "gaps": self._gaps(start_ns, end_ns, gpus),
-        }
+        return StepTelemetry(
+            window=TelemetryWindow(
+                start_ns=start_ns, end_ns=end_ns, duration_s=(end_ns - start_ns) / 1e9
+            ),
+            output_tokens=output_tokens,
+            gpus=gpus,
+            total=_total(gpus, output_tokens),
+            hosts=self._host_stats(start_ns, end_ns),
+            server=self._server_stats(start_ns, end_ns),
+            gaps=self._gaps(start_ns, end_ns, gpus),
+        )
 
     def _gpu_stats(
         self, agent: str, idx: int, s: _GpuSeries, a: int, b: int, tokens: int
-    ) -> dict[str, object] | None:
+    ) -> GpuStats | None:
         inside = [p for p in s.points if a <= p[0] <= b]
         if not inside:
             return None
         energy, coverage = _energy([(p[0], p[4]) for p in s.points if p[4] is not None], a, b)
-        peak = max((p[2] for p in inside if p[2] is not None), default=None)
-        return {
-            "agent": agent,
-            "gpu": idx,
-            "name": s.name,
-            "samples": len(inside),
-            "util_pct": _mean_max(p[1] for p in inside),
-            "mem_used_bytes": {"peak": peak} if peak is not None else None,
-            "power_w": _mean_max(p[3] for p in inside),
-            "energy_j": energy,
-            "energy_source": s.energy_source,
-            "energy_coverage": coverage,
+        return GpuStats(
+            agent=agent,
+            gpu=idx,
+            name=s.name,
+            samples=len(inside),
+            util_pct=_mean_max(p[1] for p in inside),
+            mem_used_bytes=_peak(p[2] for p in inside),
+            power_w=_mean_max(p[3] for p in inside),
+            energy_j=energy,
+            energy_source=s.energy_source,
+            energy_coverage=coverage,
             **_per_token(energy, coverage, tokens),
-        }
+        )
 
-    def _host_stats(self, a: int, b: int) -> list[dict[str, object]]:
-        out: list[dict[str, object]] = []
+    def _host_stats(self, a: int, b: int) -> list[HostStats]:
+        out: list[HostStats] = []
         for agent, points in sorted(self.hosts.items()):
             inside = [p for p in points if a <= p[0] <= b]
             if inside:
-                peak = max((p[2] for p in inside if p[2] is not None), default=None)
                 out.append(
-                    {
-                        "agent": agent,
-                        "samples": len(inside),
-                        "cpu_util_pct": _mean_max(p[1] for p in inside),
-                        "mem_used_bytes": {"peak": peak} if peak is not None else None,
-                    }
+                    HostStats(
+                        agent=agent,
+                        samples=len(inside),
+                        cpu_util_pct=_mean_max(p[1] for p in inside),
+                        mem_used_bytes=_peak(p[2] for p in inside),
+                    )
                 )
         return out
 
-    def _server_stats(self, a: int, b: int) -> dict[str, object] | None:
+    def _server_stats(self, a: int, b: int) -> ServerStats | None:
         inside = [(t, v) for t, v in self.server if a <= t <= b]
         if self.server_metrics is None or not inside:
             return None
         before = [(t, v) for t, v in self.server if t <= a]
         base = before[-1][1] if before else inside[0][1]
         last = inside[-1][1]
-        out: dict[str, object] = {
-            "source": self.server_metrics,
-            "engine": last.get("engine"),
-            "scrapes": len(inside),
-        }
-        for key in SERVER_GAUGES:
-            out[key] = _mean_max(_num(v.get(key)) for _, v in inside)
+        engine = last.get("engine")
+        gauges = {key: _mean_max(_num(v.get(key)) for _, v in inside) for key in SERVER_GAUGES}
+        counters: dict[str, float | None] = {}
         for name, key in SERVER_COUNTERS:
             first, end = _num(base.get(key)), _num(last.get(key))
             ok = first is not None and end is not None and end >= first
-            out[name] = end - first if ok and end is not None and first is not None else None
-        return out
+            counters[name] = end - first if ok and end is not None and first is not None else None
+        return ServerStats(
+            source=self.server_metrics,
+            engine=engine if isinstance(engine, str) else None,
+            scrapes=len(inside),
+            **gauges,
+            **counters,
+        )
 
-    def _gaps(self, a: int, b: int, gpus: list[dict[str, object]]) -> list[dict[str, object]]:
+    def _gaps(self, a: int, b: int, gpus: list[GpuStats]) -> list[TelemetryGap]:
         grouped: dict[tuple[str, str], list[Gap]] = {}
         for gap in self.gaps:
             if a <= gap.t_ns <= b:
                 grouped.setdefault((gap.source, gap.kind), []).append(gap)
-        out: list[dict[str, object]] = [
-            {
-                "source": source,
-                "kind": kind,
-                "failures": len(gs),
-                "first_ns": gs[0].t_ns,
-                "last_ns": gs[-1].t_ns,
-                "error": gs[-1].error,
-            }
+        out = [
+            TelemetryGap(
+                source=source,
+                kind=kind,
+                failures=len(gs),
+                first_ns=gs[0].t_ns,
+                last_ns=gs[-1].t_ns,
+                error=gs[-1].error,
+            )
             for (source, kind), gs in grouped.items()
         ]
-        seen = {g["agent"] for g in gpus} | {h for h, pts in self.hosts.items() if pts}
+        seen = {g.agent for g in gpus} | {h for h, pts in self.hosts.items() if pts}
         silent = [a for a in self.agents if a not in seen and (a, "agent") not in grouped]
         out.extend(
-            {"source": a, "kind": "agent", "failures": 0, "error": "no samples in the window"}
+            TelemetryGap(source=a, kind="agent", failures=0, error="no samples in the window")
             for a in silent
         )
         return out
 
 
-def _total(gpus: list[dict[str, object]], tokens: int) -> dict[str, object] | None:
+def _total(gpus: list[GpuStats], tokens: int) -> GpuTotal | None:
     if not gpus:
         return None
-    energies = [g["energy_j"] for g in gpus]
-    energy = (
-        sum(float(e) for e in energies if isinstance(e, float)) if None not in energies else None
-    )
-    coverage = min(float(str(g["energy_coverage"])) for g in gpus)
-    utils = [g["util_pct"] for g in gpus if isinstance(g["util_pct"], dict)]
-    powers = [g["power_w"] for g in gpus if isinstance(g["power_w"], dict)]
-    peaks = [g["mem_used_bytes"] for g in gpus if isinstance(g["mem_used_bytes"], dict)]
-    return {
-        "gpus": len(gpus),
-        "util_pct": {
-            "mean": sum(u["mean"] for u in utils) / len(utils),
-            "max": max(u["max"] for u in utils),
-        }
+    energies = [g.energy_j for g in gpus]
+    energy = sum(e for e in energies if e is not None) if None not in energies else None
+    coverage = min(g.energy_coverage for g in gpus)
+    utils = [g.util_pct for g in gpus if g.util_pct is not None]
+    powers = [g.power_w for g in gpus if g.power_w is not None]
+    peaks = [g.mem_used_bytes for g in gpus if g.mem_used_bytes is not None]
+    return GpuTotal(
+        gpus=len(gpus),
+        util_pct=MeanMax(
+            mean=sum(u.mean for u in utils) / len(utils), max=max(u.max for u in utils)
+        )
         if utils
         else None,
-        "mem_used_bytes": {"peak": sum(p["peak"] for p in peaks)} if peaks else None,
-        "power_w": {"mean": sum(p["mean"] for p in powers)} if powers else None,
-        "energy_j": energy,
-        "energy_coverage": coverage,
+        mem_used_bytes=Peak(peak=sum(p.peak for p in peaks)) if peaks else None,
+        power_w=Mean(mean=sum(p.mean for p in powers)) if powers else None,
+        energy_j=energy,
+        energy_coverage=coverage,
         **_per_token(energy, coverage, tokens),
-    }
+    )
 
 
 def _num(value: object) -> float | None:

@@ -66,16 +66,17 @@ def test_closed_loop_sweep_of_the_default_profile_shows_the_curve(
     assert ttft[64] > 1.5 * ttft[32] and ttft[128] > 1.5 * ttft[64]
     # the server's own /metrics agree with the load
     for c, s in steps.items():
-        server = (s.telemetry or {}).get("server")
-        assert server, f"no /metrics scrapes in step c={c}"
-        running, waiting = server["running"], server["waiting"]
-        assert running["max"] <= 16
+        server = s.telemetry.server if s.telemetry is not None else None
+        assert server is not None, f"no /metrics scrapes in step c={c}"
+        running, waiting = server.running, server.waiting
+        assert running is not None and waiting is not None, (c, server)
+        assert running.max <= 16
         if c <= 16:  # all run; a request waits only until the next engine step
-            assert running["mean"] >= 0.75 * c, (c, running)
-            assert waiting["mean"] < 0.25 * c, (c, waiting)
+            assert running.mean >= 0.75 * c, (c, running)
+            assert waiting.mean < 0.25 * c, (c, waiting)
         if c >= 32:  # the engine is full and the rest queue
-            assert running["max"] == 16
-            assert waiting["mean"] >= (c - 16) / 2, (c, waiting)
+            assert running.max == 16
+            assert waiting.mean >= (c - 16) / 2, (c, waiting)
 
 
 def test_sla_search_finds_the_knee(run: RunFixture, scenario: Make) -> None:

@@ -89,13 +89,13 @@ def test_collects_aligns_and_summarises(
     assert len(server) >= 4 and all("running" in x and x["engine"] == "vllm" for x in server)
     assert not [x for x in lines if x["type"] == "gap"]
 
-    assert [g["gpu"] for g in stats["gpus"]] == [0, 1]
-    for g in stats["gpus"]:
-        assert g["samples"] >= 15 and g["energy_j"] > 0 and g["energy_coverage"] > 0.9
-        assert g["j_per_output_token"] == pytest.approx(g["energy_j"] / 500)
-    assert stats["server"]["scrapes"] >= 4 and stats["server"]["running"]["max"] <= 3
-    assert stats["gaps"] == []
-    orjson.dumps(stats)
+    assert [g.gpu for g in stats.gpus] == [0, 1]
+    for g in stats.gpus:
+        assert g.samples >= 15 and g.energy_j > 0 and g.energy_coverage > 0.9
+        assert g.j_per_output_token == pytest.approx(g.energy_j / 500)
+    assert stats.server.scrapes >= 4 and stats.server.running.max <= 3
+    assert stats.gaps == []
+    orjson.dumps(stats.model_dump())
 
 
 def test_sources_dying_mid_run_become_gaps(
@@ -119,10 +119,10 @@ def test_sources_dying_mid_run_become_gaps(
     stats = collector.step_stats(start, end, output_tokens=100)
     collector.stop()
 
-    kinds = {g["kind"]: g for g in stats["gaps"]}
-    assert kinds["agent"]["source"] == url and kinds["agent"]["failures"] >= 2
-    assert kinds["server_metrics"]["failures"] >= 2
-    assert stats["gpus"][0]["samples"] >= 5  # what came before the death is kept
+    kinds = {g.kind: g for g in stats.gaps}
+    assert kinds["agent"].source == url and kinds["agent"].failures >= 2
+    assert kinds["server_metrics"].failures >= 2
+    assert stats.gpus[0].samples >= 5  # what came before the death is kept
     gaps = [x for x in _lines(out) if x["type"] == "gap"]
     assert {x["kind"] for x in gaps} == {"agent", "server_metrics"}
     assert all(x["error"] for x in gaps)
@@ -152,7 +152,7 @@ def test_nothing_reachable_never_raises(tmp_path: Path) -> None:
     stats = collector.step_stats(0, clock.now_ns(), 10)
     collector.stop()
     collector.stop()  # idempotent
-    assert stats["gpus"] == [] and len(stats["gaps"]) == 2
+    assert stats.gpus == [] and len(stats.gaps) == 2
 
 
 @pytest.mark.parametrize("trusted", [True, False])

@@ -200,23 +200,23 @@ def test_server_metrics_are_scraped(
         step = summary.steps[0]
         assert step.requests.ok == step.requests.total > 0
         assert step.telemetry is not None
-        server = step.telemetry["server"]
-        if server is not None and server["scrapes"] >= 2:
+        server = step.telemetry.server
+        if server is not None and server.scrapes >= 2:
             break
     assert server is not None, step.telemetry
-    assert server["source"] == f"{vllm_server.url}/metrics"
-    assert server["engine"] == "vllm"
-    assert server["scrapes"] >= 2
+    assert server.source == f"{vllm_server.url}/metrics"
+    assert server.engine == "vllm"
+    assert server.scrapes >= 2
     for gauge in ("running", "waiting", "kv_usage"):
-        assert set(server[gauge]) == {"mean", "max"}, gauge
-    assert 0 <= server["running"]["max"] <= 4  # never more than loadgen had in flight
-    assert server["waiting"]["max"] == 0  # the default server runs 128 at once
+        assert getattr(server, gauge) is not None, gauge
+    assert 0 <= server.running.max <= 4  # never more than loadgen had in flight
+    assert server.waiting.max == 0  # the default server runs 128 at once
     # Counters over the window: at most what the window's requests generated.
-    assert 0 < server["generation_tokens"] <= step.tokens.output_total
-    assert server["preemptions"] == 0
+    assert 0 < server.generation_tokens <= step.tokens.output_total
+    assert server.preemptions == 0
     lines = [json.loads(x) for x in (out / "telemetry.jsonl").read_text().splitlines()]
     scrapes = [x for x in lines if x["type"] == "server"]
-    assert len(scrapes) >= server["scrapes"]
+    assert len(scrapes) >= server.scrapes
     assert all(x["engine"] == "vllm" and "generation_tokens_total" in x for x in scrapes)
 
 
@@ -235,10 +235,10 @@ def test_server_metrics_see_the_queue(
     step = summary.steps[0]
     assert step.requests.ok == 24
     assert step.telemetry is not None
-    server = step.telemetry["server"]
-    assert server is not None and server["scrapes"] >= 2
-    assert server["running"]["max"] == 4
-    assert server["waiting"]["max"] >= 1
+    server = step.telemetry.server
+    assert server is not None and server.scrapes >= 2
+    assert server.running.max == 4
+    assert server.waiting.max >= 1
 
 
 def test_closed_loop_sweep(vllm_server: VllmServer, scenario: Build, tmp_path: Path) -> None:

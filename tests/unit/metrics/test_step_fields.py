@@ -14,7 +14,7 @@ from loadgen.metrics.profiles import PROFILES
 from loadgen.metrics.step import step_cost
 from loadgen.records import Record, read_records
 from loadgen.scenario.models import SlaSpec
-from loadgen.summary import Cost, LoadPoint, StepSummary, Summary, Throughput
+from loadgen.summary import Cost, LoadPoint, Mean, MeanMax, StepSummary, Summary, Throughput
 
 MS = 1_000_000
 LP = LoadPoint(mode="concurrency", concurrency=1)
@@ -179,6 +179,31 @@ def test_records_of_an_older_loadgen_still_load(tmp_path: Path) -> None:
     assert s.ttft_ms.count == 2 and s.ttft_reasoning_ms is None
 
 
+#: a step's telemetry as step_stats wrote it when it was a plain dict
+OLD_TELEMETRY = {
+    "window": {"start_ns": 1, "end_ns": 2, "duration_s": 1e-9},
+    "output_tokens": 9,
+    "gpus": [{"agent": "http://a:9347", "gpu": 0, "name": "H100", "samples": 4,
+              "util_pct": {"mean": 91.2, "max": 100}, "mem_used_bytes": {"peak": 75000000000},
+              "power_w": {"mean": 612.0, "max": 690.0}, "energy_j": 2448.0,
+              "energy_source": "counter", "energy_coverage": 1.0,
+              "j_per_output_token": 2.448, "output_tokens_per_j": 0.408}],
+    "total": {"gpus": 1, "util_pct": {"mean": 91.2, "max": 100},
+              "mem_used_bytes": {"peak": 75000000000}, "power_w": {"mean": 612.0},
+              "energy_j": 2448.0, "energy_coverage": 1.0,
+              "j_per_output_token": 2.448, "output_tokens_per_j": 0.408},
+    "hosts": [{"agent": "http://a:9347", "samples": 4, "cpu_util_pct": None,
+               "mem_used_bytes": {"peak": 1}}],
+    "server": {"source": "http://s/metrics", "engine": None, "scrapes": 4,
+               "running": {"mean": 15.5, "max": 16}, "waiting": None, "kv_usage": None,
+               "preemptions": 0, "prompt_tokens": None, "generation_tokens": 16000.0},
+    "gaps": [{"source": "http://b:9347", "kind": "agent", "failures": 0,
+              "error": "no samples in the window"},
+             {"source": "http://s/metrics", "kind": "server_metrics", "failures": 2,
+              "first_ns": 1, "last_ns": 2, "error": "ConnectError: x"}],
+}  # fmt: skip
+
+
 def test_a_summary_of_an_older_loadgen_still_loads() -> None:
     old_step = {
         "index": 0, "role": "step", "load": {"mode": "concurrency", "concurrency": 4},
@@ -193,7 +218,7 @@ def test_a_summary_of_an_older_loadgen_still_loads() -> None:
                    "count_mismatches": 0, "server_counts": 3},
         "sla": {"passed": True, "checks": [], "good_requests": 3},
         "client": {"cpu_util": 0.1, "saturated": False, "warnings": []},
-        "little": None, "telemetry": None, "interrupted": False,
+        "little": None, "interrupted": False, "telemetry": OLD_TELEMETRY,
         "cost": {"usd_per_hour": 3.6},  # no throughput: the per-unit keys were left out
     }  # fmt: skip
     old = {
@@ -214,6 +239,11 @@ def test_a_summary_of_an_older_loadgen_still_loads() -> None:
     assert step.prompt_lengths.compared == 0 and step.tokens.short_outputs == 0
     assert step.warnings == []
     assert step.cost == Cost(usd_per_hour=3.6)
+    t = step.telemetry
+    assert t is not None and t.total is not None and t.server is not None
+    assert t.gpus[0].util_pct == MeanMax(mean=91.2, max=100.0)
+    assert t.total.power_w == Mean(mean=612.0) and t.server.preemptions == 0
+    assert t.gaps[0].first_ns is None and t.gaps[1].first_ns == 1
     # and what this version writes reads back the same
     assert Summary.model_validate_json(s.model_dump_json()) == s
 

@@ -22,11 +22,15 @@ from loadgen.scenario.models import SlaSpec
 from loadgen.summary import (
     Cost,
     Distribution,
+    GpuTotal,
     LoadPoint,
+    MeanMax,
     PrefixCacheStats,
     RequestCounts,
     StepSummary,
+    StepTelemetry,
     Summary,
+    TelemetryWindow,
     Throughput,
     Verdict,
 )
@@ -85,14 +89,21 @@ def build_run() -> tuple[Summary, list[Record]]:
     dead.sla = check_sla(dead, sla)
     records += recs
     steps.append(dead)
-    steps[0].telemetry = {
+    steps[0].telemetry = StepTelemetry.model_validate({
+        "window": {"start_ns": T0, "end_ns": T0 + 5_000 * MS, "duration_s": 5.0},
+        "output_tokens": 100,
         "total": {"gpus": 1, "util_pct": {"mean": 40.0, "max": 55.0},
                   "mem_used_bytes": {"peak": 8 * 2**30}, "power_w": {"mean": 150.0},
-                  "energy_j": 300.0, "j_per_output_token": 3.0},
-        "server": {"running": {"mean": 1.0, "max": 1.0}, "waiting": {"mean": 0.5, "max": 2.0},
+                  "energy_j": 300.0, "energy_coverage": 1.0, "j_per_output_token": 3.0},
+        "server": {"source": "http://h/metrics", "scrapes": 5,
+                   "running": {"mean": 1.0, "max": 1.0}, "waiting": {"mean": 0.5, "max": 2.0},
                    "kv_usage": {"mean": 0.25, "max": 0.5}, "preemptions": 0},
-    }  # fmt: skip
-    steps[1].telemetry = {"total": {"gpus": 1, "util_pct": {"mean": 80.0, "max": 99.0}}}
+    })  # fmt: skip
+    steps[1].telemetry = StepTelemetry(
+        window=TelemetryWindow(start_ns=T0, end_ns=T0 + 5_000 * MS, duration_s=5.0),
+        output_tokens=100,
+        total=GpuTotal(gpus=1, util_pct=MeanMax(mean=80.0, max=99.0), energy_coverage=0.0),
+    )
     steps[2].client.saturated = True
     steps[2].client.warnings = ["loadgen CPU 97% of a core"]
     summary = Summary(
