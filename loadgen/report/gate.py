@@ -71,7 +71,8 @@ def _fields_of(model: Any) -> dict[str, Any]:
 
 
 def _check_path(path: str) -> None:
-    """The path must lead to a number of StepSummary (anything under its free-form dicts)."""
+    """The path must lead to a number of StepSummary (anything under its free-form dicts:
+    the error counts); a list (per-GPU telemetry, warnings) has no single number."""
     model: Any = StepSummary
     parts = path.split(".")
     for i, part in enumerate(parts):
@@ -81,10 +82,13 @@ def _check_path(path: str) -> None:
             msg = f"unknown field {'.'.join(parts[: i + 1])!r} (known here: {known})"
             raise ValueError(msg)
         annotation = fields[part].annotation
+        if getattr(annotation, "__origin__", None) is list:
+            msg = f"{'.'.join(parts[: i + 1])!r} is a list, not a number"
+            raise ValueError(msg)
         args = [a for a in getattr(annotation, "__args__", ()) if a is not type(None)]
         inner = args[0] if args else annotation
         if getattr(inner, "__origin__", None) is dict or inner is dict:
-            return  # telemetry / cost / errors: checked against the data
+            return  # requests.errors: checked against the data
         if _fields_of(inner):
             model = inner
             if i == len(parts) - 1:

@@ -18,6 +18,8 @@ from loadgen.summary import Summary
         ("e2e_ms.mean > +20ms", "e2e_ms.mean", ">", 20.0, False),
         ("requests.error_rate>=0.01", "requests.error_rate", ">=", 0.01, False),
         ("telemetry.total.power_w.mean > 5%", "telemetry.total.power_w.mean", ">", 5.0, True),
+        ("telemetry.server.preemptions > 0", "telemetry.server.preemptions", ">", 0.0, False),
+        ("cost.usd_per_1000_requests > 5%", "cost.usd_per_1000_requests", ">", 5.0, True),
         ("ttft_from_scheduled_ms.p99 > 10%", "ttft_from_scheduled_ms.p99", ">", 10.0, True),
     ],
 )
@@ -35,6 +37,9 @@ def test_parse(text: str, path: str, op: str, bound: float, relative: bool) -> N
         ("ttft_ms.p98 > 10%", "unknown field 'ttft_ms.p98'"),
         ("ttft_ms > 10%", "is a group, not a number"),
         ("load.mode > 1", "is not a number"),
+        ("telemetry.gpus.power_w.mean > 5%", "'telemetry.gpus' is a list, not a number"),
+        ("telemetry.total.power_w.max > 5%", "unknown field 'telemetry.total.power_w.max'"),
+        ("cost.usd_per_day > 5%", "unknown field 'cost.usd_per_day'"),
         ("throughput.requests_per_s > 5ms", "'ms' applies to latency fields"),
     ],
 )
