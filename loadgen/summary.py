@@ -5,14 +5,16 @@ Pydantic, because it is an edge: written by ``loadgen run``, read back by
 rates per second. Outputs (console, CSV, Markdown, HTML, plots) import this
 module and nothing of the measuring side.
 
-Imports: pydantic.
+Imports: pydantic, loadgen.redact (no URL password reaches an output).
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from loadgen.redact import redact_text, strip_userinfo
 
 __all__ = [
     "PERCENTILES",
@@ -320,6 +322,11 @@ class TelemetryGap(_Model):
     last_ns: int | None = Field(None, description="Last failure; null for a silent agent.")
     error: str = Field(description="The last failure's error.")
 
+    @field_validator("source", "error")
+    @classmethod
+    def _no_userinfo(cls, text: str) -> str:
+        return redact_text(text)
+
 
 class StepTelemetry(_Model):
     """What the telemetry collector saw over one step (docs/telemetry.md)."""
@@ -500,3 +507,9 @@ class Summary(_Model):
     workload: dict[str, Any] | None = Field(
         None, description="A short description of the workload (filled by the runner)."
     )
+
+    @field_validator("target_url")
+    @classmethod
+    def _no_userinfo(cls, url: str) -> str:
+        """A password in the target URL never reaches summary.json or the reports."""
+        return strip_userinfo(url)

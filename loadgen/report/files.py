@@ -1,39 +1,63 @@
 """Files of a results directory: the resolved scenario and summary.json.
 
-Imports: orjson, yaml, loadgen.summary, loadgen.scenario.models.
+Both are written atomically (a temporary file, then ``os.replace``): a reader
+never sees half a file. The resolved scenario holds no secret: URL userinfo,
+header values (but harmless ones) and credential-like ``extra_body`` keys are
+redacted (:mod:`loadgen.redact`).
+
+Imports: yaml, loadgen.redact, loadgen.summary, loadgen.scenario.models.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import yaml
 
+from loadgen.redact import redact_body, redact_headers, strip_userinfo
 from loadgen.scenario.models import Scenario
 from loadgen.summary import Summary
 
-__all__ = ["SECRET_HEADERS", "read_summary", "write_resolved_scenario", "write_summary"]
+__all__ = ["read_summary", "resolved_scenario", "write_resolved_scenario", "write_summary"]
 
-#: Header names whose values never reach a results directory.
-SECRET_HEADERS = ("authorization", "api-key", "x-api-key", "cookie", "proxy-authorization")
+
+def resolved_scenario(scenario: Scenario) -> dict[str, Any]:
+    """The scenario as run, every default filled in, secrets removed."""
+    data = scenario.model_dump(mode="json")
+    target = data["target"]
+    target["url"] = strip_userinfo(target["url"])
+    target["headers"] = redact_headers(target["headers"])
+    target["extra_body"] = redact_body(target["extra_body"])
+    tel = data["telemetry"]
+    tel["agents"] = [strip_userinfo(u) for u in tel["agents"]]
+    if tel["server_metrics"] is not None:
+        tel["server_metrics"] = strip_userinfo(tel["server_metrics"])
+    return data
 
 
 def write_resolved_scenario(scenario: Scenario, path: Path) -> None:
-    """The scenario as run, every default filled in, secrets removed."""
-    data = scenario.model_dump(mode="json")
-    headers = data["target"]["headers"]
-    for name in headers:
-        if name.lower() in SECRET_HEADERS or "token" in name.lower():
-            headers[name] = "<redacted>"
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    """Write :func:`resolved_scenario` to ``path`` as YAML, atomically."""
+    _write_atomic(path, yaml.safe_dump(resolved_scenario(scenario), sort_keys=False))
 
 
 def write_summary(summary: Summary, path: Path) -> None:
     """Atomically replace ``path``: a reader never sees half a summary."""
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(summary.model_dump_json(indent=2), encoding="utf-8")
-    os.replace(tmp, path)
+    _write_atomic(path, summary.model_dump_json(indent=2))
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def read_summary(path: Path) -> Summary:

@@ -3,7 +3,7 @@
 Also the event loop the run uses and quiet garbage collection while it
 measures. Warnings go to stderr (:func:`warn`).
 
-Imports: loadgen.client (TLS options), loadgen.errors, loadgen.scenario,
+Imports: loadgen.client (TLS options), loadgen.errors, loadgen.redact, loadgen.scenario,
 loadgen.summary (the target check), loadgen.workload (calibration),
 loadgen.runner.preflight/calibrate and loadgen.telemetry lazily.
 """
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from loadgen.client import TlsOptions
 from loadgen.errors import OutputError
+from loadgen.redact import redact_text
 from loadgen.scenario.models import Scenario
 from loadgen.summary import TargetCheck
 from loadgen.workload.prompts import Calibration
@@ -56,8 +57,8 @@ def prepare_out_dir(out: Path) -> None:
 
 
 def warn(text: str) -> None:
-    """One warning or error line, on stderr."""
-    print(text, file=sys.stderr, flush=True)
+    """One warning or error line, on stderr; a URL's password is left out."""
+    print(redact_text(text), file=sys.stderr, flush=True)
 
 
 def preflight(sc: Scenario, url: str) -> TargetCheck:
@@ -67,9 +68,10 @@ def preflight(sc: Scenario, url: str) -> TargetCheck:
     check = check_target(
         url, t.model, t.api, target_headers(sc), t.wait_for_health_s, tls_options(sc)
     )
-    for warning in check.warnings:
+    warnings = [redact_text(w) for w in check.warnings]  # no URL password on screen
+    for warning in warnings:
         warn(f"warning: {warning}")
-    return TargetCheck(healthy=check.healthy, models=check.models, warnings=check.warnings)
+    return TargetCheck(healthy=check.healthy, models=check.models, warnings=warnings)
 
 
 def calibrate_prompts(sc: Scenario, url: str) -> Calibration | None:
