@@ -20,6 +20,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from loadgen.scenario.limits import MAX_LIST, MAX_REQUESTS, MAX_SECONDS, MAX_TOKENS
+
 __all__ = [
     "DIST_TAGS",
     "DatasetSpec",
@@ -43,7 +45,7 @@ DIST_TAGS = frozenset({"fixed", "uniform", "normal", "lognormal", "empirical", "
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 def lognormal_params(mean: float, std: float) -> tuple[float, float]:
@@ -80,13 +82,13 @@ def _check_bounds(low: float, high: float | None) -> None:
 
 class FixedDist(_Strict):
     dist: Literal["fixed"] = Field(description="Every request gets `value`.")
-    value: int = Field(ge=1, description="The token count.")
+    value: int = Field(ge=1, le=MAX_TOKENS, description="The token count.")
 
 
 class UniformDist(_Strict):
     dist: Literal["uniform"] = Field(description="Integers drawn uniformly in [min, max].")
-    min: int = Field(ge=1, description="Smallest token count.")
-    max: int = Field(ge=1, description="Largest token count.")
+    min: int = Field(ge=1, le=MAX_TOKENS, description="Smallest token count.")
+    max: int = Field(ge=1, le=MAX_TOKENS, description="Largest token count.")
 
     @model_validator(mode="after")
     def _ordered(self) -> UniformDist:
@@ -99,11 +101,20 @@ class NormalDist(_Strict):
     dist: Literal["normal"] = Field(
         description="Normal draws, rounded to integers and clamped to [min, max]."
     )
-    mean: float = Field(gt=0, description="Mean token count before rounding and clamping.")
-    std: float = Field(ge=0, description="Standard deviation before rounding and clamping.")
-    min: int = Field(1, ge=1, description="Draws below are raised to this (clamped, not redrawn).")
+    mean: float = Field(
+        gt=0, le=MAX_TOKENS, description="Mean token count before rounding and clamping."
+    )
+    std: float = Field(
+        ge=0, le=MAX_TOKENS, description="Standard deviation before rounding and clamping."
+    )
+    min: int = Field(
+        1, ge=1, le=MAX_TOKENS, description="Draws below are raised to this (clamped, not redrawn)."
+    )
     max: int | None = Field(
-        None, ge=1, description="Draws above are lowered to this (None: no upper bound)."
+        None,
+        ge=1,
+        le=MAX_TOKENS,
+        description="Draws above are lowered to this (None: no upper bound).",
     )
 
     @model_validator(mode="after")
@@ -115,15 +126,20 @@ class NormalDist(_Strict):
 class _LognormalParams(_Strict):
     """Either ``mean`` + ``std`` of the values themselves or ``mu`` + ``sigma`` of their log."""
 
-    mean: float | None = Field(None, gt=0, description="Mean of the values (with `std`).")
+    mean: float | None = Field(
+        None, gt=0, le=MAX_TOKENS, description="Mean of the values (with `std`)."
+    )
     std: float | None = Field(
-        None, ge=0, description="Standard deviation of the values (with `mean`)."
+        None, ge=0, le=MAX_TOKENS, description="Standard deviation of the values (with `mean`)."
     )
     mu: float | None = Field(
-        None, description="Mean of the log of the values (with `sigma`, instead of mean)."
+        None,
+        ge=-20,
+        le=20,
+        description="Mean of the log of the values (with `sigma`, instead of mean).",
     )
     sigma: float | None = Field(
-        None, ge=0, description="Standard deviation of the log (with `mu`, instead of std)."
+        None, ge=0, le=10, description="Standard deviation of the log (with `mu`, instead of std)."
     )
 
     def log_params(self) -> tuple[float, float]:
@@ -137,9 +153,14 @@ class LognormalDist(_LognormalParams):
     dist: Literal["lognormal"] = Field(
         description="Lognormal draws, rounded to integers and clamped to [min, max]."
     )
-    min: int = Field(1, ge=1, description="Draws below are raised to this (clamped, not redrawn).")
+    min: int = Field(
+        1, ge=1, le=MAX_TOKENS, description="Draws below are raised to this (clamped, not redrawn)."
+    )
     max: int | None = Field(
-        None, ge=1, description="Draws above are lowered to this (None: no upper bound)."
+        None,
+        ge=1,
+        le=MAX_TOKENS,
+        description="Draws above are lowered to this (None: no upper bound).",
     )
 
     @model_validator(mode="after")
@@ -150,8 +171,10 @@ class LognormalDist(_LognormalParams):
 
 
 class Histogram(_Strict):
-    edges: list[int] = Field(
-        min_length=2, description="Bin edges e0 < e1 < ... < ek; bin i holds [e_i, e_{i+1})."
+    edges: list[Annotated[int, Field(ge=0, le=MAX_TOKENS + 1)]] = Field(
+        min_length=2,
+        max_length=MAX_LIST,
+        description="Bin edges e0 < e1 < ... < ek; bin i holds [e_i, e_{i+1}).",
     )
     counts: list[Annotated[float, Field(ge=0)]] = Field(
         description="k weights, one per bin (need not be integers); their sum must be > 0."
@@ -177,7 +200,7 @@ class EmpiricalDist(_Strict):
     dist: Literal["empirical"] = Field(
         description="Observed lengths: exactly one of `values`, `histogram` or `file`."
     )
-    values: list[Annotated[int, Field(ge=1)]] | None = Field(
+    values: list[Annotated[int, Field(ge=1, le=MAX_TOKENS)]] | None = Field(
         None, min_length=1, description="Token counts drawn uniformly, with replacement."
     )
     histogram: Histogram | None = Field(
@@ -210,13 +233,13 @@ Distribution = Annotated[
 
 class FixedSeconds(_Strict):
     dist: Literal["fixed"] = Field(description="Always `value` seconds.")
-    value: float = Field(ge=0, description="The time in seconds.")
+    value: float = Field(ge=0, le=MAX_SECONDS, description="The time in seconds.")
 
 
 class UniformSeconds(_Strict):
     dist: Literal["uniform"] = Field(description="Seconds drawn uniformly in [min, max].")
-    min: float = Field(ge=0, description="Shortest time in seconds.")
-    max: float = Field(ge=0, description="Longest time in seconds.")
+    min: float = Field(ge=0, le=MAX_SECONDS, description="Shortest time in seconds.")
+    max: float = Field(ge=0, le=MAX_SECONDS, description="Longest time in seconds.")
 
     @model_validator(mode="after")
     def _bounds(self) -> UniformSeconds:
@@ -226,14 +249,19 @@ class UniformSeconds(_Strict):
 
 class ExponentialSeconds(_Strict):
     dist: Literal["exponential"] = Field(description="Exponential draws (memoryless waits).")
-    mean: float = Field(gt=0, description="Mean time in seconds.")
+    mean: float = Field(gt=0, le=MAX_SECONDS, description="Mean time in seconds.")
 
 
 class LognormalSeconds(_LognormalParams):
     dist: Literal["lognormal"] = Field(description="Lognormal draws clamped to [min, max].")
-    min: float = Field(0.0, ge=0, description="Draws below are raised to this many seconds.")
+    min: float = Field(
+        0.0, ge=0, le=MAX_SECONDS, description="Draws below are raised to this many seconds."
+    )
     max: float | None = Field(
-        None, ge=0, description="Draws above are lowered to this many seconds (None: no bound)."
+        None,
+        ge=0,
+        le=MAX_SECONDS,
+        description="Draws above are lowered to this many seconds (None: no bound).",
     )
 
     @model_validator(mode="after")
@@ -265,14 +293,21 @@ class DatasetSpec(_Strict):
         "to the last human turn, as chat messages. The next gpt turn is the answer.",
     )
     min_prompt_tokens: int | None = Field(
-        None, ge=1, description="Leave out rows whose prompt is shorter (in counted tokens)."
+        None,
+        ge=1,
+        le=MAX_TOKENS,
+        description="Leave out rows whose prompt is shorter (in counted tokens).",
     )
     max_prompt_tokens: int | None = Field(
-        None, ge=1, description="Leave out rows whose prompt is longer (in counted tokens)."
+        None,
+        ge=1,
+        le=MAX_TOKENS,
+        description="Leave out rows whose prompt is longer (in counted tokens).",
     )
     max_output_tokens: int | None = Field(
         None,
         ge=1,
+        le=MAX_TOKENS,
         description="Leave out rows whose output length (as `output_tokens` picks it) is longer.",
     )
     output_tokens: Literal["auto", "dataset", "answer", "distribution"] = Field(
@@ -291,7 +326,10 @@ class DatasetSpec(_Strict):
         False, description="sample random: draw with replacement (rows may repeat at once)."
     )
     limit: int | None = Field(
-        None, ge=1, description="Keep only the first N rows left after the filters."
+        None,
+        ge=1,
+        le=MAX_REQUESTS,
+        description="Keep only the first N rows left after the filters.",
     )
 
     @model_validator(mode="after")

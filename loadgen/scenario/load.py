@@ -56,13 +56,90 @@ def split_list(flag: str, text: str, kind: type[int] | type[float]) -> list[Any]
         raise ScenarioError(msg) from None
 
 
+#: A scenario file larger than this is refused before it is parsed.
+MAX_FILE_BYTES = 1_000_000
+#: Nodes of the document with every YAML alias expanded (an alias bomb is far larger).
+MAX_NODES = 100_000
+#: Nesting depth of mappings and lists.
+MAX_DEPTH = 50
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that refuses a key given twice in one mapping (the last would win)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in seen
+                seen.add(key)
+            except TypeError:
+                continue  # an unhashable key: the base class says so
+            if duplicate:
+                line = key_node.start_mark.line + 1
+                raise _Refused(f"{key}: duplicate key (each key may appear once)", line)
+        return super().construct_mapping(node, deep=deep)
+
+
+class _Refused(Exception):
+    """A document refused before validation: what is wrong, and the line when known."""
+
+    def __init__(self, what: str, line: int | None = None) -> None:
+        super().__init__(what)
+        self.line = line
+
+
 def load_scenario(path: Path, overrides: Overrides | None = None) -> Scenario:
     """Read and validate ``path``; apply ``overrides`` before validation."""
     try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            msg = f"{path}: the scenario is {size} bytes; at most {MAX_FILE_BYTES} are read"
+            raise ScenarioError(msg)
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read the scenario: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        msg = f"{path}: not UTF-8 text (byte {exc.start}): a scenario is a YAML text file"
+        raise ScenarioError(msg) from None
     return parse_scenario(text, str(path), overrides, base_dir=path.parent)
+
+
+def _check_size(node: yaml.Node | None) -> None:
+    """Refuse a document too deep, or too large with its aliases expanded."""
+    sizes: dict[int, int] = {}
+
+    def size(n: yaml.Node, depth: int) -> int:
+        if depth > MAX_DEPTH:
+            raise _Refused(f"nested deeper than {MAX_DEPTH} levels")
+        known = sizes.get(id(n))
+        if known is not None:
+            return known
+        total = 1
+        if isinstance(n, yaml.SequenceNode):
+            total += sum(size(c, depth + 1) for c in n.value)
+        elif isinstance(n, yaml.MappingNode):
+            total += sum(size(k, depth + 1) + size(v, depth + 1) for k, v in n.value)
+        if total > MAX_NODES:
+            raise _Refused(f"more than {MAX_NODES} values with aliases expanded (an alias bomb?)")
+        sizes[id(n)] = total
+        return total
+
+    if node is not None:
+        size(node, 0)
+
+
+def _read_yaml(text: str) -> Any:
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        _check_size(node)
+        return None if node is None else loader.construct_document(node)
+    finally:
+        loader.dispose()
 
 
 def parse_scenario(
@@ -70,14 +147,20 @@ def parse_scenario(
 ) -> Scenario:
     """Validate a scenario's YAML ``text``; relative file paths in it are from ``base_dir``."""
     try:
-        raw = yaml.safe_load(text)
+        raw = _read_yaml(text)
+    except _Refused as exc:
+        where = source if exc.line is None else f"{source}:{exc.line}"
+        raise ScenarioError(f"{where}: {exc}") from None
+    except RecursionError:
+        raise ScenarioError(f"{source}: nested deeper than {MAX_DEPTH} levels") from None
     except yaml.YAMLError as exc:
         where = ""
         mark = getattr(exc, "problem_mark", None)
         if mark is not None:
             where = f" at line {mark.line + 1}, column {mark.column + 1}"
         problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise ScenarioError(f"{source}: YAML syntax error{where}: {problem}") from None
+        text = f"{source}: YAML syntax error{where}: {problem}"
+        raise ScenarioError(text.replace("\n", " ")) from None
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
@@ -93,6 +176,8 @@ def parse_scenario(
         return Scenario.model_validate(raw)
     except ValidationError as exc:
         raise ScenarioError(_one_line(exc, source, overrides)) from None
+    except RecursionError:
+        raise ScenarioError(f"{source}: nested deeper than {MAX_DEPTH} levels") from None
 
 
 def _set_path(raw: dict[str, Any], path: tuple[str, ...], value: Any) -> None:

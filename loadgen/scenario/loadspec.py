@@ -18,6 +18,18 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
+from loadgen.scenario.limits import (
+    MAX_CONCURRENCY,
+    MAX_LIST,
+    MAX_RATE,
+    MAX_REQUESTS,
+    MAX_SCALE,
+    MAX_SECONDS,
+    MIN_RATE,
+    MIN_SCALE,
+    MIN_SECONDS,
+)
+
 __all__ = [
     "LOAD_TAGS",
     "TRACE_FORMATS",
@@ -32,7 +44,7 @@ TRACE_FORMATS = ("auto", "mooncake", "azure", "burstgpt", "loadgen")
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class StopEarly(_Strict):
@@ -46,10 +58,16 @@ class StopEarly(_Strict):
 
 class _Common(_Strict):
     requests_per_step: int | None = Field(
-        None, ge=1, description="Measured requests per step (warm-up and ramp-up not included)."
+        None,
+        ge=1,
+        le=MAX_REQUESTS,
+        description="Measured requests per step (warm-up and ramp-up not included).",
     )
     duration_s: float | None = Field(
-        None, gt=0, description="Length of each step in seconds (instead of requests_per_step)."
+        None,
+        ge=MIN_SECONDS,
+        le=MAX_SECONDS,
+        description="Length of each step in seconds (instead of requests_per_step).",
     )
     stop_early: StopEarly | None = Field(
         default_factory=StopEarly,
@@ -66,11 +84,15 @@ class _Swept(_Common):
     """What closed and open loop share: warm-up, ramp-up, the sweep strategy."""
 
     warmup_requests: int = Field(
-        0, ge=0, description="Requests sent first in each step, excluded from the metrics."
+        0,
+        ge=0,
+        le=MAX_REQUESTS,
+        description="Requests sent first in each step, excluded from the metrics.",
     )
     ramp_up_s: float = Field(
         0.0,
         ge=0,
+        le=MAX_SECONDS,
         description="Seconds over which concurrency or rate rises linearly from zero; "
         "requests started meanwhile are recorded but left out of the metrics.",
     )
@@ -81,7 +103,7 @@ class _Swept(_Common):
         "(default 1 for concurrency, 5% of the upper bound for rate).",
     )
     max_search_steps: int = Field(
-        12, ge=2, description="sweep sla-search: most steps the bisection may run."
+        12, ge=2, le=100, description="sweep sla-search: most steps the bisection may run."
     )
 
     @model_validator(mode="after")
@@ -93,6 +115,8 @@ class _Swept(_Common):
         sweep = getattr(self, "sweep", "list")
         if sweep == "sla-search" and len(set(self.points)) < 2:
             raise ValueError("sweep sla-search needs two values: a low and a high bound")
+        if 0 < self.ramp_up_s < MIN_SECONDS:
+            raise ValueError(f"ramp_up_s: 0, or at least {MIN_SECONDS} s")
         search_only = {"search_tolerance", "max_search_steps"} & self.model_fields_set
         if search_only and sweep != "sla-search":
             raise ValueError(f"{sorted(search_only)[0]} applies to sweep sla-search only")
@@ -108,8 +132,10 @@ class ConcurrencyLoad(_Swept):
         description="list: the given values in order; auto: saturation probe, then rates up to "
         "the maximum (rate mode); sla-search: bisection for the highest load meeting the SLA.",
     )
-    concurrency: list[Annotated[int, Field(ge=1)]] = Field(
-        min_length=1, description="Closed loop: one step per number of concurrent requests."
+    concurrency: list[Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]] = Field(
+        min_length=1,
+        max_length=MAX_LIST,
+        description="Closed loop: one step per number of concurrent requests.",
     )
 
     @property
@@ -120,21 +146,30 @@ class ConcurrencyLoad(_Swept):
 class RateLoad(_Swept):
     mode: Literal["rate"] = Field("rate", description="Open loop.")
     sweep: Literal["list", "auto", "sla-search"] = Field("list", description="As for concurrency.")
-    rate: list[Annotated[float, Field(gt=0)]] | None = Field(
-        None, min_length=1, description="Open loop: one step per request rate (requests/s)."
+    rate: list[Annotated[float, Field(ge=MIN_RATE, le=MAX_RATE)]] | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_LIST,
+        description="Open loop: one step per request rate (requests/s).",
     )
     arrival: Literal["poisson", "gamma", "constant"] = Field(
         "poisson", description="Open loop arrival process."
     )
     burstiness: float = Field(
-        1.0, gt=0, description="Gamma shape; 1 = Poisson, <1 burstier, >1 steadier (as vLLM)."
+        1.0,
+        ge=MIN_SCALE,
+        le=MAX_SCALE,
+        description="Gamma shape; 1 = Poisson, <1 burstier, >1 steadier (as vLLM).",
     )
     max_concurrency: int | None = Field(
-        None, ge=1, description="Open loop: cap on requests in flight (None = no cap)."
+        None,
+        ge=1,
+        le=MAX_CONCURRENCY,
+        description="Open loop: cap on requests in flight (None = no cap).",
     )
-    auto_points: int = Field(8, ge=2, description="sweep auto: number of rates to run.")
+    auto_points: int = Field(8, ge=2, le=100, description="sweep auto: number of rates to run.")
     probe_concurrency: int = Field(
-        64, ge=1, description="sweep auto: concurrency of the saturation probe."
+        64, ge=1, le=MAX_CONCURRENCY, description="sweep auto: concurrency of the saturation probe."
     )
 
     @model_validator(mode="after")
@@ -159,17 +194,22 @@ class TraceLoad(_Common):
     trace_format: Literal["auto", "mooncake", "azure", "burstgpt", "loadgen"] = Field(
         "auto", description="Layout of the trace file; auto tells by extension and header."
     )
-    time_scale: list[Annotated[float, Field(gt=0)]] = Field(
+    time_scale: list[Annotated[float, Field(ge=MIN_SCALE, le=MAX_SCALE)]] = Field(
         default_factory=lambda: [1.0],
         min_length=1,
+        max_length=MAX_LIST,
         description="One step per value: gaps between arrivals are multiplied by it "
         "(0.5 = twice the recorded rate).",
     )
-    window_s: tuple[Annotated[float, Field(ge=0)], Annotated[float, Field(gt=0)]] | None = Field(
-        None, description="[start, end) seconds of the trace to replay (None = all of it)."
-    )
+    window_s: (
+        tuple[
+            Annotated[float, Field(ge=0, le=MAX_SECONDS * 52)],
+            Annotated[float, Field(gt=0, le=MAX_SECONDS * 52)],
+        ]
+        | None
+    ) = Field(None, description="[start, end) seconds of the trace to replay (None = all of it).")
     max_concurrency: int | None = Field(
-        None, ge=1, description="Cap on requests in flight (None = no cap)."
+        None, ge=1, le=MAX_CONCURRENCY, description="Cap on requests in flight (None = no cap)."
     )
 
     @model_validator(mode="after")

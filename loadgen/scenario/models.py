@@ -8,6 +8,7 @@ Imports: pydantic only.
 
 from __future__ import annotations
 
+import re
 import ssl
 from pathlib import Path
 from typing import Any, Literal
@@ -25,6 +26,7 @@ from loadgen.scenario.dists import (
     NormalDist,
     UniformDist,
 )
+from loadgen.scenario.limits import MAX_NAME, MAX_SECONDS, MIN_SECONDS
 from loadgen.scenario.loadspec import (
     ConcurrencyLoad,
     LoadSpec,
@@ -75,7 +77,12 @@ def check_base_url(url: str) -> str:
     A path is a prefix: loadgen appends /v1/chat/completions, /health and the like to it.
     """
     expected = "expected http[s]://host[:port][/base-path] or mock"
-    parts = urlsplit(url)
+    if any(c.isspace() or not c.isprintable() for c in url):
+        raise ValueError(f"{expected}: no spaces or control characters")
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise ValueError(f"{expected}: {exc}") from None
     if parts.scheme not in ("http", "https"):
         raise ValueError(f"{expected}: the scheme must be http or https")
     if not parts.hostname:
@@ -90,18 +97,28 @@ def check_base_url(url: str) -> str:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Timeouts(_Strict):
-    connect: float = Field(10.0, gt=0, description="Seconds to open the TCP connection.")
+    connect: float = Field(
+        10.0, ge=MIN_SECONDS, le=MAX_SECONDS, description="Seconds to open the TCP connection."
+    )
     first_token: float = Field(
-        300.0, gt=0, description="Seconds from send to the first generated token."
+        300.0,
+        ge=MIN_SECONDS,
+        le=MAX_SECONDS,
+        description="Seconds from send to the first generated token.",
     )
     idle: float = Field(
-        120.0, gt=0, description="Longest gap in seconds between two chunks of one stream."
+        120.0,
+        ge=MIN_SECONDS,
+        le=MAX_SECONDS,
+        description="Longest gap in seconds between two chunks of one stream.",
     )
-    total: float = Field(1800.0, gt=0, description="Seconds for the whole request.")
+    total: float = Field(
+        1800.0, ge=MIN_SECONDS, le=MAX_SECONDS, description="Seconds for the whole request."
+    )
 
 
 class TlsSpec(_Strict):
@@ -131,6 +148,7 @@ class MockSpec(_Strict):
     )
     args: list[str] = Field(
         default_factory=list,
+        max_length=1000,
         description="Extra command-line arguments for `loadgen mock` (e.g. ['--itl-ms', '10']).",
     )
 
@@ -157,7 +175,10 @@ class TargetSpec(_Strict):
         default_factory=dict, description="Merged into every request body (e.g. ignore_eos)."
     )
     headers: dict[str, str] = Field(
-        default_factory=dict, description="Extra HTTP headers sent with every request."
+        default_factory=dict,
+        max_length=100,
+        description="Extra HTTP headers sent with every request (values are redacted "
+        "in outputs unless the header is known to be harmless, e.g. Content-Type).",
     )
     http2: bool = Field(False, description="Use HTTP/2 (through httpx).")
     transport: Literal["auto", "h1", "aiohttp", "httpx"] = Field(
@@ -170,7 +191,10 @@ class TargetSpec(_Strict):
         True, description="Streaming requests (false: one JSON answer; TTFT is then E2E)."
     )
     wait_for_health_s: float = Field(
-        0.0, ge=0, description="Before the first step, wait up to this long for GET /health = 200."
+        0.0,
+        ge=0,
+        le=MAX_SECONDS,
+        description="Before the first step, wait up to this long for GET /health = 200.",
     )
     timeouts_s: Timeouts = Field(
         default_factory=Timeouts, description="Per-request timeouts in seconds."
@@ -194,6 +218,16 @@ class TargetSpec(_Strict):
             )
         return data
 
+    @field_validator("headers")
+    @classmethod
+    def _headers_are_http(cls, headers: dict[str, str]) -> dict[str, str]:
+        for name, value in headers.items():
+            if not _HEADER_NAME.fullmatch(name):
+                raise ValueError(f"header name {name[:40]!r} is not an HTTP token")
+            if len(value) > 8192 or any(c in value for c in "\r\n\0"):
+                raise ValueError(f"header {name}: at most 8192 characters, no line breaks")
+        return headers
+
     @field_validator("url")
     @classmethod
     def _url_is_base(cls, url: str) -> str:
@@ -206,6 +240,12 @@ class TargetSpec(_Strict):
         if self.http2 and self.transport in ("h1", "aiohttp"):
             raise ValueError(f"transport {self.transport} speaks HTTP/1.1 only; http2 needs httpx")
         return self
+
+
+#: an HTTP header name (RFC 9110 token)
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}")
+#: a name that is safe as one path component
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_+=@,-][A-Za-z0-9 ._+=@,-]*")
 
 
 class PercentileBounds(_Strict):
@@ -261,7 +301,23 @@ class TelemetrySpec(_Strict):
     token_env: str | None = Field(
         None, description="Environment variable holding the agents' bearer token."
     )
-    interval_s: float = Field(1.0, gt=0, description="Polling interval in seconds.")
+    interval_s: float = Field(
+        1.0, ge=0.01, le=MAX_SECONDS, description="Polling interval in seconds."
+    )
+
+    @field_validator("agents")
+    @classmethod
+    def _agents_are_urls(cls, urls: list[str]) -> list[str]:
+        for url in urls:
+            check_base_url(url)
+        return urls
+
+    @field_validator("server_metrics")
+    @classmethod
+    def _metrics_is_url(cls, url: str | None) -> str | None:
+        if url is not None and url != "target":
+            check_base_url(url)
+        return url
 
 
 class CostSpec(_Strict):
@@ -273,7 +329,13 @@ class CostSpec(_Strict):
 class Scenario(_Strict):
     """A whole scenario file."""
 
-    name: str = Field("scenario", min_length=1, description="Name shown in reports.")
+    name: str = Field(
+        "scenario",
+        min_length=1,
+        max_length=MAX_NAME,
+        description="Name shown in reports and used in the default results folder: "
+        "letters, digits, spaces and . _ - + = @ , only, not starting with a dot.",
+    )
     target: TargetSpec = Field(default_factory=TargetSpec, description="The server under test.")
     workload: WorkloadSpec = Field(
         default_factory=WorkloadSpec, description="Prompts and output lengths."
@@ -284,6 +346,16 @@ class Scenario(_Strict):
         default_factory=TelemetrySpec, description="Server-side telemetry sources."
     )
     cost: CostSpec = Field(default_factory=CostSpec, description="Price of the hardware.")
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_a_path_part(cls, name: str) -> str:
+        """The default results folder is results/<name>-<time>: no ../, no /, no \\."""
+        if not _SAFE_NAME.fullmatch(name):
+            raise ValueError(
+                "letters, digits, spaces and . _ - + = @ , only, not starting with a dot or space"
+            )
+        return name
 
     @model_validator(mode="after")
     def _workload_fits(self) -> Scenario:

@@ -21,17 +21,21 @@ from loadgen.scenario.dists import (
     FixedDist,
     FloatDistribution,
 )
+from loadgen.scenario.limits import MAX_REQUESTS, MAX_TOKENS, MAX_VOCAB
 
 __all__ = ["PrefixSpec", "SessionSpec", "WorkloadSpec"]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class PrefixSpec(_Strict):
     tokens: int | None = Field(
-        None, ge=1, description="Length of each shared prefix in tokens (or give `share`)."
+        None,
+        ge=1,
+        le=MAX_TOKENS,
+        description="Length of each shared prefix in tokens (or give `share`).",
     )
     share: float | None = Field(
         None,
@@ -41,7 +45,10 @@ class PrefixSpec(_Strict):
         "(instead of tokens).",
     )
     groups: int = Field(
-        1, ge=1, description="How many distinct shared prefixes; each request draws one."
+        1,
+        ge=1,
+        le=MAX_REQUESTS,
+        description="How many distinct shared prefixes; each request draws one.",
     )
 
     @model_validator(mode="after")
@@ -63,7 +70,9 @@ class SessionSpec(_Strict):
 
 
 class WorkloadSpec(_Strict):
-    seed: int = Field(0, ge=0, description="Seed of every random draw (0 is a valid seed).")
+    seed: int = Field(
+        0, ge=0, le=2**63 - 1, description="Seed of every random draw (0 is a valid seed)."
+    )
     prompt_tokens: Distribution = Field(
         default_factory=lambda: FixedDist(dist="fixed", value=128),
         description="Prompt length in tokens.",
@@ -78,7 +87,10 @@ class WorkloadSpec(_Strict):
         "(exact prompt lengths with no tokenizer; openai-completions only).",
     )
     vocab_size: int = Field(
-        1000, ge=2, description="prompt_as token_ids: ids are drawn from [100, vocab_size)."
+        1000,
+        ge=2,
+        le=MAX_VOCAB,
+        description="prompt_as token_ids: ids are drawn from [100, vocab_size).",
     )
     tokenizer: str | None = Field(
         None,

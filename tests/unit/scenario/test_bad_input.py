@@ -117,7 +117,10 @@ def test_bad_scenario_is_one_line_and_exit_2(
     [
         (["--concurrency", "1,x"], "--concurrency: expected comma-separated integers"),
         (["--concurrency", "1,0"], "command line --concurrency: load.concurrency[1]"),
-        (["--rate", "0"], "command line --rate: load.rate[0]: Input should be greater than 0"),
+        (
+            ["--rate", "0"],
+            "command line --rate: load.rate[0]: Input should be greater than or equal to 0.000001",
+        ),
         # typed flags: click checks them before the scenario is read
         (["--requests", "-1"], "Invalid value for '--requests': -1 is not in the range x>=1"),
         (["--duration", "0"], "Invalid value for '--duration': 0.0 is not in the range x>0"),
