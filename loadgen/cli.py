@@ -9,6 +9,7 @@ Exit codes (README.md lists the same):
     2    bad input: scenario file, flag, results directory (one line on stderr)
     3    target unusable: the run completed and no request succeeded
     130  interrupted (a partial report is still written)
+    143  stopped by SIGTERM (handled like Ctrl-C: a partial report is still written)
 
 Every failure is a :class:`loadgen.errors.LoadgenError`; :func:`main` maps
 its class to a code in one place (:data:`EXIT_CODES`). Warnings and errors
@@ -36,6 +37,7 @@ from loadgen.errors import (
     SlaMissed,
     TargetError,
     TargetUnusable,
+    Terminated,
 )
 
 if TYPE_CHECKING:
@@ -47,7 +49,8 @@ __all__ = ["EXIT_CODES", "cli", "exit_code", "main"]
 EXIT_SLA_MISSED = 1
 EXIT_BAD_INPUT = 2
 EXIT_TARGET_UNUSABLE = 3
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 
 #: The one table of error class -> exit code (most specific class first wins).
 EXIT_CODES: dict[type[LoadgenError], int] = {
@@ -60,6 +63,7 @@ EXIT_CODES: dict[type[LoadgenError], int] = {
     Inconclusive: 1,
     Regression: 1,
     Interrupted: EXIT_INTERRUPTED,
+    Terminated: EXIT_TERMINATED,
 }
 
 #: the API names, as in loadgen.scenario.models.API_NAMES (not imported: --help stays fast)
@@ -86,7 +90,7 @@ def cli() -> None:
     \b
     Exit codes: 0 completed, 1 SLA missed (--fail-on-sla) or inconclusive
     (--strict), 2 bad input, 3 target unusable (no request succeeded),
-    130 interrupted.
+    130 interrupted, 143 stopped by SIGTERM.
     """
 
 
@@ -168,11 +172,20 @@ def run(
 
         stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(anchor().wall_ns / 1e9))
         out_dir = Path("results") / f"{sc.name}-{stamp}"
-    opts = RunOptions(out_dir=out_dir, quiet=quiet, metrics_profile=metrics_profile)
-    summary = run_scenario(sc, opts)
+    signals: list[int] = []
+    opts = RunOptions(
+        out_dir=out_dir, quiet=quiet, metrics_profile=metrics_profile, on_signal=signals.append
+    )
+    try:
+        summary = run_scenario(sc, opts)
+    except KeyboardInterrupt:
+        if not signals:
+            raise
+        raise Terminated(f"stopped by SIGTERM: partial results in {out_dir}") from None
     click.echo(format_verdict(summary, out_dir))
     if summary.interrupted:
-        raise Interrupted(f"interrupted: partial results in {out_dir}")
+        error = Terminated if signals else Interrupted
+        raise error(f"interrupted: partial results in {out_dir}")
     if (failure := _outcome(summary, fail_on_sla=fail_on_sla, strict=strict)) is not None:
         raise failure
 

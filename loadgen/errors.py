@@ -14,6 +14,7 @@ inconclusive) is raised by the CLI after the results are written.
     ├── Inconclusive             exit 1  --strict: a step's numbers cannot be trusted
     ├── Regression               exit 1  compare --fail-if: the last run is worse
     └── Interrupted              exit 130  Ctrl-C: the partial results are written
+        └── Terminated           exit 143  SIGTERM, handled like Ctrl-C
 
 ``exit_code`` is a class attribute; ``loadgen.cli.EXIT_CODES`` lists the
 same table in the one place the CLI maps errors to codes.
@@ -33,6 +34,7 @@ __all__ = [
     "SlaMissed",
     "TargetError",
     "TargetUnusable",
+    "Terminated",
 ]
 
 
@@ -78,3 +80,9 @@ class Interrupted(LoadgenError):
     """The run was interrupted (Ctrl-C); its partial results are written."""
 
     exit_code = 130
+
+
+class Terminated(Interrupted):
+    """The run was stopped by SIGTERM, handled like Ctrl-C; its partial results are written."""
+
+    exit_code = 143

@@ -101,19 +101,36 @@ _FIELDS = tuple(f.name for f in fields(Record))
 
 
 class RecordWriter:
-    """Appends records to a JSONL file; flushes at least every ``flush_every`` rows."""
+    """Appends records to a JSONL file.
 
-    def __init__(self, path: Path, *, flush_every: int = 64) -> None:
+    A write flushes when ``flush_every`` rows are waiting or the rows waiting
+    span ``flush_after_ns`` of their requests' ``end_ns`` (no clock is read; the
+    caller flushes a quiet tail, see :attr:`pending`).
+    """
+
+    def __init__(
+        self, path: Path, *, flush_every: int = 64, flush_after_ns: int = 100_000_000
+    ) -> None:
         self._fh: IO[bytes] = path.open("ab")
         self._flush_every = flush_every
+        self._flush_after_ns = flush_after_ns
         self._unflushed = 0
+        self._oldest_ns = 0  # end_ns of the oldest unflushed row
         self.count = 0
+
+    @property
+    def pending(self) -> bool:
+        """Rows are written but not yet flushed."""
+        return self._unflushed > 0
 
     def write(self, record: Record) -> None:
         self._fh.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE))
         self.count += 1
+        t = record.end_ns
+        if self._unflushed == 0:
+            self._oldest_ns = t
         self._unflushed += 1
-        if self._unflushed >= self._flush_every:
+        if self._unflushed >= self._flush_every or t - self._oldest_ns >= self._flush_after_ns:
             self.flush()
 
     def flush(self) -> None:

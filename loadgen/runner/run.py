@@ -2,7 +2,9 @@
 
 scenario -> workload -> client -> records -> metrics -> report. The summary
 is rewritten after every step, and Ctrl-C still leaves a valid partial
-summary (the interrupted step is marked and its cut-short requests kept).
+summary (the interrupted step is marked and its cut-short requests kept);
+SIGTERM does the same. Records reach the file at most 100 ms after their
+request ends, and at every step end, so even kill -9 loses little.
 
 Imports: loadgen.* (the orchestrator sits on top of the measuring side).
 """
@@ -11,9 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
+import threading
 import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING
 
 from loadgen import __version__
@@ -85,14 +91,68 @@ class RunOptions:
     reports: bool = True  # steps.csv, report.md, report.html and plots at the end
     metrics_profile: str = "loadgen"  # whose metric definitions (loadgen.metrics.profiles)
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+    #: called with the signal number when SIGTERM stops the run (the CLI's exit code 143)
+    on_signal: Callable[[int], None] | None = None
+
+
+#: how long a finished request's row may wait in the write buffer
+FLUSH_AFTER_S = 0.1
+
+
+class _SignalStop:
+    """SIGTERM handled like Ctrl-C: the step in progress is cancelled, its partial results kept.
+
+    While the session's event loop runs, the first signal cancels its main
+    task (as asyncio.Runner does for SIGINT); otherwise, and on a second
+    signal, it raises KeyboardInterrupt.
+    """
+
+    def __init__(self, on_signal: Callable[[int], None] | None) -> None:
+        self.on_signal = on_signal
+        self.task: asyncio.Task[None] | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.count = 0
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        self.count += 1
+        if self.on_signal is not None:
+            self.on_signal(signum)
+        task, loop = self.task, self.loop
+        if self.count == 1 and task is not None and loop is not None and not task.done():
+            loop.call_soon_threadsafe(task.cancel)
+            return
+        raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        """Handle SIGTERM while inside (main thread only: elsewhere signals cannot be handled)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = signal.signal(signal.SIGTERM, self)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
     """Run every step; return the summary (also written to ``out_dir``).
 
     Warnings and each step's errors (with hints) go to stderr; the step
-    tables to stdout unless ``quiet``.
+    tables to stdout unless ``quiet``. SIGTERM stops it as Ctrl-C does.
     """
+    stop = _SignalStop(opts.on_signal)
+    with stop.installed():
+        summary = _run(scenario, opts, stop)
+    if opts.reports:
+        from loadgen.report.writer import write_reports
+
+        write_reports(opts.out_dir)
+    return summary
+
+
+def _run(scenario: Scenario, opts: RunOptions, stop: _SignalStop) -> Summary:
     prepare_out_dir(opts.out_dir)
     write_resolved_scenario(scenario, opts.out_dir / "scenario.yaml")
     records_path = opts.out_dir / "records.jsonl"
@@ -140,11 +200,7 @@ def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
             stack.callback(telemetry.stop)
         session = _Session(scenario, workload, url, opts, summary, writer, progress, telemetry)
         with quiet_gc(), asyncio.Runner(loop_factory=loop_factory()) as runner:
-            runner.run(session.run())
-    if opts.reports:
-        from loadgen.report.writer import write_reports
-
-        write_reports(opts.out_dir)
+            runner.run(session.run(stop))
     return summary
 
 
@@ -179,13 +235,34 @@ class _Session:
             models=summary.target_check.models if summary.target_check else None,
         )
         self.step_errors: list[str] = []  # the last step's error lines (hints.error_lines)
+        self._flush_timer: asyncio.TimerHandle | None = None
         self._protocol_checked = False
         #: a list sweep knows its number of steps; auto and sla-search do not
         self.steps_planned = (
             len(scenario.load.points) if getattr(scenario.load, "sweep", "list") == "list" else None
         )
 
-    async def run(self) -> None:
+    async def run(self, stop: _SignalStop) -> None:
+        stop.task, stop.loop = asyncio.current_task(), asyncio.get_running_loop()
+        try:
+            await self._run()
+        finally:
+            stop.task = stop.loop = None
+            if self._flush_timer is not None:
+                self._flush_timer.cancel()
+
+    def _flush_soon(self) -> None:
+        """Flush the records within FLUSH_AFTER_S: one timer at a time, none when all is out."""
+        if self._flush_timer is None and self.writer.pending:
+            self._flush_timer = asyncio.get_running_loop().call_later(
+                FLUSH_AFTER_S, self._flush_now
+            )
+
+    def _flush_now(self) -> None:
+        self._flush_timer = None
+        self.writer.flush()
+
+    async def _run(self) -> None:
         sc = self.scenario
         load = sc.load
         limit = _pool_limit(load)
@@ -277,6 +354,7 @@ class _Session:
 
         def on_record(rec: Record) -> None:
             self.writer.write(rec)
+            self._flush_soon()
             records.append(rec)
             self.progress.record(rec)
 
@@ -307,6 +385,7 @@ class _Session:
             for rec in requester.cancelled:
                 on_record(rec)
             requester.cancelled.clear()
+        self.writer.flush()
         await monitor.stop()
         health = monitor.health(send_lags, read_lag.take() if read_lag is not None else None)
         if plan.closed and plan.measured is not None and plan.measured < plan.concurrency:

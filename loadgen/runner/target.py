@@ -3,17 +3,22 @@
 Never inside the client's event loop, where its work would distort the
 timings. Its output goes to a log file (a pipe nobody reads could fill and
 stall it); the first ``listening on URL`` line there says it is ready.
-Stopped with SIGTERM (then SIGKILL) after the run.
+Stopped with SIGTERM (then SIGKILL) after the run. On Linux the child also
+gets SIGTERM from the kernel when loadgen dies (PR_SET_PDEATHSIG), so even
+kill -9 of loadgen leaves no orphan mock behind.
 
-Imports: subprocess, loadgen.clock, loadgen.errors, loadgen.scenario.models.
+Imports: ctypes, subprocess, loadgen.clock, loadgen.errors, loadgen.scenario.models.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
+import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
@@ -52,14 +57,21 @@ class MockServer:
     def __enter__(self) -> str:
         cmd = [sys.executable, "-m", "loadgen.mock", "--host", "127.0.0.1", "--port", "0"]
         mock_cpus = _split_cpus()
+        die_with_parent = _die_with_parent()
+
+        def in_child() -> None:  # runs in the child before it starts
+            if mock_cpus:  # before any thread exists, so every thread of the mock inherits it
+                os.sched_setaffinity(0, mock_cpus)
+            if die_with_parent is not None:
+                die_with_parent()
+
         with self.log_path.open("wb") as log:
             self.proc = subprocess.Popen(
                 [*cmd, *self.args],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-                # set in the child before it starts, so every thread of the mock inherits it
-                preexec_fn=(lambda: os.sched_setaffinity(0, mock_cpus)) if mock_cpus else None,
+                preexec_fn=in_child,
             )
         give_up = now_ns() + int(self.start_timeout_s * NS_PER_S)
         while now_ns() < give_up:
@@ -112,3 +124,29 @@ def _split_cpus() -> set[int] | None:
     except (AttributeError, OSError):
         return None
     return {cpus[-1]}
+
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """What the child calls to be sent SIGTERM when this process dies (Linux), else None.
+
+    libc is looked up here, in the parent: the child between fork and exec
+    only calls it. Should this process already be gone by then, the child
+    exits at once.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def arm() -> None:
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return arm

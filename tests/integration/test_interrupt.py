@@ -1,4 +1,4 @@
-"""Ctrl-C in the middle of a step still leaves a valid partial report."""
+"""Ctrl-C (or SIGTERM) in the middle of a step still leaves a valid partial report."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import orjson
+import pytest
 
 from loadgen.report.files import read_summary
 
@@ -23,7 +24,8 @@ load: {concurrency: [4, 8], requests_per_step: 1000}
 """
 
 
-def test_sigint_leaves_a_valid_partial_summary(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("sig", "exit_code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_leaves_a_valid_partial_summary(tmp_path: Path, sig: int, exit_code: int) -> None:
     path = tmp_path / "s.yaml"
     path.write_text(SCENARIO)
     out = tmp_path / "out"
@@ -40,12 +42,12 @@ def test_sigint_leaves_a_valid_partial_summary(tmp_path: Path) -> None:
                 break
             time.sleep(0.1)
         time.sleep(0.5)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         code = proc.wait(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert code == 130
+    assert code == exit_code
     assert proc.stderr is not None
     assert "interrupted: partial results in" in proc.stderr.read()
     summary = read_summary(out / "summary.json")
