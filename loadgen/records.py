@@ -9,14 +9,15 @@ Imports: orjson, the standard library.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field, fields
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import orjson
 
-__all__ = ["ERROR_KINDS", "Record", "RecordWriter", "read_records"]
+__all__ = ["ERROR_KINDS", "DamagedRecords", "Record", "RecordWriter", "read_records"]
 
 #: Every value ``Record.error_kind`` can take (``http_<status>`` stands for one per status).
 ERROR_KINDS = (
@@ -143,18 +144,86 @@ class RecordWriter:
             self._fh.close()
 
 
-def read_records(path: Path) -> Iterator[Record]:
-    """Records back from a JSONL file; a torn last line (a killed run) is skipped.
+class DamagedRecords(UserWarning):
+    """:func:`read_records` skipped rows: torn, not JSON, or of the wrong shape.
 
+    Warned once per file, after its last row; ``loadgen report`` and
+    ``compare`` say it in one line on stderr.
+    """
+
+    def __init__(self, path: Path, skipped: int) -> None:
+        super().__init__(
+            f"{path}: skipped {skipped} damaged row(s) (torn, not JSON, or of the wrong shape)"
+        )
+        self.path = path
+        self.skipped = skipped
+
+
+def _is_int(v: object) -> bool:
+    return type(v) is int
+
+
+def _anything(v: object) -> bool:
+    return True
+
+
+def _is_int_list(v: object) -> bool:
+    return type(v) is list and all(type(x) is int for x in v)
+
+
+#: what a value of each annotation of Record must be (exact types: a bool is no int)
+_KINDS: dict[str, Callable[[object], bool]] = {
+    "int": _is_int,
+    "bool": lambda v: type(v) is bool,
+    "str": lambda v: type(v) is str,
+    "float": lambda v: type(v) in (int, float),
+    "list[int]": _is_int_list,
+}
+
+
+def _checker(annotation: str) -> Callable[[object], bool]:
+    base, optional = annotation.removesuffix(" | None"), annotation.endswith(" | None")
+    kind = _KINDS.get(base, _anything)  # a new field type: add its check to _KINDS
+    return (lambda v: v is None or kind(v)) if optional else kind
+
+
+_CHECKS = {f.name: _checker(str(f.type)) for f in fields(Record)}
+_REQUIRED = frozenset(
+    f.name for f in fields(Record) if f.default is MISSING and f.default_factory is MISSING
+)
+
+
+def _record(row: object) -> Record | None:
+    """The Record a parsed row holds, or None when it is not one."""
+    if not isinstance(row, dict) or not row.keys() >= _REQUIRED:
+        return None
+    values = {k: row[k] for k in _FIELDS if k in row}
+    if not all(_CHECKS[k](v) for k, v in values.items()):
+        return None
+    return Record(**values)
+
+
+def read_records(path: Path) -> Iterator[Record]:
+    """Records back from a JSONL file.
+
+    A torn line (a killed run), a line that is not JSON, and a row of the wrong
+    shape (not an object, a required key missing, a value of the wrong type) are
+    skipped and counted: one :class:`DamagedRecords` warning after the last row.
     Keys the file lacks (a file from an older loadgen) take their defaults; keys
     this version does not know are ignored.
     """
+    skipped = 0
     with path.open("rb") as fh:
         for line in fh:
             if not line.strip():
                 continue
             try:
-                row: dict[str, Any] = orjson.loads(line)
+                record = _record(orjson.loads(line))
             except orjson.JSONDecodeError:
+                record = None
+            if record is None:
+                skipped += 1
                 continue
-            yield Record(**{k: row[k] for k in _FIELDS if k in row})
+            yield record
+    if skipped:
+        warnings.warn(DamagedRecords(path, skipped), stacklevel=2)

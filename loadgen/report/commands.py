@@ -4,13 +4,17 @@ Imported by loadgen.cli at start-up, so this module imports only click and
 loadgen.errors; everything else is imported inside the commands. Bad input
 (a missing results dir, no summary.json, a bad --fail-if) is a ScenarioError:
 one line on stderr and exit 2. A regression found by the gate is a
-Regression (exit 1); loadgen.cli maps both.
+Regression (exit 1); loadgen.cli maps both. Damaged rows of a records.jsonl
+are skipped and counted: one line per file on stderr.
 
-Imports: click, loadgen.errors (loadgen.report.* lazily).
+Imports: click, loadgen.errors (loadgen.records, loadgen.report.* lazily).
 """
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -34,7 +38,8 @@ def report(results_dir: Path) -> None:
     from loadgen.report.writer import write_reports
 
     try:
-        written = write_reports(results_dir)
+        with _damaged_rows_said():
+            written = write_reports(results_dir)
     except OSError as exc:
         raise _unwritable(results_dir, exc) from None
     for path in written:
@@ -93,7 +98,8 @@ def compare(
     if len(runs) < 2:
         raise ScenarioError("compare: give at least two results dirs (the first is the baseline)")
     gates = [parse_gate(text) for text in fail_if]
-    loaded = cmp.load_runs(runs, allow_profile_mismatch=allow_profile_mismatch)
+    with _damaged_rows_said():
+        loaded = cmp.load_runs(runs, allow_profile_mismatch=allow_profile_mismatch)
     results = cmp.run_gates(gates, loaded, seed=seed, resamples=resamples)
     out = out_dir or cmp.default_out_dir(loaded)
     try:
@@ -110,6 +116,26 @@ def compare(
     failed = [r for r in results if r.failed]
     if failed:
         raise Regression(f"regression: {len(failed)} gate check(s) failed")
+
+
+@contextlib.contextmanager
+def _damaged_rows_said() -> Iterator[None]:
+    """Say each file's count of skipped records.jsonl rows once on stderr (however often read)."""
+    from loadgen.records import DamagedRecords
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DamagedRecords)
+        try:
+            yield
+        finally:
+            said: dict[str, str] = {}
+            for w in caught:
+                if isinstance(w.message, DamagedRecords):
+                    said[str(w.message.path)] = str(w.message)
+                else:
+                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+            for line in said.values():
+                click.echo(f"warning: {line}", err=True)
 
 
 def _unwritable(folder: Path, exc: OSError) -> OutputError:
