@@ -49,7 +49,7 @@ _SECRET_KEY_PARTS = ("apikey", "secret", "password", "passwd", "authorization", 
 _SECRET_LAST_WORDS = frozenset({"key", "token", "auth", "cookie", "signature", "pw", "pwd"})
 
 #: ``scheme://userinfo@`` anywhere in a text
-_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/?#@\s]*@")
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/?#@\s\"'<>]*@")
 
 
 def strip_userinfo(url: str) -> str:

@@ -10,7 +10,8 @@ that fails becomes a ``gap`` line and the collector carries on; nothing here
 raises into the run. See docs/telemetry.md for the line format.
 
 Imports: the standard library, httpx, orjson, :mod:`loadgen.clock`,
-:mod:`loadgen.summary` (the step's telemetry model) and this package.
+:mod:`loadgen.summary` (the step's telemetry model), :mod:`loadgen.redact` and this
+package.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import httpx
 import orjson
 
 from loadgen import clock
+from loadgen.redact import redact_text
 from loadgen.summary import StepTelemetry
 from loadgen.telemetry.offset import ClockProbe, OffsetEstimate, best_offset
 from loadgen.telemetry.prom import parse_prometheus_text
@@ -71,6 +73,7 @@ class TelemetryCollector:
             msg = f"telemetry interval must be > 0 s, got {interval_s!r}"
             raise ValueError(msg)
         self._agents = [_Agent(url.rstrip("/")) for url in agents]
+        self._userinfo = any("@" in u for u in [*agents, server_metrics or ""])
         self._server = server_metrics
         self._server_tls = server_tls
         self._server_client: httpx.AsyncClient | None = None
@@ -323,4 +326,7 @@ class TelemetryCollector:
 
     def _write(self, line: dict[str, object]) -> None:
         if self._file is not None and not self._file.closed:
-            self._file.write(orjson.dumps(line) + b"\n")
+            data = orjson.dumps(line)
+            if self._userinfo:  # a URL password never reaches telemetry.jsonl
+                data = redact_text(data.decode()).encode()
+            self._file.write(data + b"\n")

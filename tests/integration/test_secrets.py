@@ -1,0 +1,91 @@
+"""No secret reaches a results file or the console, while requests still carry them.
+
+Recognisable secrets go in every place a user can put one: URL userinfo of the
+target, of telemetry.server_metrics and of an agent, headers (vendor key
+headers included), extra_body and the variable that api_key_env names. A real
+run against the mock (by its address: userinfo needs a URL) writes its
+results; every file and both console streams are searched for each secret.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "mock"))  # the mock process helper
+
+from mockhttp import MockProc
+
+SECRETS = {
+    "url": "PWurl7361",
+    "metrics": "PWmetrics7361",
+    "agent": "PWagent7361",
+    "goog": "PWgoog7361",
+    "apim": "PWapim7361",
+    "apikey": "PWapikey7361",
+    "auth": "PWauth7361",
+    "body": "PWbody7361",
+    "nested": "PWnested7361",
+    "env": "PWenv7361",
+}
+
+
+def scenario_text(port: int) -> str:
+    s = SECRETS
+    base = f"127.0.0.1:{port}"
+    return f"""
+name: secrets
+target:
+  url: "http://alice:{s["url"]}@{base}"
+  api: openai-chat
+  model: m
+  api_key_env: LOADGEN_TEST_SECRET_KEY
+  headers:
+    x-goog-api-key: {s["goog"]}
+    Ocp-Apim-Subscription-Key: {s["apim"]}
+    apikey: {s["apikey"]}
+    X-Custom-Auth: {s["auth"]}
+    User-Agent: loadgen-secret-test
+  extra_body: {{api_key: {s["body"]}, metadata: {{access_token: {s["nested"]}}}}}
+  timeouts_s: {{total: 30}}
+workload:
+  prompt_tokens: {{dist: fixed, value: 8}}
+  output_tokens: {{dist: fixed, value: 4}}
+load: {{mode: concurrency, concurrency: [2], requests_per_step: 6}}
+telemetry:
+  server_metrics: "http://bob:{s["metrics"]}@{base}/metrics"
+  agents: ["http://carol:{s["agent"]}@{base}"]
+  interval_s: 0.2
+"""
+
+
+def test_no_secret_in_any_output_or_on_the_console(tmp_path: Path) -> None:
+    mock = MockProc(["--ttft-ms", "1", "--itl-ms", "1"], tmp_path / "mock.err")
+    try:
+        path = tmp_path / "s.yaml"
+        path.write_text(scenario_text(mock.port))
+        out = tmp_path / "out"
+        env = {**os.environ, "LOADGEN_TEST_SECRET_KEY": SECRETS["env"]}
+        cmd = [sys.executable, "-m", "loadgen", "run", str(path), "--out", str(out)]
+        done = subprocess.run(cmd, env=env, capture_output=True, timeout=120, check=False)
+    finally:
+        mock.stop()
+    console = done.stdout + done.stderr
+    assert done.returncode == 0, console.decode(errors="replace")
+    files = [p for p in out.rglob("*") if p.is_file()]
+    names = {p.name for p in files}
+    assert {"summary.json", "scenario.yaml", "records.jsonl", "report.md", "report.html"} <= names
+    assert "telemetry.jsonl" in names
+    leaks = [
+        f"{where}: {name}"
+        for name, secret in SECRETS.items()
+        for where, data in [("console", console)] + [(p.name, p.read_bytes()) for p in files]
+        if secret.encode() in data
+    ]
+    assert not leaks
+    assert b"loadgen-secret-test" in (out / "scenario.yaml").read_bytes()  # harmless: kept
+    rows = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    assert rows and all(row["ok"] for row in rows)  # the userinfo URL still reaches the mock
