@@ -19,9 +19,11 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import NoReturn
 
 from loadgen.agent.host import HostSampler
+from loadgen.agent.listener import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS, Limits
 from loadgen.agent.ring import Ring, Row, SamplingThread
 from loadgen.agent.sampler import NvmlLike, Sampler
 from loadgen.agent.server import AgentState, build_app, start_server
@@ -52,10 +54,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help="port; 0 picks a free one")
     p.add_argument("--interval-ms", type=float, default=100.0, help="sampling interval (100)")
     p.add_argument("--buffer-s", type=float, default=600.0, help="ring buffer span (600 = 10 min)")
-    p.add_argument(
+    token = p.add_mutually_exclusive_group()
+    token.add_argument(
         "--token-env",
         metavar="NAME",
         help="require 'Authorization: Bearer <$NAME>' on every endpoint but /health",
+    )
+    token.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="the same, with the token read from a file (surrounding whitespace dropped)",
+    )
+    p.add_argument(
+        "--insecure",
+        action="store_true",
+        help="allow a non-loopback --host without a token (anyone reaching the port reads it)",
+    )
+    p.add_argument(
+        "--max-connections",
+        type=int,
+        default=DEFAULT_MAX_CONNECTIONS,
+        help=f"open connections served at once; more get a 503 ({DEFAULT_MAX_CONNECTIONS})",
+    )
+    p.add_argument(
+        "--header-timeout-s",
+        type=float,
+        default=DEFAULT_HEADER_TIMEOUT_S,
+        help=f"drop a client whose request head takes longer ({DEFAULT_HEADER_TIMEOUT_S:g})",
     )
     p.add_argument(
         "--host-stats",
@@ -99,18 +124,27 @@ def _open_nvml(fake: int | None) -> tuple[NvmlLike | None, str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    if _refused_token_flag(sys.argv[1:] if argv is None else argv):
+        return _fail(
+            "--token is not accepted (a token on the command line shows in ps); "
+            "use --token-file PATH or --token-env NAME"
+        )
     try:
         args = parser.parse_args(None if argv is None else list(argv))
     except SystemExit as exc:  # --help or a usage error; argparse has printed
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
-    if args.interval_ms <= 0 or args.buffer_s <= 0 or not 0 <= args.port <= 65535:
-        return _fail("--interval-ms and --buffer-s must be > 0 and --port in 0..65535")
+    bad = _check_numbers(args)
+    if bad:
+        return _fail(bad)
     logging.basicConfig(stream=sys.stderr, level=args.log_level, format=f"{PROG}: %(message)s")
-    token = None
-    if args.token_env:
-        token = os.environ.get(args.token_env)
-        if not token:
-            return _fail(f"--token-env {args.token_env}: that environment variable is empty")
+    token, bad = _read_token(args)
+    if bad:
+        return _fail(bad)
+    if not _is_loopback(args.host) and not token and not args.insecure:
+        return _fail(
+            f"--host {args.host} without a token would serve telemetry to anyone who can "
+            "reach it; pass --token-file PATH or --token-env NAME, or --insecure"
+        )
     nvml, why = _open_nvml(args.fake_nvml)
     sampler = Sampler(nvml) if nvml is not None else None
     if sampler is not None and not sampler.gpus:
@@ -120,16 +154,52 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"no NVML ({why}); nothing to sample. Use --host-stats for host CPU/memory")
     if not _is_loopback(args.host) and not token:
         log.warning(
-            "listening on %s without a token: anyone who can reach this port can read "
-            "the telemetry; pass --token-env NAME",
+            "--insecure: listening on %s without a token; anyone who can reach this port "
+            "can read the telemetry",
             args.host,
         )
     state = _state(args, sampler, token)
+    limits = Limits(args.max_connections, args.header_timeout_s)
     try:
-        return asyncio.run(_serve(state, args.host, args.port))
+        return asyncio.run(_serve(state, args.host, args.port, limits))
     finally:
         if nvml is not None and sampler is not None:
             nvml.nvmlShutdown()
+
+
+def _check_numbers(args: argparse.Namespace) -> str:
+    """What is wrong with the numeric flags, or ''."""
+    if args.interval_ms <= 0 or args.buffer_s <= 0 or not 0 <= args.port <= 65535:
+        return "--interval-ms and --buffer-s must be > 0 and --port in 0..65535"
+    if args.max_connections < 1:
+        return f"--max-connections must be >= 1, got {args.max_connections}"
+    if not 0 < args.header_timeout_s <= 3600:
+        return f"--header-timeout-s must be in (0, 3600], got {args.header_timeout_s:g}"
+    return ""
+
+
+def _read_token(args: argparse.Namespace) -> tuple[str | None, str]:
+    """The bearer token from --token-env or --token-file (or None), and what went wrong."""
+    if args.token_env:
+        token = os.environ.get(args.token_env)
+        if not token:
+            return None, f"--token-env {args.token_env}: that environment variable is empty"
+        return token, ""
+    if args.token_file:
+        try:
+            token = Path(args.token_file).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            return None, f"--token-file {args.token_file}: cannot read it ({why})"
+        if not token or "\n" in token:
+            return None, f"--token-file {args.token_file}: expected one non-empty line"
+        return token, ""
+    return None, ""
+
+
+def _refused_token_flag(argv: Sequence[str]) -> bool:
+    """``--token VALUE`` would put the secret in ps and shell history: say what to use."""
+    return any(a == "--token" or a.startswith("--token=") for a in argv)
 
 
 def _state(args: argparse.Namespace, sampler: Sampler | None, token: str | None) -> AgentState:
@@ -155,16 +225,16 @@ def _state(args: argparse.Namespace, sampler: Sampler | None, token: str | None)
     )
 
 
-async def _serve(state: AgentState, host: str, port: int) -> int:
+async def _serve(state: AgentState, host: str, port: int, limits: Limits) -> int:
     state.thread.tick()  # one synchronous sample: /health knows what is supported
     state.thread.start()
     try:
-        runner, bound = await start_server(build_app(state), host, port)
+        serving = await start_server(build_app(state), host, port, limits)
     except OSError as exc:
         state.thread.stop()
         return _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     shown = f"[{host}]" if ":" in host else host
-    print(f"loadgen-agent listening on http://{shown}:{bound}", flush=True)
+    print(f"loadgen-agent listening on http://{shown}:{serving.port}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -172,7 +242,7 @@ async def _serve(state: AgentState, host: str, port: int) -> int:
     try:
         await stop.wait()
     finally:
-        await runner.cleanup()
+        await serving.close()
         state.thread.stop()
         state.thread.join(timeout=2.0)
     log.info("stopped after %d sampling ticks", state.thread.ticks)

@@ -1,10 +1,11 @@
 """The agent's HTTP side: ``/samples``, ``/metrics``, ``/health``, ``/clock``.
 
 Owns the routes, their JSON shapes and the bearer-token check. Built on
-``aiohttp.web``: it is already a loadgen dependency, it is a complete and
-hardened HTTP/1.1 server (keep-alive, pipelining, malformed requests, slow
-clients), which matters on a port that may be bound to 0.0.0.0, and an idle
-aiohttp server costs nothing per sample. Handlers only read the ring (a lock
+``aiohttp.web``: it is already a loadgen dependency, it is a complete HTTP/1.1
+server (keep-alive, pipelining, malformed requests), which matters on a port
+that may be bound to 0.0.0.0, and an idle aiohttp server costs nothing per
+sample. Connections are accepted by :mod:`loadgen.agent.listener` (cap, header
+read timeout, fd-limit back-off), which aiohttp does not do. Handlers only read the ring (a lock
 and a list copy); all NVML work happens in the sampling thread.
 
 ``/samples`` and ``/clock`` stamp with the agent's monotonic clock
@@ -19,20 +20,24 @@ import hmac
 import socket
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import orjson
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
 from loadgen.agent.exposition import render
+from loadgen.agent.listener import Counters, Limits, Listener
 from loadgen.agent.ring import Ring, SamplingThread
 from loadgen.agent.sampler import Sampler
 
-__all__ = ["AgentState", "build_app", "start_server"]
+__all__ = ["AgentState", "Serving", "build_app", "start_server"]
 
 VERSION = "1"
 PUBLIC_PATHS = frozenset({"/health"})
+SHUTDOWN_TIMEOUT_S = 0.5  # connections are already aborted; handlers never block
+
+COUNTERS = web.AppKey("connections", Counters)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -73,8 +78,12 @@ def build_app(state: AgentState) -> web.Application:
     middlewares = [_auth_middleware(state.token)] if state.token else []
     app = web.Application(middlewares=middlewares)
 
-    async def health(_: web.Request) -> web.Response:
-        return _json(_health(state))
+    async def health(request: web.Request) -> web.Response:
+        payload = _health(state)
+        counters = request.app.get(COUNTERS)
+        if counters is not None:
+            payload["connections"] = asdict(counters)
+        return _json(payload)
 
     async def clock(_: web.Request) -> web.Response:
         return _json({"mono_ns": time.monotonic_ns(), "wall_ns": time.time_ns()})
@@ -142,15 +151,36 @@ def _stats(state: AgentState) -> dict[str, int]:
     }
 
 
-async def start_server(app: web.Application, host: str, port: int) -> tuple[web.AppRunner, int]:
-    """Bind and start serving; returns the runner and the bound port (``port=0`` picks one).
+@dataclass(slots=True)
+class Serving:
+    """A running agent HTTP side: the bound port and how to stop it."""
 
-    The socket is bound here (not by aiohttp) so the real port is known without
-    reaching into aiohttp's internals. Raises ``OSError`` when the bind fails.
+    runner: web.AppRunner
+    listener: Listener
+    port: int
+
+    async def close(self) -> None:
+        """Stop accepting, drop every connection, then let aiohttp finish (bounded)."""
+        await self.listener.close()
+        await self.runner.cleanup()
+
+
+async def start_server(
+    app: web.Application, host: str, port: int, limits: Limits | None = None
+) -> Serving:
+    """Bind and start serving within ``limits``; ``port=0`` picks a free port.
+
+    The socket is bound here and accepted by our own :class:`Listener` (connection
+    cap, header read timeout, back-off at the fd limit); aiohttp parses and
+    answers. Raises ``OSError`` when the bind fails.
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.create_server((host, port), family=family)
-    runner = web.AppRunner(app, access_log=None)
+    counters = Counters()
+    app[COUNTERS] = counters
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_S)
     await runner.setup()
-    await web.SockSite(runner, sock).start()
-    return runner, int(sock.getsockname()[1])
+    assert runner.server is not None
+    listener = Listener(sock, runner.server, limits or Limits(), counters)
+    listener.start()
+    return Serving(runner, listener, int(sock.getsockname()[1]))

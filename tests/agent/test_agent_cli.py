@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import socket
 import subprocess
 import sys
@@ -61,37 +62,55 @@ def test_fake_nvml_with_token(agent_proc: Spawn) -> None:
     assert {r["gpu"] for r in ok.json()["samples"]} == {0, 1, 2}
 
 
-def test_warning_text_on_public_bind() -> None:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "loadgen.agent",
-            "--port",
-            "0",
-            "--fake-nvml",
-            "1",
-            "--host",
-            "0.0.0.0",
-        ],
+def test_public_bind_without_token_refused_in_one_line() -> None:
+    args = ["--port", "0", "--fake-nvml", "1", "--host", "0.0.0.0"]
+    done = subprocess.run(
+        [sys.executable, "-m", "loadgen.agent", *args],
         cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         text=True,
+        timeout=30,
     )
-    try:
-        assert proc.stdout is not None and proc.stdout.readline().startswith(
-            "loadgen-agent listening"
-        )
-    finally:
-        proc.terminate()
-        _, err = proc.communicate(timeout=10)
-    assert "without a token" in err and "--token-env" in err
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "0.0.0.0" in lines[0] and "--insecure" in lines[0]
+
+
+def test_public_bind_with_insecure_warns_and_serves(agent_proc: Spawn) -> None:
+    proc, url = agent_proc("--fake-nvml", "1", "--host", "0.0.0.0", "--insecure")
+    port = url.rsplit(":", 1)[1]
+    assert httpx.get(f"http://127.0.0.1:{port}/health", timeout=5).status_code == 200
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=10)
+    assert proc.returncode == 0 and "--insecure" in err and "without a token" in err
+
+
+def test_token_flag_refused_token_file_accepted(
+    agent_proc: Spawn, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for argv in (["--token", "X"], ["--token=X"]):
+        assert main(["--fake-nvml", "1", *argv]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "--token-file" in err[0] and "--token-env" in err[0]
+    empty = tmp_path / "empty"
+    empty.write_text("\n")
+    assert main(["--fake-nvml", "1", "--token-file", str(empty)]) == 2
+    assert main(["--fake-nvml", "1", "--token-file", str(tmp_path / "missing")]) == 2
+    token = tmp_path / "token"
+    token.write_text("s3cret\n")
+    _, url = agent_proc("--fake-nvml", "1", "--host", "0.0.0.0", "--token-file", str(token))
+    port = url.rsplit(":", 1)[1]
+    base = f"http://127.0.0.1:{port}"
+    assert httpx.get(f"{base}/samples", timeout=5).status_code == 401
+    ok = httpx.get(f"{base}/samples", headers={"Authorization": "Bearer s3cret"}, timeout=5)
+    assert ok.status_code == 200
 
 
 def test_bad_input_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--no-such-flag"]) == 2
     assert main(["--interval-ms", "0"]) == 2
+    assert main(["--max-connections", "0"]) == 2
+    assert main(["--header-timeout-s", "0"]) == 2
     assert main(["--fake-nvml", "1", "--token-env", "LOADGEN_TEST_UNSET_VAR"]) == 2
     assert "LOADGEN_TEST_UNSET_VAR" in capsys.readouterr().err
     assert main(["--help"]) == 0

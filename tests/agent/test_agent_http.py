@@ -30,12 +30,12 @@ def _state(token: str | None = None) -> AgentState:
 
 def _serve(state: AgentState, body: Callable[[httpx.AsyncClient], Awaitable[None]]) -> None:
     async def run() -> None:
-        runner, port = await start_server(build_app(state), "127.0.0.1", 0)
+        serving = await start_server(build_app(state), "127.0.0.1", 0)
         try:
-            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{serving.port}") as client:
                 await body(client)
         finally:
-            await runner.cleanup()
+            await serving.close()
 
     asyncio.run(run())
 
