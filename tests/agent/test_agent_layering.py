@@ -1,6 +1,7 @@
 """Imports stay one-way: the agent imports nothing from loadgen; telemetry only
-loadgen.clock and loadgen.summary (the pydantic schema its step stats fill, which
-imports nothing of the measuring side)."""
+loadgen.clock, loadgen.summary (the pydantic schema its step stats fill, which
+imports nothing of the measuring side) and loadgen.redact (a standard-library-only
+leaf that keeps secrets out of what is written)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def _loadgen_imports(path: Path) -> set[str]:
     ("package", "allowed"),
     [
         ("agent", ("loadgen.agent",)),
-        ("telemetry", ("loadgen.telemetry", "loadgen.clock", "loadgen.summary")),
+        ("telemetry", ("loadgen.telemetry", "loadgen.clock", "loadgen.summary", "loadgen.redact")),
     ],
 )
 def test_imports(package: str, allowed: tuple[str, ...]) -> None:
