@@ -35,6 +35,8 @@ __all__ = ["AgentState", "Serving", "build_app", "start_server"]
 
 VERSION = "1"
 PUBLIC_PATHS = frozenset({"/health"})
+# aiohttp's own default (about an hour) would let idle clients fill the connection cap.
+KEEPALIVE_TIMEOUT_S = 75.0
 SHUTDOWN_TIMEOUT_S = 0.5  # connections are already aborted; handlers never block
 
 COUNTERS = web.AppKey("connections", Counters)
@@ -178,7 +180,12 @@ async def start_server(
     sock = socket.create_server((host, port), family=family)
     counters = Counters()
     app[COUNTERS] = counters
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_S)
+    runner = web.AppRunner(
+        app,
+        access_log=None,
+        shutdown_timeout=SHUTDOWN_TIMEOUT_S,
+        keepalive_timeout=KEEPALIVE_TIMEOUT_S,
+    )
     await runner.setup()
     assert runner.server is not None
     listener = Listener(sock, runner.server, limits or Limits(), counters)
