@@ -5,7 +5,7 @@ turns a step's failed records into a few lines for stderr, with a hint where
 the cause is known (nothing listening at the URL, a URL ending in ``/v1``,
 a model the server does not serve, an https certificate nobody vouched for).
 
-Pure functions: no I/O. Imports: loadgen.records, loadgen.summary.
+Pure functions: no I/O. Imports: loadgen.records, loadgen.redact, loadgen.summary.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from loadgen.records import Record
+from loadgen.redact import redact_text
 from loadgen.summary import Summary
 
 __all__ = ["TargetFacts", "error_lines", "hint", "unusable_reason"]
@@ -90,7 +91,7 @@ def error_lines(records: Iterable[Record], target: TargetFacts) -> list[str]:
         lines.append(f"  errors: {n} {kind}" + (f": {example}" if example else ""))
         if (h := hint(kind, examples[kind], target)) is not None:
             lines.append(f"    hint: {h}")
-    return lines
+    return [redact_text(line) for line in lines]  # no URL password on the terminal
 
 
 def unusable_reason(summary: Summary) -> str | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -33,9 +34,10 @@ SECRETS = {
 }
 
 
-def scenario_text(port: int) -> str:
+def scenario_text(port: int, *, agent: bool = True) -> str:
     s = SECRETS
     base = f"127.0.0.1:{port}"
+    agents = f'["http://carol:{s["agent"]}@{base}"]' if agent else "[]"
     return f"""
 name: secrets
 target:
@@ -57,7 +59,7 @@ workload:
 load: {{mode: concurrency, concurrency: [2], requests_per_step: 6}}
 telemetry:
   server_metrics: "http://bob:{s["metrics"]}@{base}/metrics"
-  agents: ["http://carol:{s["agent"]}@{base}"]
+  agents: {agents}
   interval_s: 0.2
 """
 
@@ -89,3 +91,24 @@ def test_no_secret_in_any_output_or_on_the_console(tmp_path: Path) -> None:
     assert b"loadgen-secret-test" in (out / "scenario.yaml").read_bytes()  # harmless: kept
     rows = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
     assert rows and all(row["ok"] for row in rows)  # the userinfo URL still reaches the mock
+
+
+def test_no_secret_when_nothing_answers(tmp_path: Path) -> None:
+    """Errors, hints and the unusable-target verdict name the URL without its password."""
+    with socket.socket() as sock:  # a port with nothing listening
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    path = tmp_path / "s.yaml"
+    path.write_text(scenario_text(port, agent=False))
+    out = tmp_path / "out"
+    env = {**os.environ, "LOADGEN_TEST_SECRET_KEY": SECRETS["env"]}
+    cmd = [sys.executable, "-m", "loadgen", "run", str(path), "--out", str(out)]
+    done = subprocess.run(cmd, env=env, capture_output=True, timeout=120, check=False)
+    console = done.stdout + done.stderr
+    assert done.returncode == 3, console.decode(errors="replace")
+    assert b"Traceback" not in console and b"127.0.0.1" in console
+    outputs = [("console", console)] + [
+        (p.name, p.read_bytes()) for p in out.rglob("*") if p.is_file()
+    ]
+    leaks = [f"{w}: {n}" for n, s in SECRETS.items() for w, data in outputs if s.encode() in data]
+    assert not leaks
