@@ -9,12 +9,15 @@ results; every file and both console streams are searched for each secret.
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import Any, ClassVar
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "mock"))  # the mock process helper
 
@@ -34,15 +37,18 @@ SECRETS = {
 }
 
 
-def scenario_text(port: int, *, agent: bool = True) -> str:
+def scenario_text(port: int, *, agent: bool = True, live: bool = True) -> str:
+    """``live``: streaming, with server_metrics (false: one JSON answer, no scrapes)."""
     s = SECRETS
     base = f"127.0.0.1:{port}"
     agents = f'["http://carol:{s["agent"]}@{base}"]' if agent else "[]"
+    metrics = f'"http://bob:{s["metrics"]}@{base}/metrics"' if live else "null"
     return f"""
 name: secrets
 target:
   url: "http://alice:{s["url"]}@{base}"
   api: openai-chat
+  stream: {str(live).lower()}
   model: m
   api_key_env: LOADGEN_TEST_SECRET_KEY
   headers:
@@ -58,7 +64,7 @@ workload:
   output_tokens: {{dist: fixed, value: 4}}
 load: {{mode: concurrency, concurrency: [2], requests_per_step: 6}}
 telemetry:
-  server_metrics: "http://bob:{s["metrics"]}@{base}/metrics"
+  server_metrics: {metrics}
   agents: {agents}
   interval_s: 0.2
 """
@@ -112,3 +118,56 @@ def test_no_secret_when_nothing_answers(tmp_path: Path) -> None:
     ]
     leaks = [f"{w}: {n}" for n, s in SECRETS.items() for w, data in outputs if s.encode() in data]
     assert not leaks
+
+
+class _Capture(http.server.BaseHTTPRequestHandler):
+    """A tiny non-streaming chat server that keeps what each request carried."""
+
+    seen: ClassVar[list[tuple[dict[str, str], bytes]]] = []
+
+    def _answer(self, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        self._answer({"data": [{"id": "m"}]} if self.path.endswith("/models") else {})
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.seen.append((dict(self.headers), body))
+        usage = {"prompt_tokens": 8, "completion_tokens": 1, "total_tokens": 9}
+        message = {"role": "assistant", "content": "hi"}
+        self._answer({"choices": [{"message": message, "finish_reason": "stop"}], "usage": usage})
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_requests_still_carry_every_secret(tmp_path: Path) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Capture)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        path = tmp_path / "s.yaml"
+        path.write_text(scenario_text(server.server_address[1], agent=False, live=False))
+        env = {**os.environ, "LOADGEN_TEST_SECRET_KEY": SECRETS["env"]}
+        cmd = [sys.executable, "-m", "loadgen", "run", str(path), "--out", str(tmp_path / "o")]
+        done = subprocess.run(cmd, env=env, capture_output=True, timeout=120, check=False)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert done.returncode == 0, (done.stdout + done.stderr).decode(errors="replace")
+    assert _Capture.seen
+    headers, body = _Capture.seen[-1]
+    lower = {k.lower(): v for k, v in headers.items()}
+    assert lower["x-goog-api-key"] == SECRETS["goog"]
+    assert lower["ocp-apim-subscription-key"] == SECRETS["apim"]
+    assert lower["apikey"] == SECRETS["apikey"]
+    assert lower["authorization"] == f"Bearer {SECRETS['env']}"
+    sent = json.loads(body)
+    assert sent["api_key"] == SECRETS["body"]
+    assert sent["metadata"]["access_token"] == SECRETS["nested"]
