@@ -4,7 +4,7 @@ Every failure becomes one :class:`ScenarioError` line that names the source
 (the file, or the flag that set the field), the field path in the form
 ``load.concurrency[2]`` and what was expected.
 
-Imports: yaml, pydantic, loadgen.errors, loadgen.scenario.models.
+Imports: yaml, pydantic, loadgen.errors, loadgen.redact, loadgen.scenario.models.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import yaml
 from pydantic import ValidationError
 
 from loadgen.errors import ScenarioError
+from loadgen.redact import redact_text
 from loadgen.scenario.loadspec import LOAD_TAGS
 from loadgen.scenario.models import Scenario
 
@@ -247,4 +248,4 @@ def _one_line(exc: ValidationError, source: str, overrides: Overrides) -> str:
     extra = exc.error_count() - 1
     if extra:
         text += f" [and {extra} more error{'s' if extra > 1 else ''}]"
-    return text.replace("\n", " ")
+    return redact_text(text.replace("\n", " "))  # a URL's password is not echoed

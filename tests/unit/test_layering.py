@@ -20,7 +20,7 @@ ALLOWED: dict[str, set[str]] = {
     "vocab": set(),
     "redact": set(),
     "summary": {"vocab", "redact"},
-    "scenario": {"errors"},
+    "scenario": {"errors", "redact"},
     "workload": {"scenario", "errors"},
     "records": set(),
     "client": {"clock", "records", "workload", "errors"},

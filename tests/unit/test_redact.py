@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
+from loadgen.errors import ScenarioError
 from loadgen.redact import REDACTED, redact_body, redact_headers, redact_text, strip_userinfo
 from loadgen.report.files import write_resolved_scenario
 from loadgen.scenario.load import parse_scenario
@@ -71,3 +73,10 @@ load: {concurrency: [1], requests_per_step: 1}
         clock_anchor=ClockAnchor(monotonic_ns=0, wall_ns=0),
     )
     assert "PW-" not in summary.model_dump_json()
+
+
+def test_a_refused_url_is_not_echoed_with_its_password() -> None:
+    text = "target: {url: 'http://u:PW-ECHO@[::1', model: m}\nload: {concurrency: [1]}\n"
+    with pytest.raises(ScenarioError) as exc:
+        parse_scenario(text, "s.yaml")
+    assert "PW-ECHO" not in str(exc.value) and "target.url" in str(exc.value)
