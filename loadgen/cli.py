@@ -21,6 +21,7 @@ Imports: click, loadgen.* (heavy modules lazily, so ``--help`` is fast).
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -326,8 +327,45 @@ def _register_output_commands() -> None:
         from loadgen.report.commands import compare, report  # type: ignore[import-not-found,unused-ignore]
     except ImportError:  # not built yet
         return
-    cli.add_command(report)
+    cli.add_command(_rebuilding(report))
     cli.add_command(compare)
+
+
+def _rebuilding(report: click.Command) -> click.Command:
+    """``loadgen report DIR``: first rebuild a missing summary.json from the records.
+
+    Only a run killed before its first step ended lacks one; the rebuild needs
+    the measuring side (loadgen.runner.rebuild), which the outputs never import.
+    """
+    inner = report.callback
+    assert inner is not None
+
+    @functools.wraps(inner)
+    def callback(results_dir: Path, **kwargs: Any) -> Any:
+        import warnings
+
+        from loadgen.records import DamagedRecords
+        from loadgen.report.files import write_summary
+        from loadgen.runner.rebuild import PROFILE, can_rebuild, rebuild_summary
+
+        if can_rebuild(results_dir):
+            with warnings.catch_warnings():  # the report reads the same rows and says it
+                warnings.simplefilter("ignore", DamagedRecords)
+                summary = rebuild_summary(results_dir)
+            try:
+                write_summary(summary, results_dir / "summary.json")
+            except OSError as exc:
+                msg = f"{results_dir}: cannot write there: {exc.strerror or exc}"
+                raise OutputError(msg) from None
+            click.echo(
+                f"{results_dir}: no summary.json: rebuilt it from records.jsonl and "
+                f"scenario.yaml (run marked interrupted, metrics profile {PROFILE})",
+                err=True,
+            )
+        return inner(results_dir, **kwargs)
+
+    report.callback = callback
+    return report
 
 
 _register_output_commands()

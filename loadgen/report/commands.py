@@ -31,6 +31,9 @@ EXIT_REGRESSION = 1
 def report(results_dir: Path) -> None:
     """Rebuild steps.csv, report.md, report.html and plots/ of RESULTS_DIR from its saved files.
 
+    A run killed before its first step ended has no summary.json: it is first
+    rebuilt from records.jsonl and the resolved scenario.yaml (said on stderr).
+
     \b
     Example:
       loadgen report results/baseline

@@ -358,7 +358,7 @@ class _Session:
             records.append(rec)
             self.progress.record(rec)
 
-        lp = _load_point(sc, at)
+        lp = load_point(sc, at)
         n: int | None = None  # progress counts requests: unknown ahead for sessions
         if plan.sessions is None and not plan.open_sessions:
             n = (
@@ -409,7 +409,7 @@ class _Session:
             interrupted=interrupted,
             profile=PROFILES[self.opts.metrics_profile],
             ttft_of=sc.sla.ttft_of,
-            expect_full_output=_expects_full_output(sc),
+            expect_full_output=expects_full_output(sc),
             prompt_tolerance=sc.workload.prompt_tolerance,
         )
         step.role = at.role
@@ -479,7 +479,7 @@ class _Session:
         )
 
 
-def _expects_full_output(sc: Scenario) -> bool:
+def expects_full_output(sc: Scenario) -> bool:
     """Whether the request asks the server for exactly ``max_tokens`` (ignore_eos and the like)."""
     extra = sc.target.extra_body
     params = extra.get("parameters") if isinstance(extra.get("parameters"), dict) else {}
@@ -493,7 +493,7 @@ def _pool_limit(load: LoadSpec) -> int:
     return load.max_concurrency or 0
 
 
-def _load_point(sc: Scenario, at: Point) -> LoadPoint:
+def load_point(sc: Scenario, at: Point) -> LoadPoint:
     load = sc.load
     if at.mode == "concurrency":
         return LoadPoint(mode="concurrency", concurrency=int(at.value))

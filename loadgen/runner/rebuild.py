@@ -1,0 +1,138 @@
+"""A summary rebuilt from what a killed run left: ``records.jsonl`` and the resolved scenario.
+
+``loadgen run`` rewrites summary.json after every step, so only a run killed
+(kill -9, a crash, a power cut) before its first step ended has none. From
+the records and the resolved ``scenario.yaml`` each step is summarised again
+with :func:`loadgen.metrics.summarize_step`, the sweep replayed over the
+rebuilt steps to name each one's load (auto and sla-search sweeps included),
+and the last step and the run are marked interrupted. What only the live run
+saw is absent: client health and in-flight sampling, telemetry, the
+prefix-cache counters, the pre-flight check, the workload description; the
+metrics profile is loadgen's own. The clock anchor pairs the last request's
+end with the records file's modification time (flushed within 100 ms of it).
+
+Imports: loadgen.* (like the runner).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel
+
+from loadgen import __version__
+from loadgen.errors import ScenarioError
+from loadgen.metrics import step_cost, summarize_step
+from loadgen.metrics.profiles import PROFILES
+from loadgen.records import Record, read_records
+from loadgen.runner.run import expects_full_output, load_point
+from loadgen.runner.sweep import make_sweep, verdict
+from loadgen.scenario import load_scenario
+from loadgen.scenario.load import DROP, Overrides
+from loadgen.scenario.models import ConcurrencyLoad, RateLoad, TraceLoad
+from loadgen.summary import ClockAnchor, Summary
+
+__all__ = ["can_rebuild", "rebuild_summary"]
+
+#: the metrics profile of a rebuilt summary (the run's --metrics-profile is not saved elsewhere)
+PROFILE = "loadgen"
+
+
+def can_rebuild(results_dir: Path) -> bool:
+    """The directory has no summary.json but the files to rebuild one from."""
+    return (
+        not (results_dir / "summary.json").exists()
+        and (results_dir / "records.jsonl").is_file()
+        and (results_dir / "scenario.yaml").is_file()
+    )
+
+
+def rebuild_summary(results_dir: Path) -> Summary:
+    """The summary of ``results_dir`` made again from its records and resolved scenario."""
+    path = results_dir / "scenario.yaml"
+    try:
+        scenario = load_scenario(path, _defaults_dropped(path))
+    except ScenarioError as exc:
+        msg = f"cannot rebuild summary.json: {exc}"
+        raise ScenarioError(msg) from None
+    records_path = results_dir / "records.jsonl"
+    by_step: dict[int, list[Record]] = defaultdict(list)
+    for r in read_records(records_path):
+        by_step[r.step].append(r)
+    every = [r for rs in by_step.values() for r in rs]
+    first = min(every, key=lambda r: r.start_ns, default=None)
+    summary = Summary(
+        loadgen_version=__version__,
+        name=scenario.name,
+        run_id=first.request_id.split("-")[0] if first is not None else "rebuilt",
+        target_url=scenario.target.url,
+        api=scenario.target.api,
+        model=scenario.target.model,
+        clock_anchor=ClockAnchor(
+            monotonic_ns=max((r.end_ns for r in every), default=0),
+            wall_ns=records_path.stat().st_mtime_ns,
+        ),
+        metrics_profile=PROFILE,
+        sla={k: v for k, v in scenario.sla.model_dump(exclude_none=True).items() if v != {}},
+        interrupted=True,
+    )
+    sweep = make_sweep(scenario.load)
+    last = max(by_step, default=-1)
+    for index in range(last + 1):
+        point = sweep.next_point()
+        if point is None:  # records of steps the sweep would not have run: not this scenario's
+            break
+        step = summarize_step(
+            index,
+            load_point(scenario, point),
+            by_step.get(index, []),
+            scenario.sla,
+            interrupted=index == last,
+            profile=PROFILES[PROFILE],
+            ttft_of=scenario.sla.ttft_of,
+            expect_full_output=expects_full_output(scenario),
+            prompt_tolerance=scenario.workload.prompt_tolerance,
+        )
+        step.role = point.role
+        if scenario.cost.usd_per_hour is not None:
+            step.cost = step_cost(step, scenario.cost.usd_per_hour)
+        sweep.observe(point, step)
+        summary.steps.append(step)
+    summary.verdict = verdict(sweep)
+    return summary
+
+
+def _defaults_dropped(path: Path) -> Overrides:
+    """Overrides that drop the load fields holding their default.
+
+    The resolved scenario lists every default, and a field of another sweep
+    kind that is *set* is refused when the file is read back.
+    """
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}  # load_scenario says what is wrong
+    load = raw.get("load") if isinstance(raw, dict) else None
+    if not isinstance(load, dict):
+        return {}
+    modes: dict[str, type[BaseModel]] = {
+        "concurrency": ConcurrencyLoad,
+        "rate": RateLoad,
+        "trace": TraceLoad,
+    }
+    cls = modes.get(str(load.get("mode")))
+    if cls is None:
+        return {}
+    known = cls.model_fields
+    drop: dict[tuple[str, ...], Any] = {
+        ("load", k): DROP
+        for k, v in load.items()
+        if k != "mode"
+        and k in known
+        and not known[k].is_required()
+        and v == known[k].get_default(call_default_factory=True)
+    }
+    return {f"{path}": drop}
