@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
-import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING
 
 from loadgen import __version__
@@ -67,6 +64,7 @@ from loadgen.runner.setup import (
     tls_options,
     warn,
 )
+from loadgen.runner.signals import SignalStop
 from loadgen.runner.sweep import Point, make_sweep, verdict
 from loadgen.runner.target import MockServer, mock_args
 from loadgen.scenario.models import ConcurrencyLoad, LoadSpec, RateLoad, Scenario, TraceLoad
@@ -99,60 +97,23 @@ class RunOptions:
 FLUSH_AFTER_S = 0.1
 
 
-class _SignalStop:
-    """SIGTERM handled like Ctrl-C: the step in progress is cancelled, its partial results kept.
-
-    While the session's event loop runs, the first signal cancels its main
-    task (as asyncio.Runner does for SIGINT); otherwise, and on a second
-    signal, it raises KeyboardInterrupt.
-    """
-
-    def __init__(self, on_signal: Callable[[int], None] | None) -> None:
-        self.on_signal = on_signal
-        self.task: asyncio.Task[None] | None = None
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.count = 0
-
-    def __call__(self, signum: int, frame: FrameType | None) -> None:
-        self.count += 1
-        if self.on_signal is not None:
-            self.on_signal(signum)
-        task, loop = self.task, self.loop
-        if self.count == 1 and task is not None and loop is not None and not task.done():
-            loop.call_soon_threadsafe(task.cancel)
-            return
-        raise KeyboardInterrupt
-
-    @contextlib.contextmanager
-    def installed(self) -> Iterator[None]:
-        """Handle SIGTERM while inside (main thread only: elsewhere signals cannot be handled)."""
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        previous = signal.signal(signal.SIGTERM, self)
-        try:
-            yield
-        finally:
-            signal.signal(signal.SIGTERM, previous)
-
-
 def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
     """Run every step; return the summary (also written to ``out_dir``).
 
     Warnings and each step's errors (with hints) go to stderr; the step
     tables to stdout unless ``quiet``. SIGTERM stops it as Ctrl-C does.
     """
-    stop = _SignalStop(opts.on_signal)
+    stop = SignalStop(opts.on_signal)
     with stop.installed():
         summary = _run(scenario, opts, stop)
-    if opts.reports:
-        from loadgen.report.writer import write_reports
+        if opts.reports:
+            from loadgen.report.writer import write_reports
 
-        write_reports(opts.out_dir)
+            write_reports(opts.out_dir)
     return summary
 
 
-def _run(scenario: Scenario, opts: RunOptions, stop: _SignalStop) -> Summary:
+def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
     prepare_out_dir(opts.out_dir)
     write_resolved_scenario(scenario, opts.out_dir / "scenario.yaml")
     records_path = opts.out_dir / "records.jsonl"
@@ -242,7 +203,7 @@ class _Session:
             len(scenario.load.points) if getattr(scenario.load, "sweep", "list") == "list" else None
         )
 
-    async def run(self, stop: _SignalStop) -> None:
+    async def run(self, stop: SignalStop) -> None:
         stop.task, stop.loop = asyncio.current_task(), asyncio.get_running_loop()
         try:
             await self._run()
