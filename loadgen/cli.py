@@ -255,7 +255,7 @@ def _overrides(flags: dict[str, Any]) -> Overrides:
         raise ScenarioError("command line: give only one of --concurrency and --rate")
     out: dict[str, dict[tuple[str, ...], Any]] = {}
     for flag, path in (("url", "url"), ("model", "model"), ("api", "api")):
-        if flags.get(flag):
+        if flags.get(flag) is not None:  # an empty --url is an error, not "no flag"
             out[f"--{flag}"] = {("target", path): flags[flag]}
     if c := flags.get("concurrency"):
         values = split_list("--concurrency", c, int)

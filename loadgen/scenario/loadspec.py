@@ -117,7 +117,7 @@ class _Swept(_Common):
             raise ValueError("sweep sla-search needs two values: a low and a high bound")
         if 0 < self.ramp_up_s < MIN_SECONDS:
             raise ValueError(f"ramp_up_s: 0, or at least {MIN_SECONDS} s")
-        search_only = {"search_tolerance", "max_search_steps"} & self.model_fields_set
+        search_only = _changed(self, ("search_tolerance", "max_search_steps"))
         if search_only and sweep != "sla-search":
             raise ValueError(f"{sorted(search_only)[0]} applies to sweep sla-search only")
         return self
@@ -176,7 +176,7 @@ class RateLoad(_Swept):
     def _rates(self) -> RateLoad:
         if self.sweep != "auto" and not self.rate:
             raise ValueError("mode rate needs a non-empty `rate` list")
-        auto_only = {"auto_points", "probe_concurrency"} & self.model_fields_set
+        auto_only = _changed(self, ("auto_points", "probe_concurrency"))
         if auto_only and self.sweep != "auto":
             raise ValueError(f"{sorted(auto_only)[0]} applies to sweep auto only")
         return self
@@ -225,6 +225,18 @@ class TraceLoad(_Common):
     @property
     def points(self) -> list[float]:
         return [float(v) for v in self.time_scale]
+
+
+def _changed(model: BaseModel, names: tuple[str, ...]) -> list[str]:
+    """Those of ``names`` given a value other than their default.
+
+    A field of another sweep given at its default is harmless (the resolved
+    scenario in a results directory lists every default, and must load back).
+    """
+    fields = type(model).model_fields
+    return [
+        n for n in names if getattr(model, n) != fields[n].get_default(call_default_factory=True)
+    ]
 
 
 def _mode(value: Any) -> str:

@@ -268,3 +268,13 @@ def test_strict_through_the_cli_ends_with_the_verdict_then_exit_1(
     assert code == 1
     assert out.splitlines() == ["verdict: no step ran", f"results: {out_dir}"]
     assert err.startswith("loadgen: --strict: step(s) 1 inconclusive")
+
+
+def test_an_empty_url_flag_is_refused_not_ignored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sc = tmp_path / "s.yaml"
+    sc.write_text("target: {model: m}\nload: {concurrency: [1], requests_per_step: 1}\n")
+    code, _, err = run_cli(["run", str(sc), "--url", "", "--out", str(tmp_path / "o")], capsys)
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and "command line --url: target.url" in err

@@ -21,3 +21,28 @@ def test_shipped_scenario_is_valid(path: Path) -> None:
     sc = load_scenario(path)
     assert sc.name == path.stem
     assert path.read_text().startswith("# ")  # each is documented in its header
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
+def test_the_resolved_scenario_loads_back(path: Path, tmp_path: Path) -> None:
+    """scenario.yaml in a results directory lists every default and must load as it was."""
+    from loadgen.report.files import write_resolved_scenario
+
+    sc = load_scenario(path)
+    out = tmp_path / "scenario.yaml"
+    write_resolved_scenario(sc, out)
+    again = load_scenario(out)
+    assert again.load == sc.load and again.workload == sc.workload and again.sla == sc.sla
+
+
+def test_a_field_of_another_sweep_is_refused_unless_it_is_the_default(tmp_path: Path) -> None:
+    from loadgen.errors import ScenarioError
+
+    base = "load: {concurrency: [1, 2], requests_per_step: 2, %s}\n"
+    ok = tmp_path / "ok.yaml"
+    ok.write_text(base % "max_search_steps: 12")
+    assert load_scenario(ok).load.sweep == "list"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(base % "max_search_steps: 5")
+    with pytest.raises(ScenarioError, match="max_search_steps applies to sweep sla-search only"):
+        load_scenario(bad)
