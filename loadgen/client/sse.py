@@ -8,59 +8,91 @@ single leading space. An event with no ``data`` line is not dispatched, and an
 event left incomplete when the stream ends is discarded, as the WHATWG spec
 says.
 
+Linear in the bytes received: line ends are normalised chunk by chunk as they
+arrive (a ``\\r`` that ends a chunk is a line end at once; a ``\\n`` that opens
+the next chunk is then dropped), and only the new bytes (plus one) are searched
+for the end of an event. One event may not exceed ``max_event`` bytes:
+:class:`EventTooLarge` is raised as soon as the bytes held for one event pass it.
+
 Imports: the standard library only.
 """
 
 from __future__ import annotations
 
-__all__ = ["SseSplitter"]
+__all__ = ["MAX_EVENT_BYTES", "EventTooLarge", "SseSplitter"]
+
+#: default bound on one event's size
+MAX_EVENT_BYTES = 1 << 20
+
+
+class EventTooLarge(ValueError):
+    """The bytes of one event passed the splitter's ``max_event``."""
 
 
 class SseSplitter:
     """Incremental splitter; :meth:`feed` returns the payloads completed by a chunk."""
 
-    __slots__ = ("_buf", "_pending")
+    __slots__ = ("_buf", "_cr", "_max", "_pending")
 
-    def __init__(self) -> None:
-        self._buf = b""
+    #: the buffer's type (a test swaps in one that counts the bytes searched)
+    _Buffer = bytearray
+
+    def __init__(self, max_event: int = MAX_EVENT_BYTES) -> None:
+        self._buf = self._Buffer()  # normalised bytes of the event in progress (only \n)
+        self._cr = False  # the last chunk ended with \r: a leading \n of the next is its pair
+        self._max = max_event
         self._pending: list[bytes] | None = None  # data lines of an event split mid-way
 
     def feed(self, chunk: bytes) -> list[bytes]:
-        data = self._buf + chunk if self._buf else chunk
-        if b"\r" in data:
-            if data.endswith(b"\r"):  # may be the first half of \r\n: decide next time
-                self._buf = data
-                data = data[:-1]
-                hold_cr = True
-            else:
-                hold_cr = False
-            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        else:
-            hold_cr = False
-        cut = data.rfind(b"\n\n")
-        if cut < 0:
-            if not hold_cr:
-                self._buf = data
-            elif data:
-                # keep the normalised text plus the held-back \r
-                self._buf = data + b"\r"
+        if not chunk:
             return []
-        complete = data[:cut]
-        rest = data[cut + 2 :]
-        if hold_cr:
-            rest += b"\r"
-        self._buf = rest
+        if self._cr and chunk[0] == 0x0A:
+            chunk = chunk[1:]
+        self._cr = False
+        if b"\r" in chunk:
+            self._cr = chunk[-1] == 0x0D
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        buf = self._buf
+        if not buf:
+            cut = chunk.rfind(b"\n\n")
+            if cut < 0:
+                buf += chunk
+                self._check(len(buf))
+                return []
+            if cut + 2 < len(chunk):
+                buf += chunk[cut + 2 :]
+                self._check(len(buf))
+            return self._events(chunk[:cut])
+        start = len(buf) - 1  # an event end may straddle the old bytes and the new
+        buf += chunk
+        cut = buf.rfind(b"\n\n", start)
+        if cut < 0:
+            self._check(len(buf))
+            return []
+        complete = bytes(buf[:cut])
+        del buf[: cut + 2]
+        self._check(len(buf))
         return self._events(complete)
 
     def finish(self) -> list[bytes]:
-        """At the end of the stream: a held-back final ``\\r`` was a line end after all."""
-        if self._buf.endswith(b"\r"):
-            return self.feed(b"\n")
+        """At the end of the stream: nothing more can complete (kept for callers' symmetry)."""
         return []
+
+    def _check(self, size: int) -> None:
+        if size > self._max:
+            self._buf = self._Buffer()
+            msg = f"one event passed {self._max} bytes"
+            raise EventTooLarge(msg)
 
     def _events(self, complete: bytes) -> list[bytes]:
         out: list[bytes] = []
-        for block in complete.split(b"\n\n"):
+        if len(complete) > self._max:  # rare: a chunk brought several events or a big one
+            blocks = complete.split(b"\n\n")
+            for block in blocks:
+                self._check(len(block))
+        else:
+            blocks = complete.split(b"\n\n")
+        for block in blocks:
             if block.startswith(b"data: ") and b"\n" not in block and self._pending is None:
                 out.append(block[6:])  # the common case: one `data: ...` line
                 continue
