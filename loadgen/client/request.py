@@ -13,6 +13,14 @@ Deadlines (from ``target.timeouts_s``): first token after send, idle gap
 between chunks once tokens flow (enforced within +1/8 of the idle limit, to
 avoid re-arming a timer per chunk), and total.
 
+Bounds (:class:`RequestLimits`), so a hostile server cannot grow our memory:
+one SSE event's bytes (``event_too_large``), a non-streaming body's bytes
+(``event_too_large``), and token events per request, a multiple of
+``max_tokens`` (``too_many_tokens``, checked once per chunk). A token count
+from the server that is not an integer in 0..10,000,000 ends the request as
+``malformed_usage``. A stream that never ends is thus bounded by tokens and by
+the total timeout.
+
 Imports: orjson, loadgen.clock, loadgen.records, loadgen.client, loadgen.workload.plan.
 """
 
@@ -25,13 +33,17 @@ from typing import Any
 import orjson
 
 from loadgen.client.adapters import Adapter
-from loadgen.client.sse import SseSplitter
+from loadgen.client.adapters.base import MalformedUsage
+from loadgen.client.sse import MAX_EVENT_BYTES, EventTooLarge, SseSplitter
 from loadgen.client.transport import HttpRequest, Response, Transport, TransportError
 from loadgen.clock import NS_PER_S, loop_time_at, now_ns
 from loadgen.records import Record
 from loadgen.workload.plan import RequestSpec
 
-__all__ = ["RequestTimeouts", "Requester"]
+__all__ = ["RequestLimits", "RequestTimeouts", "Requester"]
+
+#: what the adapters' parsing may raise for an event that is not of the protocol
+_MALFORMED = (orjson.JSONDecodeError, ValueError, TypeError, AttributeError)
 
 
 @dataclass(slots=True, frozen=True)
@@ -43,6 +55,22 @@ class RequestTimeouts:
     @classmethod
     def from_seconds(cls, first_token: float, idle: float, total: float) -> RequestTimeouts:
         return cls(int(first_token * NS_PER_S), int(idle * NS_PER_S), int(total * NS_PER_S))
+
+
+@dataclass(slots=True, frozen=True)
+class RequestLimits:
+    """Memory bounds of one request; exceeding one ends it with its own error kind."""
+
+    #: bytes of one SSE event (``event_too_large``)
+    event_bytes: int = MAX_EVENT_BYTES
+    #: bytes of a non-streaming answer's body (``event_too_large``)
+    body_bytes: int = 64 * MAX_EVENT_BYTES
+    #: token events allowed: ``tokens_factor * max_tokens + tokens_extra`` (``too_many_tokens``)
+    tokens_factor: int = 4
+    tokens_extra: int = 16
+
+    def max_tokens(self, max_tokens: int) -> int:
+        return self.tokens_factor * max_tokens + self.tokens_extra
 
 
 class Requester:
@@ -60,6 +88,7 @@ class Requester:
         timeouts: RequestTimeouts,
         run_id: str,
         stream: bool = True,
+        limits: RequestLimits | None = None,
     ) -> None:
         self.transport = transport
         self._adapter = adapter
@@ -71,6 +100,7 @@ class Requester:
         self._headers = {"Content-Type": "application/json", "Accept": accept}
         self._headers.update(headers)
         self._timeouts = timeouts
+        self._limits = limits or RequestLimits()
         self._run_id = run_id
         #: records of requests cut short by cancellation (Ctrl-C), kept for the report
         self.cancelled: list[Record] = []
@@ -116,6 +146,8 @@ class Requester:
                 _fail(rec, "idle_timeout", "no data within timeouts_s.idle")
         except TransportError as exc:
             _fail(rec, exc.kind, exc.detail)
+        except EventTooLarge as exc:
+            _fail(rec, "event_too_large", str(exc))
         except asyncio.CancelledError:
             _fail(rec, "cancelled", "the run was interrupted")
             rec.end_ns = now_ns()
@@ -150,10 +182,14 @@ class Requester:
             if not self._stream_mode:
                 await self._whole_body(rec, resp, text)
                 return
-            splitter = SseSplitter()
+            splitter = SseSplitter(self._limits.event_bytes)
+            max_events = self._limits.max_tokens(rec.max_tokens)
             arrived = 0
             async for arrived, data in resp.chunks():
                 if self._events(rec, splitter.feed(data), arrived, text):
+                    return
+                if rec.output_events > max_events:
+                    _too_many(rec, max_events)
                     return
                 if rec.first_token_ns is not None and arrived + idle > armed:
                     armed = min(arrived + idle + slack, total_deadline)
@@ -165,13 +201,21 @@ class Requester:
     async def _whole_body(self, rec: Record, resp: Response, text: list[str] | None) -> None:
         """A non-streaming answer: one JSON body; its last byte is the only token time."""
         parts: list[bytes] = []
-        last = 0
+        last = size = 0
+        limit = self._limits.body_bytes
         async for arrived, data in resp.chunks():
             parts.append(data)
             last = arrived
+            size += len(data)
+            if size > limit:
+                _fail(rec, "event_too_large", f"the response body passed {limit} bytes")
+                return
         try:
             d = self._adapter.parse_body(b"".join(parts))
-        except (orjson.JSONDecodeError, ValueError, TypeError, AttributeError) as exc:
+        except MalformedUsage as exc:
+            _fail(rec, "malformed_usage", str(exc))
+            return
+        except _MALFORMED as exc:
             _fail(rec, "malformed_event", f"{exc}: {b''.join(parts)[:120]!r}")
             return
         rec.first_token_ns = rec.first_answer_ns = rec.last_token_ns = last or now_ns()
@@ -199,7 +243,10 @@ class Requester:
                 return True
             try:
                 d = parse(payload)
-            except (orjson.JSONDecodeError, ValueError, TypeError, AttributeError) as exc:
+            except MalformedUsage as exc:
+                _fail(rec, "malformed_usage", str(exc))
+                return True
+            except _MALFORMED as exc:
                 _fail(rec, "malformed_event", f"{exc}: {payload[:120]!r}")
                 return True
             if d.tokens:
@@ -228,6 +275,10 @@ class Requester:
                 _finish(rec, not self._adapter.ends_with_done)
                 return True
         return False
+
+
+def _too_many(rec: Record, limit: int) -> None:
+    _fail(rec, "too_many_tokens", f"more than {limit} token events for max_tokens {rec.max_tokens}")
 
 
 def _first_answer(rec: Record, arrived: int) -> None:

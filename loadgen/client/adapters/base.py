@@ -11,7 +11,41 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 if TYPE_CHECKING:
     from loadgen.workload.plan import Message, Prompt
 
-__all__ = ["EMPTY", "Adapter", "Delta", "is_messages", "render_messages"]
+__all__ = [
+    "EMPTY",
+    "MAX_COUNT",
+    "Adapter",
+    "Delta",
+    "MalformedUsage",
+    "count",
+    "is_messages",
+    "render_messages",
+]
+
+#: the largest token count a server may report; anything above is not believed
+MAX_COUNT = 10_000_000
+
+
+class MalformedUsage(ValueError):
+    """A token count from the server that is not a non-negative integer within bounds."""
+
+
+def count(value: Any, name: str) -> int | None:
+    """A server's token count, checked: None stays None; else an int in 0..MAX_COUNT.
+
+    ``bool`` is not a count, nor are floats, strings or containers.
+    """
+    if value is None:
+        return None
+    if type(value) is not int or not 0 <= value <= MAX_COUNT:
+        msg = f"{name}: expected an integer in 0..{MAX_COUNT}, got {_short(value)}"
+        raise MalformedUsage(msg)
+    return value
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 @dataclass(slots=True)

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from loadgen.client.adapters.base import EMPTY, Delta
+from loadgen.client.adapters.base import EMPTY, Delta, MalformedUsage, count
 
 __all__ = ["ChoiceReader", "openai_body", "parse_body", "parse_event"]
 
@@ -45,12 +45,24 @@ def parse_event(payload: bytes, read_choice: ChoiceReader) -> Delta:
     else:
         delta = Delta()
     if usage:
-        delta.prompt_tokens = usage.get("prompt_tokens")
-        delta.completion_tokens = usage.get("completion_tokens")
-        details = usage.get("completion_tokens_details")
-        if details:
-            delta.reasoning_tokens = details.get("reasoning_tokens")
+        _usage(delta, usage)
     return delta
+
+
+def _usage(delta: Delta, usage: Any) -> None:
+    """The usage block's counts, each checked (:class:`MalformedUsage` if not believable)."""
+    if not isinstance(usage, dict):
+        raise MalformedUsage(f"usage: expected an object, got {type(usage).__name__}")
+    delta.prompt_tokens = count(usage.get("prompt_tokens"), "usage.prompt_tokens")
+    delta.completion_tokens = count(usage.get("completion_tokens"), "usage.completion_tokens")
+    details = usage.get("completion_tokens_details")
+    if details:
+        if not isinstance(details, dict):
+            msg = f"usage.completion_tokens_details: expected an object, got {details!r:.60}"
+            raise MalformedUsage(msg)
+        delta.reasoning_tokens = count(
+            details.get("reasoning_tokens"), "usage.completion_tokens_details.reasoning_tokens"
+        )
 
 
 def parse_body(body: bytes, read_choice: ChoiceReader) -> Delta:

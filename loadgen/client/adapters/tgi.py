@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from loadgen.client.adapters.base import Delta, is_messages, render_messages
+from loadgen.client.adapters.base import Delta, MalformedUsage, count, is_messages, render_messages
 
 if TYPE_CHECKING:
     from loadgen.workload.plan import Prompt
@@ -104,9 +104,14 @@ class Tgi:
 
 
 def _details(delta: Delta, obj: dict[str, Any]) -> None:
+    """``details``: the finish reason and the counts, checked like OpenAI's usage."""
     details = obj.get("details") or {}
+    if not isinstance(details, dict):
+        raise MalformedUsage(f"details: expected an object, got {type(details).__name__}")
     delta.finish_reason = details.get("finish_reason")
-    delta.completion_tokens = details.get("generated_tokens")
+    delta.completion_tokens = count(details.get("generated_tokens"), "details.generated_tokens")
     prefill = details.get("prefill")
     if prefill:
+        if not isinstance(prefill, list):
+            raise MalformedUsage(f"details.prefill: expected a list, got {type(prefill).__name__}")
         delta.prompt_tokens = len(prefill)
