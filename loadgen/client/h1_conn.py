@@ -31,7 +31,7 @@ from loadgen.client.h1_exchange import Exchange
 from loadgen.client.transport import ReadLag, TransportError, describe
 from loadgen.clock import from_kernel_ns, now_ns
 
-__all__ = ["PAUSE_BYTES", "SO_TIMESTAMPNS", "Conn", "Key", "Owner", "Tls"]
+__all__ = ["PAUSE_BYTES", "SO_TIMESTAMPNS", "Conn", "Key", "Owner", "Tls", "keep_alive"]
 
 #: The socket module names it only from Python 3.14 on; 35 is Linux's value (and
 #: means something else elsewhere, so it is not guessed there).
@@ -43,6 +43,10 @@ _ANC_SIZE = socket.CMSG_SPACE(_TIMESPEC.size)
 READ_SIZE = 256 * 1024
 #: Stop reading a connection while this much of its body waits for the consumer.
 PAUSE_BYTES = 8 * 1024 * 1024
+#: A connection idle this close to the server's announced ``Keep-Alive: timeout`` is
+#: not reused (the server's clock started when it wrote; ours when the caller let go):
+#: a quarter of the timeout, at most one second.
+IDLE_MARGIN_MAX_NS = 1_000_000_000
 
 #: (host, port, TLS): one pool each
 Key = tuple[str, int, bool]
@@ -76,7 +80,10 @@ class Conn:
         "draining",
         "ex",
         "fd",
+        "idle_since",
         "interim",
+        "keep_left",
+        "keep_ns",
         "key",
         "loop",
         "outbox",
@@ -112,6 +119,10 @@ class Conn:
         self.drain_timer: asyncio.TimerHandle | None = None
         self.outbox: deque[bytes] = deque()  # bytes the socket would not take yet, in order
         self.writer: asyncio.Task[None] | None = None  # sending the outbox
+        #: what the server's ``Keep-Alive`` announced: requests it still takes, idle limit
+        self.keep_left: int | None = None
+        self.keep_ns: int | None = None
+        self.idle_since = 0  # when the connection last went back to the pool
         self.loop.add_reader(self.fd, self._on_readable)
         self.reading = True
 
@@ -131,6 +142,12 @@ class Conn:
             ex.framed = True
         elif name == b"transfer-encoding":  # only chunked ends by itself; others end at close
             ex.framed = value.rstrip().lower().endswith(b"chunked")
+        elif name == b"keep-alive":
+            timeout_s, left = keep_alive(value)
+            if timeout_s is not None:
+                self.keep_ns = timeout_s * 1_000_000_000
+            if left is not None:
+                self.keep_left = left
 
     def on_headers_complete(self) -> None:
         ex = self.ex
@@ -187,6 +204,7 @@ class Conn:
         if (eof and not data) or ex is None:  # EOF, or bytes nobody asked for: done
             self.lost(None)
             return
+        ex.received = True
         error: Exception | None = None
         try:
             self.parser.feed_data(data)
@@ -292,8 +310,21 @@ class Conn:
         return False
 
     def start(self) -> Exchange:
+        if self.keep_left is not None:
+            self.keep_left -= 1
         self.ex = Exchange(self)
         return self.ex
+
+    def spent(self) -> bool:
+        """The server said it takes no more requests on this connection."""
+        return self.keep_left is not None and self.keep_left <= 0
+
+    def expired(self, now: int) -> bool:
+        """Idle for (nearly) as long as the server's ``Keep-Alive: timeout`` allows."""
+        keep = self.keep_ns
+        if keep is None:
+            return False
+        return now - self.idle_since >= keep - min(keep // 4, IDLE_MARGIN_MAX_NS)
 
     def pause(self) -> None:
         if self.reading and not self.closed:
@@ -345,3 +376,25 @@ class Conn:
                 self.reading = False
             self.sock.close()
             self.owner.forget(self)
+
+
+def keep_alive(value: bytes) -> tuple[int | None, int | None]:
+    """``(timeout s, max)`` of a ``Keep-Alive`` header (``timeout=5, max=100``).
+
+    ``max`` is the number of further requests the server takes on the
+    connection (Apache counts it down from ``MaxKeepAliveRequests``). A value
+    that is not a small non-negative integer is ignored.
+    """
+    timeout_s: int | None = None
+    left: int | None = None
+    for part in value.split(b","):
+        name, _, number = part.partition(b"=")
+        number = number.strip().strip(b'"')
+        if not (number.isdigit() and len(number) <= 9):
+            continue
+        name = name.strip().lower()
+        if name == b"timeout":
+            timeout_s = int(number)
+        elif name == b"max":
+            left = int(number)
+    return timeout_s, left

@@ -38,6 +38,9 @@ class Exchange:
         "headers_done",
         "keep_alive",
         "pieces",
+        "received",
+        "reconnects",
+        "retry_ns",
         "sent",
         "status",
         "waiter",
@@ -55,10 +58,19 @@ class Exchange:
         self.keep_alive = False
         self.framed = False  # Content-Length or chunked: the body does not end at EOF
         self.error: TransportError | None = None
+        self.received = False  # some byte of the answer came (then it is never retried)
+        #: 1 when this answer came on a fresh connection after a kept-alive one failed
+        self.reconnects = 0
+        self.retry_ns = 0  # when that retry began (before its connect)
 
     @property
     def sent_ns(self) -> int | None:
         return self.sent or None
+
+    @property
+    def retry_start_ns(self) -> int | None:
+        """When the retry that produced this answer began, or None if there was none."""
+        return self.retry_ns or None
 
     def wake(self) -> None:
         waiter = self.waiter

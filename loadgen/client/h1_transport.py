@@ -14,8 +14,16 @@ module owns the pool, connecting (TLS handshake included) and the request
 bytes; one connection's reading, parsing and hand-over is ``h1_conn``.
 Keep-alive connections are pooled per host; a pooled connection the server
 has closed is dropped as soon as the close arrives, and each one is checked
-(a peek at the socket) before it is reused. Nothing is ever retried:
-a request that fails is a row. ``https://`` is decrypted in memory
+(a peek at the socket) before it is reused. ``Connection: close`` and
+``Keep-Alive: timeout=…, max=…`` are honoured: a connection is not reused
+past the requests the server said it takes, nor once it has been idle for
+nearly the timeout it announced. One retry, and only one: a request that
+fails on a *reused* connection (reset, or closed before any byte of the
+answer came: the server dropped it as the request went out) is sent once
+more on a fresh connection; the answer says so (``reconnects``,
+``retry_start_ns``) and its ``sent_ns`` is the retry's. Nothing is retried
+once a byte of the answer has come, nor on a fresh connection: such a
+request is a row. ``https://`` is decrypted in memory
 (``ssl.MemoryBIO``), so a read keeps the stamp of its encrypted bytes; the
 session is set up with ``target.tls`` (:class:`TlsOptions`). Where the kernel
 gives no stamp (not Linux), a read is stamped when it is made.
@@ -76,13 +84,37 @@ class H1Transport:
         self._addrs: dict[Key, list[tuple[int, int, int, Any]]] = {}
         #: TCP connections opened so far (keep-alive working: about the concurrency)
         self.connects = 0
+        #: requests sent again on a fresh connection after a kept-alive one failed
+        self.reconnects = 0
         self.read_lag = ReadLag()
 
     @asynccontextmanager
     async def open(self, request: HttpRequest) -> AsyncIterator[Exchange]:
         target = self._target(request.url)
         payload = _request_bytes(target, request)
-        conn = await self._acquire(target.key)
+        conn, reused = await self._acquire(target.key)
+        try:
+            ex = await self._attempt(conn, payload)
+        except TransportError as exc:
+            if not reused or exc.kind != "disconnected" or conn.ex is None or conn.ex.received:
+                raise
+            # the server dropped a kept-alive connection as the request went out: once more
+            retry_ns = now_ns()
+            self.reconnects += 1
+            conn = await self._connect(target.key)
+            self._all.add(conn)
+            ex = await self._attempt(conn, payload)
+            ex.reconnects = 1
+            ex.retry_ns = retry_ns
+        try:
+            yield ex
+        except BaseException:
+            conn.close()
+            raise
+        self._done(conn, ex)
+
+    async def _attempt(self, conn: Conn, payload: bytes) -> Exchange:
+        """Send the request on ``conn`` and wait for the answer's headers (else close it)."""
         ex = conn.start()
         try:
             await self._send(conn, ex, payload)
@@ -90,12 +122,7 @@ class H1Transport:
         except BaseException:
             conn.close()
             raise
-        try:
-            yield ex
-        except BaseException:
-            conn.close()
-            raise
-        self._done(conn, ex)
+        return ex
 
     async def _send(self, conn: Conn, ex: Exchange, payload: bytes) -> None:
         try:
@@ -143,10 +170,16 @@ class H1Transport:
     def release(self, conn: Conn, ex: Exchange) -> None:
         """Pool a connection whose answer is complete, if it may carry another."""
         idle = self._idle.setdefault(conn.key, [])
-        if not (ex.keep_alive and conn.reusable) or conn.closed or 0 < self._limit <= len(idle):
+        if (
+            not (ex.keep_alive and conn.reusable)
+            or conn.closed
+            or conn.spent()
+            or 0 < self._limit <= len(idle)
+        ):
             conn.close()
             return
         conn.ex = None
+        conn.idle_since = now_ns()
         conn.resume()
         idle.append(conn)
 
@@ -154,16 +187,19 @@ class H1Transport:
         """A connection closed itself."""
         self._all.discard(conn)
 
-    async def _acquire(self, key: Key) -> Conn:
+    async def _acquire(self, key: Key) -> tuple[Conn, bool]:
+        """A connection for ``key`` and whether it carried a request before."""
         idle = self._idle.get(key)
-        while idle:
-            conn = idle.pop()
-            if conn.alive():
-                return conn
-            conn.close()
+        if idle:
+            now = now_ns()
+            while idle:
+                conn = idle.pop()
+                if conn.alive() and not conn.expired(now):
+                    return conn, True
+                conn.close()
         conn = await self._connect(key)
         self._all.add(conn)
-        return conn
+        return conn, False
 
     async def _connect(self, key: Key) -> Conn:
         host, port, tls = key
