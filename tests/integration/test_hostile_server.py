@@ -1,0 +1,165 @@
+"""A hostile server cannot crash a run or grow its memory: each abuse is one failed row.
+
+A raw-asyncio server on 127.0.0.1 (an ephemeral port, in a thread of its own)
+answers ``/health`` and ``/v1/models`` and abuses ``/v1/completions``: usage
+counts that are strings, lists, objects, huge or negative; a token stream that
+never ends; one ``data:`` line of 2 MiB. Every run ends with a valid summary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from loadgen.client.h1_conn import READ_SIZE
+from loadgen.records import Record
+from loadgen.scenario import Scenario
+from loadgen.summary import Summary
+from tests.integration.conftest import Runner, make_scenario
+
+Abuse = Callable[[int, asyncio.StreamWriter], Awaitable[None]]
+HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
+#: raw JSON text of hostile completion counts (2**70 as text: orjson cannot write it)
+HOSTILE_USAGE = ['"12"', "[1]", '{"n": 1}', "1e308", str(2**70), "-5"]
+TOKEN = b'data: {"choices":[{"text":"a","finish_reason":null}]}\n\n'
+
+
+class HostileServer:
+    """Serves ``abuse(n, writer)`` for the n-th completion request (0-based)."""
+
+    def __init__(self, abuse: Abuse) -> None:
+        self.abuse = abuse
+        self.completions = 0
+        self.port = 0
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def __enter__(self) -> str:
+        self._thread.start()
+        assert self._ready.wait(10)
+        return f"http://127.0.0.1:{self.port}"
+
+    def __exit__(self, *exc: object) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+    def _serve(self) -> None:
+        server = self._loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", 0))
+        self.port = server.sockets[0].getsockname()[1]
+        self._ready.set()
+        self._loop.run_forever()
+        server.close()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            async with asyncio.timeout(30):
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value)
+                await reader.readexactly(length)
+                path = head.split(b" ", 2)[1]
+                if path.startswith(b"/v1/completions"):
+                    n = self.completions
+                    self.completions += 1
+                    writer.write(HEAD)
+                    await self.abuse(n, writer)
+                elif path == b"/v1/models":
+                    body = b'{"data":[{"id":"m"}]}'
+                    writer.write(
+                        b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+                    )
+                else:
+                    code = b"200 OK" if path == b"/health" else b"404 Not Found"
+                    writer.write(b"HTTP/1.1 " + code + b"\r\ncontent-length: 0\r\n\r\n")
+                await writer.drain()
+        except (TimeoutError, ConnectionError, asyncio.IncompleteReadError):
+            pass  # the client gave up on the abuse: what we wanted
+        finally:
+            writer.transport.abort()
+
+
+async def hostile_usage(n: int, writer: asyncio.StreamWriter) -> None:
+    """Request n: one token, then a usage block; the last request's counts are good."""
+    value = HOSTILE_USAGE[n] if n < len(HOSTILE_USAGE) else "1"
+    usage = f'{{"choices":[],"usage":{{"prompt_tokens":4,"completion_tokens":{value}}}}}'
+    writer.write(TOKEN + b"data: " + usage.encode() + b"\n\ndata: [DONE]\n\n")
+
+
+async def endless_tokens(n: int, writer: asyncio.StreamWriter) -> None:
+    """Tokens in batches of 8, 1 ms apart, until the client hangs up (bounded at 100,000)."""
+    for _ in range(100_000 // 8):
+        writer.write(TOKEN * 8)
+        await writer.drain()
+        await asyncio.sleep(0.001)
+
+
+async def endless_line(n: int, writer: asyncio.StreamWriter) -> None:
+    """One ``data:`` line of 2 MiB, in 64 KiB writes, then its end."""
+    writer.write(b"data: ")
+    for _ in range(32):
+        writer.write(b"x" * 65536)
+        await writer.drain()
+    writer.write(b"\n\n")
+
+
+@pytest.fixture
+def runner(tmp_path: Any) -> Runner:
+    return Runner(tmp_path)
+
+
+def run_against(runner: Runner, abuse: Abuse, requests: int) -> tuple[Summary, list[Record]]:
+    with HostileServer(abuse) as url:
+        sc: Scenario = make_scenario(
+            target={
+                "url": url,
+                "api": "openai-completions",
+                "timeouts_s": {"first_token": 10, "idle": 10, "total": 20},
+            },
+            workload={"calibrate": False, "output_tokens": {"dist": "fixed", "value": 16}},
+            load={"concurrency": [1], "requests_per_step": requests, "stop_early": None},
+        )
+        summary, records, _ = runner(sc)
+    return summary, records
+
+
+def counted(summary: Summary) -> dict[str, int]:
+    assert len(summary.steps) == 1
+    return summary.steps[0].requests.errors
+
+
+def test_hostile_usage_counts_are_malformed_usage_rows(runner: Runner) -> None:
+    n = len(HOSTILE_USAGE) + 1
+    summary, records = run_against(runner, hostile_usage, n)
+    measured = [r for r in records if not r.warmup]
+    kinds = [r.error_kind for r in sorted(measured, key=lambda r: r.id)]
+    assert kinds == ["malformed_usage"] * len(HOSTILE_USAGE) + [None], kinds
+    assert all(r.output_tokens_server in (None, 1) for r in records)
+    assert counted(summary) == {"malformed_usage": len(HOSTILE_USAGE)}
+    assert summary.steps[0].requests.ok == 1
+    json.loads(summary.model_dump_json())  # the summary is whole and serialisable
+
+
+def test_a_never_ending_stream_ends_as_too_many_tokens(runner: Runner) -> None:
+    summary, records = run_against(runner, endless_tokens, 2)
+    for r in records:
+        assert r.error_kind == "too_many_tokens", r.error_detail
+        # stopped at the first read past 4 * 16 + 16 (a read is at most 256 KiB)
+        assert 4 * 16 + 16 < r.output_events <= 4 * 16 + 16 + READ_SIZE // len(TOKEN) + 1
+        assert len(r.token_ns) == r.output_events
+    assert counted(summary) == {"too_many_tokens": 2}
+
+
+def test_a_2_mib_data_line_ends_as_event_too_large(runner: Runner) -> None:
+    summary, records = run_against(runner, endless_line, 2)
+    for r in records:
+        assert r.error_kind == "event_too_large", r.error_detail
+    assert counted(summary) == {"event_too_large": 2}
