@@ -9,6 +9,17 @@ would queue a 256-stream step), the read buffer is 4 MiB (default 64 KiB),
 header size limits are raised, and aiohttp's own read timeouts are off:
 loadgen enforces first-token, idle and total deadlines itself.
 
+Kept-alive connections: aiohttp reuses a pooled connection until it sees the
+close, honours ``Connection: close``, ignores ``Keep-Alive: timeout=…, max=…``
+(its own idle limit is 15 s) and retries only idempotent methods, never a
+POST. So loadgen retries here: a request that fails as ``disconnected`` on a
+connection that had carried a request before, with no byte arriving after
+the request went out, is sent once more through a second session whose
+connections are never reused (a fresh connection, as the h1 transport does);
+the answer says so (``reconnects``, ``retry_start_ns``) and its ``sent_ns`` is
+the retry's. A failure before aiohttp wrote the body (while writing the
+headers) is not retried: it cannot be told to be on a reused connection.
+
 Imports: aiohttp, loadgen.clock, loadgen.client.transport.
 """
 
@@ -50,15 +61,34 @@ class _StampedBody(BytesPayload):
     """
 
     written_ns = 0
+    #: the connection it went out on, whether that had carried a request before, and
+    #: how many bytes that connection had received when it went
+    conn: _StampingProtocol | None = None
+    reused = False
+    rx_at_send = 0
+
+    def _note(self, writer: AbstractStreamWriter) -> None:
+        self.written_ns = now_ns()  # the write below reaches the socket before it awaits
+        proto = getattr(writer, "protocol", None)
+        if isinstance(proto, _StampingProtocol):
+            self.conn = proto
+            self.reused = proto.requests > 0
+            self.rx_at_send = proto.rx_bytes
+            proto.requests += 1
+
+    def unanswered_on_reused(self) -> bool:
+        """It went out on a reused connection and no byte came back after it."""
+        conn = self.conn
+        return self.reused and conn is not None and conn.rx_bytes == self.rx_at_send
 
     async def write(self, writer: AbstractStreamWriter) -> None:
-        self.written_ns = now_ns()  # the write below reaches the socket before it awaits
+        self._note(writer)
         await super().write(writer)
 
     async def write_with_length(
         self, writer: AbstractStreamWriter, content_length: int | None
     ) -> None:
-        self.written_ns = now_ns()
+        self._note(writer)
         await super().write_with_length(writer, content_length)
 
 
@@ -94,10 +124,13 @@ class _StampingProtocol(ResponseHandler):
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__(loop)
         self.rx_ns: deque[int] = deque(maxlen=8)
+        self.rx_bytes = 0
+        self.requests = 0  # request bodies written on this connection
 
     def data_received(self, data: bytes) -> None:
         if data:  # aiohttp also calls this with b"" to resume its parser: not an arrival
             self.rx_ns.append(now_ns())
+            self.rx_bytes += len(data)
         super().data_received(data)
 
 
@@ -113,12 +146,25 @@ def _first_arrival_after(resp: aiohttp.ClientResponse, sent_ns: int) -> int:
 
 
 class _AiohttpResponse:
-    __slots__ = ("_arrivals", "_body", "_early", "_early_ns", "_resp", "status")
+    __slots__ = (
+        "_arrivals",
+        "_body",
+        "_early",
+        "_early_ns",
+        "_resp",
+        "reconnects",
+        "retry_start_ns",
+        "status",
+    )
 
-    def __init__(self, resp: aiohttp.ClientResponse, body: _StampedBody) -> None:
+    def __init__(
+        self, resp: aiohttp.ClientResponse, body: _StampedBody, retry_start_ns: int | None = None
+    ) -> None:
         self._resp = resp
         self._body = body
         self.status = resp.status
+        self.reconnects = 0 if retry_start_ns is None else 1
+        self.retry_start_ns = retry_start_ns
         self._arrivals: deque[tuple[int, int]] | None = None
         content = resp.content
         self._early = content.total_bytes  # fed before we could watch: came with the headers
@@ -187,20 +233,30 @@ class AiohttpTransport:
         self, *, limit: int, connect_timeout_s: float, tls: TlsOptions | None = None
     ) -> None:
         self._urls: dict[str, URL] = {}
-        self._connector = aiohttp.TCPConnector(
-            limit=limit,
+        self._limit = limit
+        self._connect_timeout_s = connect_timeout_s
+        self._ssl = (tls or TlsOptions()).context()
+        self._session = self._new_session(force_close=False)
+        self._retry_session: aiohttp.ClientSession | None = None  # fresh connections only
+        #: requests sent again on a fresh connection after a kept-alive one failed
+        self.reconnects = 0
+
+    def _new_session(self, *, force_close: bool) -> aiohttp.ClientSession:
+        connector = aiohttp.TCPConnector(
+            limit=self._limit,
             limit_per_host=0,
             ttl_dns_cache=None,
             enable_cleanup_closed=False,
-            ssl=(tls or TlsOptions()).context(),
+            ssl=self._ssl,
+            force_close=force_close,
         )
-        if hasattr(self._connector, "_factory"):  # stamp bytes as they arrive (see above)
+        if hasattr(connector, "_factory"):  # stamp bytes as they arrive (see above)
             loop = asyncio.get_running_loop()
-            self._connector._factory = functools.partial(_StampingProtocol, loop=loop)  # type: ignore[assignment]
-        self._session = aiohttp.ClientSession(
-            connector=self._connector,
+            connector._factory = functools.partial(_StampingProtocol, loop=loop)  # type: ignore[assignment]
+        return aiohttp.ClientSession(
+            connector=connector,
             timeout=aiohttp.ClientTimeout(
-                total=None, connect=None, sock_connect=connect_timeout_s, sock_read=None
+                total=None, connect=None, sock_connect=self._connect_timeout_s, sock_read=None
             ),
             read_bufsize=READ_BUFSIZE,
             max_line_size=1 << 20,
@@ -214,10 +270,31 @@ class AiohttpTransport:
     @asynccontextmanager
     async def open(self, request: HttpRequest) -> AsyncIterator[_AiohttpResponse]:
         body = _StampedBody(request.body, content_type="application/json")
+        retry_ns: int | None = None
         try:
-            resp = await self._session.post(
-                self._url(request.url), data=body, headers=request.headers
-            )
+            resp = await self._post(self._session, request, body)
+        except TransportError as exc:
+            if exc.kind != "disconnected" or not body.unanswered_on_reused():
+                raise
+            # the server dropped a kept-alive connection as the request went out: once more
+            retry_ns = now_ns()
+            self.reconnects += 1
+            if self._retry_session is None:
+                self._retry_session = self._new_session(force_close=True)
+            body = _StampedBody(request.body, content_type="application/json")
+            resp = await self._post(self._retry_session, request, body)
+        response = _AiohttpResponse(resp, body, retry_ns)
+        try:
+            yield response
+        finally:
+            response.release()
+            resp.release() if resp.content.at_eof() else resp.close()
+
+    async def _post(
+        self, session: aiohttp.ClientSession, request: HttpRequest, body: _StampedBody
+    ) -> aiohttp.ClientResponse:
+        try:
+            return await session.post(self._url(request.url), data=body, headers=request.headers)
         except aiohttp.ConnectionTimeoutError as exc:
             raise TransportError("connect_timeout", describe(exc)) from None
         except aiohttp.ClientConnectorError as exc:
@@ -228,12 +305,6 @@ class AiohttpTransport:
             raise TransportError("protocol_error", describe(exc)) from None
         except aiohttp.ClientError as exc:
             raise TransportError("connect_error", describe(exc)) from None
-        response = _AiohttpResponse(resp, body)
-        try:
-            yield response
-        finally:
-            response.release()
-            resp.release() if resp.content.at_eof() else resp.close()
 
     def _url(self, url: str) -> URL:
         """Parsed once per distinct URL (a run has one or two), not once per request."""
@@ -244,4 +315,6 @@ class AiohttpTransport:
 
     async def aclose(self) -> None:
         await self._session.close()
+        if self._retry_session is not None:
+            await self._retry_session.close()
         await asyncio.sleep(0)

@@ -7,6 +7,14 @@ connections and 5 s, would cap or kill a long sweep). The HTTP versions the
 server actually answered in (``HTTP/2``, or ``HTTP/1.1`` when it did not
 negotiate h2) are kept in :attr:`HttpxTransport.http_versions`.
 
+Kept-alive connections: nothing is retried here. httpcore drops a pooled
+HTTP/1.1 connection it sees readable (closed) before reuse and honours
+``Connection: close``, but ignores ``Keep-Alive: timeout=…, max=…`` (its own
+idle limit is ``keepalive_expiry``, 60 s) and does not retry a request whose
+connection the server closed as it went out; httpx's errors do not say
+whether the connection was reused or whether a byte of the answer had come,
+so such a request stays a ``disconnected`` row (``reconnects`` is always 0).
+
 Imports: httpx, loadgen.clock, loadgen.client.transport.
 """
 
@@ -31,6 +39,9 @@ __all__ = ["HttpxTransport"]
 
 class _HttpxResponse:
     __slots__ = ("_resp", "status")
+
+    reconnects = 0  # never retried (see the module's docstring)
+    retry_start_ns = None
 
     def __init__(self, resp: httpx.Response) -> None:
         self._resp = resp

@@ -83,6 +83,17 @@ class Response(Protocol):
         """Up to ``limit`` bytes of the body (for error rows)."""
         ...
 
+    @property
+    def reconnects(self) -> int:
+        """1 when the request failed on a kept-alive connection before any byte of the
+        answer came and this answer is that of its one retry on a fresh connection; else 0."""
+        ...
+
+    @property
+    def retry_start_ns(self) -> int | None:
+        """When that retry began (before its connect); None when there was none."""
+        ...
+
 
 class Transport(Protocol):
     @property

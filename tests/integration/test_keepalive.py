@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import uvloop
 
+from loadgen.client.aiohttp_transport import AiohttpTransport
 from loadgen.client.h1_conn import keep_alive
 from loadgen.client.h1_transport import H1Transport
 from loadgen.client.transport import HttpRequest, TransportError
@@ -85,7 +86,7 @@ def request(url: str) -> HttpRequest:
 
 
 async def load(
-    transport: H1Transport, url: str, total: int, streams: int, gap_s: float
+    transport: H1Transport | AiohttpTransport, url: str, total: int, streams: int, gap_s: float
 ) -> tuple[int, list[str], int]:
     """``total`` requests over ``streams`` streams, ``gap_s`` apart on each: (ok, errors,
     requests that said they were retried)."""
@@ -112,8 +113,20 @@ async def load(
     return ok, errors, retried
 
 
-def test_a_server_closing_silently_after_n_answers_costs_no_request() -> None:
+def new_transport(kind: str) -> H1Transport | AiohttpTransport:
+    if kind == "h1":
+        return H1Transport(limit=64, connect_timeout_s=5)
+    return AiohttpTransport(limit=64, connect_timeout_s=5)
+
+
+#: requests per test (the acceptance: 5,000 at 32 streams)
+TOTAL = {"h1": 5000, "aiohttp": 5000}
+
+
+@pytest.mark.parametrize("kind", ["h1", "aiohttp"])
+def test_a_server_closing_silently_after_n_answers_costs_no_request(kind: str) -> None:
     n = 5
+    total = TOTAL[kind]
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         for _ in range(n):
@@ -127,21 +140,23 @@ def test_a_server_closing_silently_after_n_answers_costs_no_request() -> None:
 
     async def main() -> tuple[int, list[str], int, int]:
         url = await server.start(handler)
-        transport = H1Transport(limit=64, connect_timeout_s=5)
-        ok, errors, retried = await load(transport, url, 5000, 32, 0)
+        transport = new_transport(kind)
+        ok, errors, retried = await load(transport, url, total, 32, 0)
         await transport.aclose()
         await server.stop()
         return ok, errors, retried, transport.reconnects
 
     ok, errors, retried, reconnects = run(main())
     assert errors == []
-    assert ok == server.answered == 5000
+    assert ok == server.answered == total
     assert retried == reconnects > 0  # every request that met a dropped connection said so
-    assert server.accepted >= 5000 // n
+    assert server.accepted >= total // n
 
 
-def test_a_server_with_an_idle_timeout_equal_to_the_gap_costs_no_request() -> None:
+@pytest.mark.parametrize("kind", ["h1", "aiohttp"])
+def test_a_server_with_an_idle_timeout_equal_to_the_gap_costs_no_request(kind: str) -> None:
     gap_s = 0.02
+    total = TOTAL[kind]
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if not await read_request(reader):
@@ -157,19 +172,20 @@ def test_a_server_with_an_idle_timeout_equal_to_the_gap_costs_no_request() -> No
 
     async def main() -> tuple[int, list[str], int, int]:
         url = await server.start(handler)
-        transport = H1Transport(limit=64, connect_timeout_s=5)
-        ok, errors, retried = await load(transport, url, 5000, 32, gap_s)
+        transport = new_transport(kind)
+        ok, errors, retried = await load(transport, url, total, 32, gap_s)
         await transport.aclose()
         await server.stop()
         return ok, errors, retried, transport.reconnects
 
     ok, errors, retried, reconnects = run(main())
     assert errors == []
-    assert ok == server.answered == 5000
+    assert ok == server.answered == total
     assert retried == reconnects
 
 
-def test_a_reset_after_the_first_byte_of_the_answer_is_a_failure() -> None:
+@pytest.mark.parametrize("kind", ["h1", "aiohttp"])
+def test_a_reset_after_the_first_byte_of_the_answer_is_a_failure(kind: str) -> None:
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_request(reader)
         writer.write(OK)
@@ -184,7 +200,7 @@ def test_a_reset_after_the_first_byte_of_the_answer_is_a_failure() -> None:
 
     async def main() -> tuple[int, list[str], int, int]:
         url = await server.start(handler)
-        transport = H1Transport(limit=4, connect_timeout_s=5)
+        transport = new_transport(kind)
         out = await load(transport, url, 2, 1, 0)
         await transport.aclose()
         await server.stop()
@@ -197,7 +213,8 @@ def test_a_reset_after_the_first_byte_of_the_answer_is_a_failure() -> None:
     assert server.accepted == 1
 
 
-def test_a_fresh_connection_that_fails_is_not_retried() -> None:
+@pytest.mark.parametrize("kind", ["h1", "aiohttp"])
+def test_a_fresh_connection_that_fails_is_not_retried(kind: str) -> None:
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_request(reader)  # dropped, unanswered
 
@@ -205,7 +222,7 @@ def test_a_fresh_connection_that_fails_is_not_retried() -> None:
 
     async def main() -> tuple[int, list[str], int, int]:
         url = await server.start(handler)
-        transport = H1Transport(limit=4, connect_timeout_s=5)
+        transport = new_transport(kind)
         out = await load(transport, url, 1, 1, 0)
         await transport.aclose()
         await server.stop()
