@@ -74,6 +74,7 @@ class Record:
     error_kind: str | None = None
     error_detail: str | None = None
     http_status: int | None = None
+    reconnects: int = 0  # sent again on a fresh connection: the kept-alive one was dropped
     answer_text: str | None = None  # the answer output, kept only when the spec asked (keep_text)
 
     @property

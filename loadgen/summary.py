@@ -94,6 +94,11 @@ class RequestCounts(_Model):
         0, description="Requests started during load.ramp_up_s: recorded, not in any metric."
     )
     cancelled: int = 0  # in flight when the run was interrupted; not in any metric
+    reconnects: int = Field(
+        0,
+        description="Measured requests sent again on a fresh connection because the server "
+        "dropped the kept-alive one before answering (not failures).",
+    )
     errors: dict[str, int] = Field(default_factory=dict)
     error_rate: float = 0.0
 

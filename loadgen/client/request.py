@@ -173,6 +173,10 @@ class Requester:
         armed = 0  # the idle deadline the timer is set to, once tokens flow
         async with self.transport.open(req) as resp:
             rec.headers_ns = now_ns()
+            if resp.reconnects:  # the kept-alive connection was dropped: timed from the retry
+                rec.reconnects = resp.reconnects
+                if resp.retry_start_ns is not None:
+                    rec.start_ns = resp.retry_start_ns
             rec.sent_ns = resp.sent_ns or rec.start_ns
             rec.http_status = resp.status
             if resp.status >= 400:

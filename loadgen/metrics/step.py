@@ -148,6 +148,7 @@ def _counts(records: Sequence[Record], measured: Sequence[Record], ok: int) -> R
         warmup=sum(1 for r in kept if r.warmup),
         ramp=sum(1 for r in kept if r.ramp and not r.warmup),
         cancelled=len(records) - len(kept),
+        reconnects=sum(r.reconnects for r in measured),
         errors=dict(sorted(errors.items())),
         error_rate=(len(measured) - ok) / len(measured) if measured else 0.0,
     )

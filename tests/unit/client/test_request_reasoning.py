@@ -26,6 +26,8 @@ MS = 1_000_000
 class ScriptedResponse:
     status = 200
     sent_ns = None
+    reconnects = 0
+    retry_start_ns = None
 
     def __init__(self, chunks: list[tuple[int, bytes]]) -> None:
         self._chunks = chunks
