@@ -27,6 +27,7 @@ from loadgen.client import (
     make_transport,
     transport_kind,
 )
+from loadgen.client.request import RequestLimits
 from loadgen.clock import NS_PER_S, anchor, now_ns
 from loadgen.metrics import step_cost, summarize_step
 from loadgen.metrics.profiles import PROFILES
@@ -246,6 +247,7 @@ class _Session:
             timeouts=RequestTimeouts.from_seconds(t.first_token, t.idle, t.total),
             run_id=self.opts.run_id,
             stream=sc.target.stream,
+            limits=RequestLimits(**sc.target.limits.model_dump()),
         )
         sweep = make_sweep(load)
         if not self.opts.quiet:

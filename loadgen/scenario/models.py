@@ -121,6 +121,31 @@ class Timeouts(_Strict):
     )
 
 
+class LimitsSpec(_Strict):
+    event_bytes: int = Field(
+        1_048_576,
+        ge=1024,
+        le=1_073_741_824,
+        description="Largest SSE event in bytes; a larger one ends the request (event_too_large).",
+    )
+    body_bytes: int = Field(
+        67_108_864,
+        ge=1024,
+        le=4_294_967_296,
+        description="Largest non-streaming answer in bytes (event_too_large).",
+    )
+    tokens_factor: int = Field(
+        4,
+        ge=1,
+        le=1000,
+        description="Token events allowed per request: tokens_factor x max_tokens + tokens_extra "
+        "(beyond: too_many_tokens).",
+    )
+    tokens_extra: int = Field(
+        16, ge=0, le=1_000_000, description="Token events allowed beyond the factor."
+    )
+
+
 class TlsSpec(_Strict):
     verify: bool = Field(
         True, description="Check an https:// server's certificate (false: accept any)."
@@ -201,6 +226,11 @@ class TargetSpec(_Strict):
     )
     mock: MockSpec = Field(
         default_factory=MockSpec, description="Options for the built-in mock (url: mock)."
+    )
+    limits: LimitsSpec = Field(
+        default_factory=LimitsSpec,
+        description="Memory bounds of one request (a hostile or broken server cannot grow "
+        "loadgen without end).",
     )
 
     @model_validator(mode="before")

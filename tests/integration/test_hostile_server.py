@@ -116,13 +116,16 @@ def runner(tmp_path: Any) -> Runner:
     return Runner(tmp_path)
 
 
-def run_against(runner: Runner, abuse: Abuse, requests: int) -> tuple[Summary, list[Record]]:
+def run_against(
+    runner: Runner, abuse: Abuse, requests: int, **target: Any
+) -> tuple[Summary, list[Record]]:
     with HostileServer(abuse) as url:
         sc: Scenario = make_scenario(
             target={
                 "url": url,
                 "api": "openai-completions",
                 "timeouts_s": {"first_token": 10, "idle": 10, "total": 20},
+                **target,
             },
             workload={"calibrate": False, "output_tokens": {"dist": "fixed", "value": 16}},
             load={"concurrency": [1], "requests_per_step": requests, "stop_early": None},
@@ -163,3 +166,13 @@ def test_a_2_mib_data_line_ends_as_event_too_large(runner: Runner) -> None:
     for r in records:
         assert r.error_kind == "event_too_large", r.error_detail
     assert counted(summary) == {"event_too_large": 2}
+
+
+def test_target_limits_reach_the_requests(runner: Runner) -> None:
+    """target.limits from the scenario: a tighter token bound cuts the stream sooner."""
+    limits = {"tokens_factor": 1, "tokens_extra": 0}
+    _summary, records = run_against(runner, endless_tokens, 1, limits=limits)
+    (r,) = records
+    assert r.error_kind == "too_many_tokens"
+    assert r.error_detail == "more than 16 token events for max_tokens 16"  # not 4 x 16 + 16
+    assert 16 < r.output_events <= 16 + READ_SIZE // len(TOKEN) + 1
