@@ -33,6 +33,7 @@ ERROR_KINDS = (
     "malformed_event",
     "malformed_usage",
     "event_too_large",
+    "headers_too_large",
     "too_many_tokens",
     "stream_error",
     "cancelled",

@@ -6,8 +6,11 @@ stamps are taken when the event loop reads (docs/performance.md). It remains
 for ``target.transport: aiohttp`` and where sockets have no ``recvmsg``. The
 connector's limit is the run's largest concurrency (aiohttp's default of 100
 would queue a 256-stream step), the read buffer is 4 MiB (default 64 KiB),
-header size limits are raised, and aiohttp's own read timeouts are off:
-loadgen enforces first-token, idle and total deadlines itself.
+header lines are capped at ``MAX_HEADER_LINE`` (a longer status or header
+line, or more than aiohttp's 128 headers, is ``headers_too_large``: at most
+about 8 MiB of headers; aiohttp has no limit on the whole block), and
+aiohttp's own read timeouts are off: loadgen enforces first-token, idle and
+total deadlines itself.
 
 Kept-alive connections: aiohttp reuses a pooled connection until it sees the
 close, honours ``Connection: close``, ignores ``Keep-Alive: timeout=…, max=…``
@@ -34,6 +37,7 @@ from contextlib import asynccontextmanager
 import aiohttp
 from aiohttp.abc import AbstractStreamWriter
 from aiohttp.client_proto import ResponseHandler
+from aiohttp.http_exceptions import BadHttpMessage, LineTooLong
 from aiohttp.payload import BytesPayload
 from aiohttp.streams import StreamReader
 from yarl import URL
@@ -50,6 +54,23 @@ from loadgen.clock import now_ns
 __all__ = ["AiohttpTransport"]
 
 READ_BUFSIZE = 4 * 1024 * 1024
+#: The longest status line or header line (aiohttp's ``max_line_size`` and
+#: ``max_field_size``); the same 64 KiB as the h1 transport's whole header block.
+MAX_HEADER_LINE = 64 * 1024
+
+
+def _headers_too_large(exc: BaseException) -> bool:
+    """aiohttp refused the answer's headers for their size (a line or their number)."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # ClientResponseError <- HttpProcessingError <- the parser's error
+        if seen is None:
+            return False
+        if isinstance(seen, LineTooLong):
+            return True
+        if isinstance(seen, BadHttpMessage) and "Too many headers" in seen.message:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 class _StampedBody(BytesPayload):
@@ -259,8 +280,8 @@ class AiohttpTransport:
                 total=None, connect=None, sock_connect=self._connect_timeout_s, sock_read=None
             ),
             read_bufsize=READ_BUFSIZE,
-            max_line_size=1 << 20,
-            max_field_size=1 << 20,
+            max_line_size=MAX_HEADER_LINE,
+            max_field_size=MAX_HEADER_LINE,
             auto_decompress=False,
             cookie_jar=aiohttp.DummyCookieJar(),
             skip_auto_headers=("User-Agent",),
@@ -302,7 +323,8 @@ class AiohttpTransport:
         except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError, ConnectionError) as exc:
             raise TransportError("disconnected", describe(exc)) from None
         except aiohttp.ClientResponseError as exc:
-            raise TransportError("protocol_error", describe(exc)) from None
+            kind = "headers_too_large" if _headers_too_large(exc) else "protocol_error"
+            raise TransportError(kind, describe(exc)) from None
         except aiohttp.ClientError as exc:
             raise TransportError("connect_error", describe(exc)) from None
 

@@ -6,8 +6,10 @@ memory (``ssl.MemoryBIO``, so a read keeps the stamp of its encrypted bytes),
 feeds httptools (llhttp), and hands each read's body to the caller as one
 stamped piece (``h1_exchange.Exchange``, the transport's ``Response``). It also
 skips 1xx answers, refuses bytes after a complete answer, pauses reading when
-the caller falls far behind, drains an answer its caller stopped reading, and
-sends through one queue so nothing cuts into a request on its way out. Where
+the caller falls far behind, ends an answer whose header block passes
+``MAX_HEADER_BYTES`` (``headers_too_large``), drains an answer its caller
+stopped reading, and sends through one queue so nothing cuts into a request on
+its way out. Where
 the kernel gives no stamp (not Linux), a read is stamped when it is made. The
 pool around it is ``h1_transport``.
 
@@ -31,7 +33,16 @@ from loadgen.client.h1_exchange import Exchange
 from loadgen.client.transport import ReadLag, TransportError, describe
 from loadgen.clock import from_kernel_ns, now_ns
 
-__all__ = ["PAUSE_BYTES", "SO_TIMESTAMPNS", "Conn", "Key", "Owner", "Tls", "keep_alive"]
+__all__ = [
+    "MAX_HEADER_BYTES",
+    "PAUSE_BYTES",
+    "SO_TIMESTAMPNS",
+    "Conn",
+    "Key",
+    "Owner",
+    "Tls",
+    "keep_alive",
+]
 
 #: The socket module names it only from Python 3.14 on; 35 is Linux's value (and
 #: means something else elsewhere, so it is not guessed there).
@@ -43,6 +54,10 @@ _ANC_SIZE = socket.CMSG_SPACE(_TIMESPEC.size)
 READ_SIZE = 256 * 1024
 #: Stop reading a connection while this much of its body waits for the consumer.
 PAUSE_BYTES = 8 * 1024 * 1024
+#: The most bytes one answer's header block (status line and header lines, and any 1xx
+#: answers before it) may take; past it the request ends with ``headers_too_large``. It is
+#: checked after each read, so httptools holds at most this plus one read (``READ_SIZE``).
+MAX_HEADER_BYTES = 64 * 1024
 #: A connection idle this close to the server's announced ``Keep-Alive: timeout`` is
 #: not reused (the server's clock started when it wrote; ours when the caller let go):
 #: a quarter of the timeout, at most one second.
@@ -68,6 +83,13 @@ class Owner(Protocol):
 
 class _Stray(Exception):
     """A second answer began on a connection whose request was already answered."""
+
+
+class _HeadersTooLarge(Exception):
+    """The answer's header block passed ``MAX_HEADER_BYTES``."""
+
+    def __init__(self) -> None:
+        super().__init__(f"the response header block passed {MAX_HEADER_BYTES} bytes")
 
 
 class Conn:
@@ -137,6 +159,9 @@ class Conn:
         ex = self.ex
         if ex is None:
             return
+        ex.head_fields += len(name) + len(value) + 4  # ": " and CRLF
+        if ex.head_fields > MAX_HEADER_BYTES:  # many headers that came in one read
+            raise _HeadersTooLarge
         name = name.lower()
         if name == b"content-length":
             ex.framed = True
@@ -205,11 +230,16 @@ class Conn:
             self.lost(None)
             return
         ex.received = True
+        in_head = not ex.headers_done
         error: Exception | None = None
         try:
             self.parser.feed_data(data)
         except Exception as exc:  # llhttp's errors, an upgrade, a stray second answer
             error = exc
+        if in_head and error is None and not ex.headers_done:  # all of it was header block
+            ex.head_read += len(data)
+            if ex.head_read > MAX_HEADER_BYTES:  # a header block that does not end
+                error = _HeadersTooLarge()
         body = self.body
         if body:
             piece = body[0] if len(body) == 1 else b"".join(body)
@@ -219,7 +249,11 @@ class Conn:
             if ex.buffered > PAUSE_BYTES:
                 self.pause()
         if error is not None:  # after a complete answer this only closes the connection
-            self.lost(TransportError("protocol_error", describe(error)))
+            cause = error if isinstance(error, _HeadersTooLarge) else error.__context__
+            if isinstance(cause, _HeadersTooLarge):  # raised in on_header, wrapped by httptools
+                self.lost(TransportError("headers_too_large", str(cause)))
+            else:
+                self.lost(TransportError("protocol_error", describe(error)))
         elif eof:  # the server's TLS close_notify came with the last bytes
             self.lost(None)
         elif self.draining and ex.complete:

@@ -35,6 +35,8 @@ class Exchange:
         "conn",
         "error",
         "framed",
+        "head_fields",
+        "head_read",
         "headers_done",
         "keep_alive",
         "pieces",
@@ -54,6 +56,8 @@ class Exchange:
         self.buffered = 0
         self.waiter: asyncio.Future[None] | None = None
         self.headers_done = False
+        self.head_read = 0  # bytes of reads that ended inside the header block
+        self.head_fields = 0  # bytes of the header lines parsed so far
         self.complete = False
         self.keep_alive = False
         self.framed = False  # Content-Length or chunked: the body does not end at EOF
