@@ -58,7 +58,8 @@ class TransportError(Exception):
 
     ``connect_error`` (refused, unreachable, DNS), ``connect_timeout``,
     ``disconnected`` (the server closed or reset the connection),
-    ``protocol_error`` (the server broke HTTP).
+    ``protocol_error`` (the server broke HTTP), ``headers_too_large`` (a response
+    header block past the transport's bound).
     """
 
     def __init__(self, kind: str, detail: str) -> None:
