@@ -8,6 +8,7 @@ Imports: pydantic only.
 
 from __future__ import annotations
 
+import math
 import re
 import ssl
 from pathlib import Path
@@ -405,4 +406,51 @@ class Scenario(_Strict):
                     raise ValueError(
                         f"load.mode trace takes lengths from the trace: drop workload.{name}"
                     )
+        if isinstance(self.load, RateLoad):
+            _open_loop_fits(self.load, w)
         return self
+
+
+#: Prompt tokens an open-loop step may plan up front (its requests are made
+#: before the step starts so that sending them costs nothing): about 2.5 GB of text.
+MAX_PLANNED_TOKENS = 500_000_000
+
+
+def _open_loop_fits(load: RateLoad, w: WorkloadSpec) -> None:
+    """An open-loop step's planned requests must fit in memory (closed loop plans lazily)."""
+    rate = max(load.points, default=0.0)
+    if load.requests_per_step is not None:
+        arrivals = load.requests_per_step + load.warmup_requests + rate * load.ramp_up_s / 2
+    else:
+        arrivals = rate * ((load.duration_s or 0.0) + load.ramp_up_s / 2)
+    # sessions plan turn lengths only; a dataset's rows are shared, not copied
+    shared = w.sessions is not None or w.dataset is not None
+    mean = 1.0 if shared else _mean_tokens(w.prompt_tokens)
+    if arrivals * mean > MAX_PLANNED_TOKENS:
+        raise ValueError(
+            f"load: an open-loop step plans its requests up front; about {arrivals:,.0f} "
+            f"requests of ~{mean:,.0f} prompt tokens is more than {MAX_PLANNED_TOKENS:,} "
+            "tokens: shorten the step (requests_per_step, duration_s) or lower the rate"
+        )
+
+
+def _mean_tokens(d: Distribution) -> float:
+    """The mean of a length distribution, near enough for a memory bound."""
+    if isinstance(d, FixedDist):
+        return float(d.value)
+    if isinstance(d, UniformDist):
+        return (d.min + d.max) / 2
+    if isinstance(d, NormalDist):
+        return d.mean if d.max is None else min(d.mean, d.max)
+    if isinstance(d, LognormalDist):
+        mu, sigma = d.log_params()
+        mean = math.exp(mu + sigma * sigma / 2)
+        return mean if d.max is None else min(mean, d.max)
+    if isinstance(d, EmpiricalDist):
+        if d.values:
+            return sum(d.values) / len(d.values)
+        if d.histogram is not None:
+            h = d.histogram
+            mids = [(a + b) / 2 for a, b in zip(h.edges, h.edges[1:], strict=False)]
+            return sum(m * c for m, c in zip(mids, h.counts, strict=True)) / sum(h.counts)
+    return 1.0  # a lengths file: read when planned

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from loadgen.cli import main
 from loadgen.errors import ScenarioError
-from loadgen.scenario.load import parse_scenario
+from loadgen.scenario.load import load_scenario, parse_scenario
 from loadgen.scenario.models import Scenario
 
 GOOD = """
@@ -189,3 +189,22 @@ def test_mutated_good_scenario_never_raises_anything_else(data: st.DataObject) -
 )
 def test_damaged_yaml_text_never_raises_anything_else(cut: int, junk: str) -> None:
     _one_line_or_scenario(GOOD[:cut] + junk + GOOD[cut:])
+
+
+def test_an_open_loop_step_too_big_to_plan_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ten million 512-token prompts would be planned up front: refused before anything runs."""
+    path = tmp_path / "big.yaml"
+    path.write_text(
+        "target: {url: mock}\n"
+        "workload: {prompt_tokens: {dist: fixed, value: 512}}\n"
+        "load: {mode: rate, rate: [100], requests_per_step: 10000000}\n"
+    )
+    with pytest.raises(SystemExit) as info:
+        main(["workload", str(path)])
+    err = capsys.readouterr().err.strip()
+    assert info.value.code == 2 and len(err.splitlines()) == 1
+    assert "plans its requests up front" in err
+    path.write_text(path.read_text().replace("10000000", "100000"))
+    assert load_scenario(path).load.requests_per_step == 100000
