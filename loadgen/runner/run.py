@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -263,6 +264,11 @@ class _Session:
                 write_summary(self.summary, self.opts.out_dir / "summary.json")
                 self._print_step(step)
                 self._check_protocol(transport)
+                # Between steps, outside any measurement: a full collection. While a
+                # step runs collections are rare (setup.quiet_gc), so cycles (failed
+                # requests' tracebacks, finished tasks) would otherwise pile up in the
+                # oldest generation over a long run.
+                gc.collect()
                 if step.interrupted:
                     self.summary.interrupted = True
                     write_summary(self.summary, self.opts.out_dir / "summary.json")
