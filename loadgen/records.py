@@ -4,11 +4,16 @@ Rows are slotted dataclasses on the hot path and serialised with orjson as
 each request finishes, so an interrupted run keeps everything measured. All
 times are integer nanoseconds of :func:`loadgen.clock.now_ns`.
 
-Imports: orjson, the standard library.
+A write the disk refuses (full, read-only, gone) becomes one
+:class:`~loadgen.errors.OutputError` naming the file; the writer then takes
+nothing more.
+
+Imports: orjson, loadgen.errors, the standard library.
 """
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import MISSING, dataclass, field, fields
@@ -16,6 +21,8 @@ from pathlib import Path
 from typing import IO
 
 import orjson
+
+from loadgen.errors import OutputError
 
 __all__ = ["ERROR_KINDS", "DamagedRecords", "Record", "RecordWriter", "read_records"]
 
@@ -117,20 +124,28 @@ class RecordWriter:
     def __init__(
         self, path: Path, *, flush_every: int = 64, flush_after_ns: int = 100_000_000
     ) -> None:
+        self.path = path
         self._fh: IO[bytes] = path.open("ab")
         self._flush_every = flush_every
         self._flush_after_ns = flush_after_ns
         self._unflushed = 0
         self._oldest_ns = 0  # end_ns of the oldest unflushed row
         self.count = 0
+        #: the first write the disk refused; every later write or flush raises it again
+        self.failure: OutputError | None = None
 
     @property
     def pending(self) -> bool:
         """Rows are written but not yet flushed."""
-        return self._unflushed > 0
+        return self._unflushed > 0 and self.failure is None
 
     def write(self, record: Record) -> None:
-        self._fh.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE))
+        if self.failure is not None:
+            raise self.failure
+        try:
+            self._fh.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE))
+        except OSError as exc:
+            raise self._failed(exc) from None
         self.count += 1
         t = record.end_ns
         if self._unflushed == 0:
@@ -140,13 +155,30 @@ class RecordWriter:
             self.flush()
 
     def flush(self) -> None:
-        self._fh.flush()
+        if self.failure is not None:
+            raise self.failure
+        try:
+            self._fh.flush()
+        except OSError as exc:
+            raise self._failed(exc) from None
         self._unflushed = 0
 
     def close(self) -> None:
-        if not self._fh.closed:
-            self._fh.flush()
+        """Flush and close; after a refused write, close without another try."""
+        if self._fh.closed:
+            return
+        if self.failure is None:
+            self.flush()
+        with contextlib.suppress(OSError):  # the buffer the disk refused is dropped
             self._fh.close()
+
+    def _failed(self, exc: OSError) -> OutputError:
+        kept = self.count - self._unflushed
+        self.failure = OutputError(
+            f"{self.path}: cannot write: {exc.strerror or exc} "
+            f"(about {kept} record(s) before it were written)"
+        )
+        return self.failure
 
 
 class DamagedRecords(UserWarning):

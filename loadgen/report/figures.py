@@ -62,7 +62,10 @@ def _figure(width: float, height: float, nrows: int, ncols: int, **kw: Any) -> F
 
 def save_figure(fig: Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format="png")
+    try:
+        fig.savefig(path, format="png")
+    except OSError as exc:  # name the file: a full disk's error does not
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
     return path
 
 

@@ -20,7 +20,13 @@ from loadgen.redact import redact_body, redact_headers, strip_userinfo
 from loadgen.scenario.models import Scenario
 from loadgen.summary import Summary
 
-__all__ = ["read_summary", "resolved_scenario", "write_resolved_scenario", "write_summary"]
+__all__ = [
+    "read_summary",
+    "resolved_scenario",
+    "write_atomic",
+    "write_resolved_scenario",
+    "write_summary",
+]
 
 
 def resolved_scenario(scenario: Scenario) -> dict[str, Any]:
@@ -39,15 +45,16 @@ def resolved_scenario(scenario: Scenario) -> dict[str, Any]:
 
 def write_resolved_scenario(scenario: Scenario, path: Path) -> None:
     """Write :func:`resolved_scenario` to ``path`` as YAML, atomically."""
-    _write_atomic(path, yaml.safe_dump(resolved_scenario(scenario), sort_keys=False))
+    write_atomic(path, yaml.safe_dump(resolved_scenario(scenario), sort_keys=False))
 
 
 def write_summary(summary: Summary, path: Path) -> None:
     """Atomically replace ``path``: a reader never sees half a summary."""
-    _write_atomic(path, summary.model_dump_json(indent=2))
+    write_atomic(path, summary.model_dump_json(indent=2))
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> Path:
+    """Replace ``path`` with ``text`` through a temporary file; a refused write names ``path``."""
     tmp = path.with_name(f".{path.name}.tmp")
     try:
         with tmp.open("w", encoding="utf-8") as f:
@@ -55,9 +62,13 @@ def _write_atomic(path: Path, text: str) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    return path
 
 
 def read_summary(path: Path) -> Summary:

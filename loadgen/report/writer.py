@@ -12,7 +12,6 @@ Imports: yaml, pydantic, loadgen.errors, loadgen.summary, loadgen.report.*.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ import yaml
 
 from loadgen.errors import ScenarioError
 from loadgen.report.csv_out import render_steps_csv
-from loadgen.report.files import read_summary
+from loadgen.report.files import read_summary, write_atomic
 from loadgen.report.samples import read_run_samples, read_telemetry
 from loadgen.summary import Summary
 
@@ -57,13 +56,6 @@ def _read_scenario(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _replace(path: Path, text: str) -> Path:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return path
-
-
 def write_reports(results_dir: Path) -> list[Path]:
     """(Re)write steps.csv, plots/*.png, report.md and report.html; return their paths."""
     from loadgen.report.figures import write_plots
@@ -75,12 +67,13 @@ def write_reports(results_dir: Path) -> list[Path]:
     telemetry = read_telemetry(results_dir / "telemetry.jsonl")
     scenario = _read_scenario(results_dir / "scenario.yaml")
 
-    written = [_replace(results_dir / "steps.csv", render_steps_csv(summary))]
+    written = [write_atomic(results_dir / "steps.csv", render_steps_csv(summary))]
     plots, notes = write_plots(summary, samples, telemetry, results_dir / "plots")
     written += plots.values()
     rel = {name: path.relative_to(results_dir).as_posix() for name, path in plots.items()}
     blocks = build_document(summary, scenario, rel, notes)
-    written.append(_replace(results_dir / "report.md", render_markdown(blocks)))
+    written.append(write_atomic(results_dir / "report.md", render_markdown(blocks)))
     title = f"loadgen report: {summary.name}"
-    written.append(_replace(results_dir / "report.html", render_html(blocks, results_dir, title)))
+    html = render_html(blocks, results_dir, title)
+    written.append(write_atomic(results_dir / "report.html", html))
     return written

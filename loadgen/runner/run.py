@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import gc
+import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +32,7 @@ from loadgen.client import (
 )
 from loadgen.client.request import RequestLimits
 from loadgen.clock import NS_PER_S, anchor, now_ns
+from loadgen.errors import OutputError
 from loadgen.metrics import step_cost, summarize_step
 from loadgen.metrics.profiles import PROFILES
 from loadgen.records import Record, RecordWriter
@@ -106,13 +109,58 @@ def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
     tables to stdout unless ``quiet``. SIGTERM stops it as Ctrl-C does.
     """
     stop = SignalStop(opts.on_signal)
-    with stop.installed():
+    with stop.installed(), _disk_errors(opts.out_dir):
         summary = _run(scenario, opts, stop)
         if opts.reports:
             from loadgen.report.writer import write_reports
 
             write_reports(opts.out_dir)
     return summary
+
+
+@contextlib.contextmanager
+def _disk_errors(out_dir: Path) -> Iterator[None]:
+    """A write the disk refuses ends the run as one OutputError line (exit 2).
+
+    The records writer raises its own OutputError, which reaches here from
+    inside a step's task group wrapped in an exception group; any other
+    refused write (summary, reports, telemetry) arrives as a bare OSError.
+    """
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        match = group.subgroup(lambda e: _disk_error(e, out_dir) is not None)
+        if match is None:
+            raise
+        e: BaseException = match
+        while isinstance(e, BaseExceptionGroup):
+            e = e.exceptions[0]
+        error = _disk_error(e, out_dir)
+        assert error is not None  # the subgroup holds only such leaves
+        raise error from None
+    except OSError as exc:
+        if (error := _disk_error(exc, out_dir)) is None:
+            raise
+        raise error from None
+
+
+#: errno values that can only mean the disk (whatever the file)
+_DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def _disk_error(exc: BaseException, out_dir: Path) -> OutputError | None:
+    """``exc`` as the one line a refused write deserves; None when it is not one."""
+    if isinstance(exc, OutputError):
+        return exc
+    if not isinstance(exc, OSError):
+        return None
+    name = exc.filename
+    ours = name is not None and Path(os.path.abspath(os.fsdecode(name))).is_relative_to(
+        os.path.abspath(out_dir)
+    )
+    if not ours and exc.errno not in _DISK_ERRNOS:
+        return None
+    return OutputError(f"{name or out_dir}: cannot write: {exc.strerror or exc}")
 
 
 def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
@@ -223,7 +271,10 @@ class _Session:
 
     def _flush_now(self) -> None:
         self._flush_timer = None
-        self.writer.flush()
+        # A refused write stays in writer.failure: the next write or the step's
+        # last flush raises it inside the run (a timer callback cannot).
+        with contextlib.suppress(OutputError):
+            self.writer.flush()
 
     async def _run(self) -> None:
         sc = self.scenario

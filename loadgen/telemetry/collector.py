@@ -128,7 +128,8 @@ class TelemetryCollector:
         if thread.is_alive():
             log.warning("telemetry thread did not stop in time; telemetry.jsonl may be short")
         elif self._file is not None:
-            self._file.close()
+            with contextlib.suppress(OSError):  # a refused flush was said in _write
+                self._file.close()
         self._thread = None
 
     def step_stats(self, start_ns: int, end_ns: int, output_tokens: int) -> StepTelemetry:
@@ -329,4 +330,13 @@ class TelemetryCollector:
             data = orjson.dumps(line)
             if self._userinfo:  # a URL password never reaches telemetry.jsonl
                 data = redact_text(data.decode()).encode()
-            self._file.write(data + b"\n")
+            try:
+                self._file.write(data + b"\n")
+            except OSError as exc:  # disk full: telemetry stops, the run goes on
+                log.warning(
+                    "%s: cannot write: %s; telemetry after this point is lost",
+                    self._out_path,
+                    exc.strerror or exc,
+                )
+                with contextlib.suppress(OSError):
+                    self._file.close()

@@ -22,7 +22,7 @@ ALLOWED: dict[str, set[str]] = {
     "summary": {"vocab", "redact"},
     "scenario": {"errors", "redact"},
     "workload": {"scenario", "errors"},
-    "records": set(),
+    "records": {"errors"},
     "client": {"clock", "records", "workload", "errors"},
     "metrics": {"clock", "records", "scenario", "summary", "vocab"},
     "mock": set(),
