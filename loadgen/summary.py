@@ -502,6 +502,9 @@ class Summary(_Model):
     )
     #: processes that sent the load (load.workers); 1: this process alone
     workers: int = 1
+    #: --ray: the worst worker's clock-offset uncertainty against the parent (half the
+    #: best round trip); step windows and the timeline are good to this, latencies exact
+    workers_clock_uncertainty_ms: float | None = None
     metrics_profile: str = "loadgen"
     steps: list[StepSummary] = Field(default_factory=list)
     verdict: Verdict | None = None
