@@ -57,6 +57,7 @@ from loadgen.runner.setup import (
 from loadgen.runner.signals import SignalStop
 from loadgen.runner.sweep import Point, make_sweep, verdict
 from loadgen.runner.target import MockServer, mock_args
+from loadgen.scenario.checks import load_warnings
 from loadgen.scenario.models import RateLoad, Scenario, TraceLoad
 from loadgen.summary import ClockAnchor, LoadPoint, StepSummary, Summary
 
@@ -157,6 +158,8 @@ def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
     trace = scenario.load if isinstance(scenario.load, TraceLoad) else None
     chat = scenario.target.api == "openai-chat"
     workload = Workload.prepare(scenario.workload, chat=chat, trace=trace)  # bad files: stop here
+    for line in load_warnings(scenario):
+        warn(line)
     with contextlib.ExitStack() as stack:
         url = scenario.target.url
         if url == "mock":
