@@ -40,6 +40,7 @@ from loadgen.errors import LoadgenError
 from loadgen.records import Record
 from loadgen.runner.drivers import OnRecord
 from loadgen.runner.execute import StepOutcome
+from loadgen.runner.monitor import rss_bytes
 from loadgen.runner.wire import frame, open_stream, read_frame
 from loadgen.runner.worker import WorkerConfig, main
 from loadgen.scenario.models import Scenario
@@ -367,9 +368,19 @@ def merge_health(healths: list[tuple[int, ClientHealth]], parent_cpu: float) -> 
         saturated=any(h.saturated for _, h in healths),
         warnings=[f"worker {i}: {text}" for i, h in healths for text in h.warnings],
         cpu_util_total=round(sum(h.cpu_util for _, h in healths) + parent_cpu, 4),
+        rss_peak_mib=worst("rss_peak_mib"),
+        rss_peak_total_mib=_total_rss(healths),
         workers=[h for _, h in healths],
     )
     return merged
+
+
+def _total_rss(healths: list[tuple[int, ClientHealth]]) -> float | None:
+    peaks = [h.rss_peak_mib for _, h in healths if h.rss_peak_mib is not None]
+    parent = rss_bytes()
+    if not peaks or parent is None:
+        return None
+    return round(sum(peaks) + parent / 2**20, 1)
 
 
 #: every Record field that holds a reading of the monotonic clock

@@ -65,6 +65,10 @@ def test_two_workers_give_one_workers_numbers(
     health = b.client
     assert health.workers is not None and len(health.workers) == 2
     assert health.cpu_util_total is not None and health.cpu_util_total >= health.cpu_util
+    # memory beside CPU: each process's peak during the step, and all of them together
+    assert a.client.rss_peak_mib is not None and 10 < a.client.rss_peak_mib < 4096
+    assert health.rss_peak_mib is not None and health.rss_peak_total_mib is not None
+    assert health.rss_peak_total_mib > health.rss_peak_mib
     assert b.little is not None and not b.little.flagged
 
 
