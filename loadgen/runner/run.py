@@ -44,7 +44,7 @@ from loadgen.report.console import (
 )
 from loadgen.report.files import write_resolved_scenario, write_summary
 from loadgen.report.progress import Progress
-from loadgen.runner.cache import prefix_cache_delta, scrape_prefix_cache
+from loadgen.runner.cache import prefix_cache_delta
 from loadgen.runner.drivers import (
     Budget,
     OnRecord,
@@ -54,6 +54,7 @@ from loadgen.runner.drivers import (
     run_jobs,
     send_each,
 )
+from loadgen.runner.endpoints import open_endpoints, preflight_all, scrape_cache_all
 from loadgen.runner.hints import TargetFacts, error_lines
 from loadgen.runner.monitor import LoopMonitor
 from loadgen.runner.preflight import pick_model
@@ -61,17 +62,14 @@ from loadgen.runner.sessions import SessionRunner
 from loadgen.runner.setup import (
     calibrate_prompts,
     loop_factory,
-    preflight,
     prepare_out_dir,
     quiet_gc,
     start_telemetry,
     target_headers,
     tls_options,
-    warn,
 )
 from loadgen.runner.signals import SignalStop
 from loadgen.runner.sweep import Point, make_sweep, verdict
-from loadgen.runner.target import MockServer, mock_args
 from loadgen.scenario.models import ConcurrencyLoad, LoadSpec, RateLoad, Scenario, TraceLoad
 from loadgen.summary import ClockAnchor, LoadPoint, StepSummary, Summary
 
@@ -172,18 +170,17 @@ def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
     chat = scenario.target.api == "openai-chat"
     workload = Workload.prepare(scenario.workload, chat=chat, trace=trace)  # bad files: stop here
     with contextlib.ExitStack() as stack:
-        url = scenario.target.url
-        if url == "mock":
-            if "url" not in scenario.target.model_fields_set:
-                warn("warning: the scenario gives no target.url: the built-in mock is the target")
-            args = mock_args(scenario.target)
-            url = stack.enter_context(MockServer(args, opts.out_dir / "mock.log"))
+        urls = open_endpoints(scenario, opts.out_dir, stack)  # starts the mock(s)
+        url = urls[0]
+        several = len(urls) > 1
         a = anchor()
         summary = Summary(
             loadgen_version=__version__,
             name=scenario.name,
             run_id=opts.run_id,
-            target_url=scenario.target.url,
+            target_url=scenario.target.endpoints[0],
+            endpoints=urls if several else None,
+            routing=scenario.target.routing if several else None,
             api=scenario.target.api,
             model=scenario.target.model,
             clock_anchor=ClockAnchor(monotonic_ns=a.monotonic_ns, wall_ns=a.wall_ns),
@@ -192,7 +189,7 @@ def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
         )
         writer = stack.enter_context(contextlib.closing(RecordWriter(records_path)))
         progress = Progress(enabled=False if opts.quiet else opts.progress)
-        summary.target_check = preflight(scenario, url)
+        summary.target_check = preflight_all(scenario, urls)
         if scenario.target.model == "auto":
             model = pick_model(summary.target_check.models, url)
             target = scenario.target.model_copy(update={"model": model})
@@ -209,7 +206,7 @@ def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
         telemetry = start_telemetry(scenario, url, opts.out_dir)
         if telemetry is not None:
             stack.callback(telemetry.stop)
-        session = _Session(scenario, workload, url, opts, summary, writer, progress, telemetry)
+        session = _Session(scenario, workload, urls, opts, summary, writer, progress, telemetry)
         with quiet_gc(), asyncio.Runner(loop_factory=loop_factory()) as runner:
             runner.run(session.run(stop))
     return summary
@@ -220,7 +217,7 @@ class _Session:
         self,
         scenario: Scenario,
         workload: Workload,
-        url: str,
+        urls: list[str],
         opts: RunOptions,
         summary: Summary,
         writer: RecordWriter,
@@ -234,7 +231,8 @@ class _Session:
         self._shares_prefixes = (
             w.prefix is not None or w.sessions is not None or isinstance(scenario.load, TraceLoad)
         )
-        self.url = url
+        self.urls = urls
+        self.url = url = urls[0]
         self.opts = opts
         self.summary = summary
         self.writer = writer
@@ -292,7 +290,8 @@ class _Session:
         requester = Requester(
             transport,
             ADAPTERS[sc.target.api],
-            base_url=self.url,
+            base_url=self.urls,
+            routing=sc.target.routing,
             model=sc.target.model,
             extra_body=dict(sc.target.extra_body),
             headers=target_headers(sc),
@@ -431,6 +430,7 @@ class _Session:
             ttft_of=sc.sla.ttft_of,
             expect_full_output=expects_full_output(sc),
             prompt_tolerance=sc.workload.prompt_tolerance,
+            endpoints=self.urls,
         )
         step.role = at.role
         self.step_errors = error_lines(records, self.facts)
@@ -494,9 +494,7 @@ class _Session:
             )
 
     def _scrape_cache(self) -> dict[str, float] | None:
-        return scrape_prefix_cache(
-            self.url, target_headers(self.scenario), tls_options(self.scenario)
-        )
+        return scrape_cache_all(self.scenario, self.urls)
 
 
 def expects_full_output(sc: Scenario) -> bool:

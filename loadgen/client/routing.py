@@ -1,0 +1,87 @@
+"""Which endpoint a request goes to, when the target is several replicas of one model.
+
+Owns :class:`Router` and the policies of ``target.routing``:
+
+- ``round_robin``: endpoints in turn, 0, 1, ..., n-1, 0, ... (over n requests
+  each endpoint gets one; any run's split is even to within one request).
+- ``least_in_flight``: the endpoint with the fewest requests in flight (picked,
+  not yet released); a tie goes to the first one at or after the round-robin
+  pointer, so equal endpoints still take turns.
+- ``session``: a multi-turn session's first turn takes the next endpoint in
+  turn and every later turn goes where the first went (the server's prefix
+  cache holds the conversation there). Requests of no session go round robin.
+
+Bookkeeping only, no I/O and no clock: the requester picks before it sends and
+releases when the request has ended, whatever its outcome.
+
+Imports: the standard library.
+"""
+
+from __future__ import annotations
+
+__all__ = ["POLICIES", "Router"]
+
+#: every value of ``target.routing``
+POLICIES = ("round_robin", "least_in_flight", "session")
+
+
+class Router:
+    """Spreads requests over ``n`` endpoints by ``policy``."""
+
+    __slots__ = ("_next", "_sessions", "_step", "in_flight", "n", "policy", "sent")
+
+    def __init__(self, n: int, policy: str = "round_robin") -> None:
+        if n < 1:
+            raise ValueError(f"a router needs at least one endpoint, got {n}")
+        if policy not in POLICIES:
+            raise ValueError(f"routing {policy!r}; expected one of {', '.join(POLICIES)}")
+        self.n = n
+        self.policy = policy
+        #: requests picked and not yet released, per endpoint
+        self.in_flight = [0] * n
+        #: requests picked so far, per endpoint
+        self.sent = [0] * n
+        self._next = 0  # the round-robin pointer
+        #: session -> its endpoint, for the step in ``_step`` (ids restart each step)
+        self._sessions: dict[int, int] = {}
+        self._step: int | None = None
+
+    def pick(self, session: int | None = None, turn: int | None = None, step: int = 0) -> int:
+        """The endpoint for the next request (counted in flight until :meth:`release`)."""
+        if self.policy == "least_in_flight":
+            i = self._least()
+        elif self.policy == "session" and session is not None:
+            i = self._affine(session, turn, step)
+        else:
+            i = self._in_turn()
+        self.in_flight[i] += 1
+        self.sent[i] += 1
+        return i
+
+    def release(self, endpoint: int) -> None:
+        """The request sent to ``endpoint`` has ended."""
+        self.in_flight[endpoint] -= 1
+
+    def _in_turn(self) -> int:
+        i = self._next
+        self._next = (i + 1) % self.n
+        return i
+
+    def _least(self) -> int:
+        n, load = self.n, self.in_flight
+        best = start = self._next
+        for k in range(1, n):
+            j = (start + k) % n
+            if load[j] < load[best]:
+                best = j
+        self._next = (best + 1) % n
+        return best
+
+    def _affine(self, session: int, turn: int | None, step: int) -> int:
+        if step != self._step:  # a new step numbers its sessions afresh
+            self._sessions.clear()
+            self._step = step
+        i = self._sessions.get(session)
+        if i is None or not turn:  # a first turn (or an unknown session) takes the next in turn
+            i = self._sessions[session] = self._in_turn()
+        return i
