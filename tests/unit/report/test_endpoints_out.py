@@ -93,3 +93,10 @@ def test_the_reports_have_a_table_per_step(tmp_path: Path) -> None:
     assert "<td>http://b:2</td>" in html or "http://b:2</td>" in html
     one = render_markdown(build_document(summary(URLS[:1])))
     assert "| endpoint |" not in one
+
+
+def test_the_docs_name_every_endpoint_column() -> None:
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "reports.md").read_text()
+    assert "`endpoint<i>_<field>`" in docs
+    for name in CSV_FIELDS:
+        assert f"`{name}`" in docs, name
