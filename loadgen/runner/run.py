@@ -242,6 +242,7 @@ class _Session:
             url=url if scenario.target.url == "mock" else scenario.target.url,
             model=scenario.target.model,
             models=summary.target_check.models if summary.target_check else None,
+            urls=tuple(urls) if len(urls) > 1 else (),
         )
         self.step_errors: list[str] = []  # the last step's error lines (hints.error_lines)
         self._flush_timer: asyncio.TimerHandle | None = None
