@@ -27,7 +27,7 @@ from pathlib import Path
 from loadgen.redact import redact_text
 from loadgen.runner.cache import scrape_prefix_cache
 from loadgen.runner.preflight import check_target
-from loadgen.runner.setup import target_headers, tls_options, warn
+from loadgen.runner.setup import preflight, target_headers, tls_options, warn
 from loadgen.runner.target import start_mocks
 from loadgen.scenario.models import Scenario
 from loadgen.summary import TargetCheck
@@ -47,6 +47,8 @@ def open_endpoints(sc: Scenario, out_dir: Path, stack: contextlib.ExitStack) -> 
 
 def preflight_all(sc: Scenario, urls: list[str]) -> TargetCheck:
     """Check each endpoint; warnings (on stderr too) name the endpoint when there are several."""
+    if len(urls) == 1:
+        return preflight(sc, urls[0])  # one endpoint: the check as it always was
     t = sc.target
     healthy = True
     first_models: list[str] | None = None
@@ -62,9 +64,8 @@ def preflight_all(sc: Scenario, urls: list[str]) -> TargetCheck:
         elif check.models is not None and set(check.models) != set(first_models or ()):
             listed = ", ".join(check.models[:5]) or "none"
             found.append(f"it lists other models than {urls[0]} ({listed})")
-        if len(urls) > 1:
-            base = url.rstrip("/")
-            found = [w if w.startswith(base) else f"{base}: {w}" for w in found]
+        base = url.rstrip("/")
+        found = [w if w.startswith(base) else f"{base}: {w}" for w in found]
         warnings += [redact_text(w) for w in found]  # no URL password on screen
     for warning in warnings:
         warn(f"warning: {warning}")

@@ -11,12 +11,16 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import httpx
 import orjson
 import pytest
 
 from loadgen.records import Record, read_records
+from loadgen.runner.cache import scrape_prefix_cache
+from loadgen.runner.endpoints import preflight_all, scrape_cache_all
 from loadgen.runner.rebuild import rebuild_summary
 from loadgen.runner.run import RunOptions, run_scenario
+from loadgen.runner.setup import tls_options
 from loadgen.runner.target import MockServer
 from loadgen.scenario import Scenario
 from loadgen.summary import Summary
@@ -133,3 +137,41 @@ def test_a_list_of_urls_with_session_affinity(tmp_path: Path) -> None:
     step = summary.steps[0]
     assert step.endpoints is not None
     assert [e.requests.total for e in step.endpoints] == [9, 9]
+
+
+def test_preflight_checks_every_endpoint_and_sums_the_cache_counters(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with contextlib.ExitStack() as stack:  # engine mode: it keeps prefix-cache counters
+        urls = [
+            stack.enter_context(MockServer(["--model", name], tmp_path / f"{name}.log"))
+            for name in ("m", "other")
+        ]
+        sc = Scenario.model_validate(
+            {
+                "name": "pf",
+                "target": {"urls": urls, "model": "m"},
+                "load": {"mode": "concurrency", "concurrency": [1], "requests_per_step": 1},
+            }
+        )
+        check = preflight_all(sc, urls)
+        assert check.healthy and check.models == ["m"]
+        second = urls[1].rstrip("/")
+        assert check.warnings == [
+            f"{second}: model 'm' is not among the served models (other)",
+            f"{second}: it lists other models than {urls[0]} (other)",
+        ]
+        assert capsys.readouterr().err.splitlines() == [f"warning: {w}" for w in check.warnings]
+        # one prompt to the first server, two to the second: their counters differ
+        for n, (url, model) in enumerate(zip(urls, ("m", "other"), strict=True)):
+            for _ in range(n + 1):
+                body = {"model": model, "prompt": "a b c d e f g h", "max_tokens": 2}
+                assert httpx.post(f"{url}/v1/completions", json=body).status_code == 200
+        each = [scrape_prefix_cache(u, {}, tls_options(sc)) for u in urls]
+        both = scrape_cache_all(sc, urls)
+    assert each[0] is not None and each[1] is not None and both is not None
+    assert 0 < each[0]["queries"] < each[1]["queries"]
+    assert both["queries"] == each[0]["queries"] + each[1]["queries"]
+    assert both["hits"] == each[0]["hits"] + each[1]["hits"]
+    # a server gone: no partial sum (it would be a wrong hit rate)
+    assert scrape_cache_all(sc, [urls[0], "http://127.0.0.1:9"]) is None
