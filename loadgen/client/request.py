@@ -145,7 +145,7 @@ class Requester:
         router = self.router
         if router is None:
             return await self._send(spec, step, scheduled_ns, None)
-        endpoint = router.pick(spec.session, spec.turn, step)
+        endpoint = router.pick(spec.session)
         try:
             return await self._send(spec, step, scheduled_ns, endpoint)
         finally:

@@ -7,9 +7,11 @@ Owns :class:`Router` and the policies of ``target.routing``:
 - ``least_in_flight``: the endpoint with the fewest requests in flight (picked,
   not yet released); a tie goes to the first one at or after the round-robin
   pointer, so equal endpoints still take turns.
-- ``session``: a multi-turn session's first turn takes the next endpoint in
-  turn and every later turn goes where the first went (the server's prefix
-  cache holds the conversation there). Requests of no session go round robin.
+- ``session``: every turn of a multi-turn session goes to endpoint
+  ``session % n`` (the server's prefix cache holds the conversation there).
+  A step numbers its sessions 0, 1, 2, ..., so sessions take the endpoints in
+  turn; no state is kept per session, however many a long step runs.
+  Requests of no session go round robin.
 
 Bookkeeping only, no I/O and no clock: the requester picks before it sends and
 releases when the request has ended, whatever its outcome.
@@ -28,7 +30,7 @@ POLICIES = ("round_robin", "least_in_flight", "session")
 class Router:
     """Spreads requests over ``n`` endpoints by ``policy``."""
 
-    __slots__ = ("_next", "_sessions", "_step", "in_flight", "n", "policy", "sent")
+    __slots__ = ("_next", "in_flight", "n", "policy", "sent")
 
     def __init__(self, n: int, policy: str = "round_robin") -> None:
         if n < 1:
@@ -42,16 +44,14 @@ class Router:
         #: requests picked so far, per endpoint
         self.sent = [0] * n
         self._next = 0  # the round-robin pointer
-        #: session -> its endpoint, for the step in ``_step`` (ids restart each step)
-        self._sessions: dict[int, int] = {}
-        self._step: int | None = None
 
-    def pick(self, session: int | None = None, turn: int | None = None, step: int = 0) -> int:
-        """The endpoint for the next request (counted in flight until :meth:`release`)."""
+    def pick(self, session: int | None = None) -> int:
+        """The endpoint for the next request (counted in flight until :meth:`release`);
+        ``session``: the multi-turn session it belongs to, if any."""
         if self.policy == "least_in_flight":
             i = self._least()
         elif self.policy == "session" and session is not None:
-            i = self._affine(session, turn, step)
+            i = session % self.n
         else:
             i = self._in_turn()
         self.in_flight[i] += 1
@@ -76,12 +76,3 @@ class Router:
                 best = j
         self._next = (best + 1) % n
         return best
-
-    def _affine(self, session: int, turn: int | None, step: int) -> int:
-        if step != self._step:  # a new step numbers its sessions afresh
-            self._sessions.clear()
-            self._step = step
-        i = self._sessions.get(session)
-        if i is None or not turn:  # a first turn (or an unknown session) takes the next in turn
-            i = self._sessions[session] = self._in_turn()
-        return i
