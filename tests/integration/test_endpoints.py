@@ -139,6 +139,36 @@ def test_a_list_of_urls_with_session_affinity(tmp_path: Path) -> None:
     assert [e.requests.total for e in step.endpoints] == [9, 9]
 
 
+@pytest.mark.parametrize("routing", ["least_in_flight", "round_robin"])
+def test_least_in_flight_favours_the_faster_server(tmp_path: Path, routing: str) -> None:
+    """A fast and a slow server: least_in_flight sends most requests to the fast one
+    (the slow one holds its requests longer), round robin splits them evenly anyway."""
+    with contextlib.ExitStack() as stack:
+        urls = [
+            stack.enter_context(
+                MockServer(["--ttft-ms", ttft, "--itl-ms", "1"], tmp_path / f"{ttft}.log")
+            )
+            for ttft in ("2", "60")
+        ]
+        sc = {
+            "target": {"urls": urls, "model": "m", "routing": routing},
+            "load": {"mode": "concurrency", "concurrency": [4], "requests_per_step": 40},
+        }
+        summary, records = run(sc, tmp_path / "out")
+    assert all(r.ok for r in records)
+    sent = Counter(r.endpoint for r in records)
+    step = summary.steps[0]
+    assert step.endpoints is not None
+    fast, slow = step.endpoints
+    assert fast.e2e_ms.p50 is not None and slow.e2e_ms.p50 is not None
+    assert fast.e2e_ms.p50 < slow.e2e_ms.p50
+    if routing == "round_robin":
+        assert abs(sent[0] - sent[1]) <= 1
+    else:
+        assert sent[0] > 2 * sent[1] > 0, sent
+        assert fast.throughput.requests_per_s > 2 * slow.throughput.requests_per_s
+
+
 def test_preflight_checks_every_endpoint_and_sums_the_cache_counters(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
