@@ -100,16 +100,18 @@ _SWEEP_HELP = {
     "rate": "Open-loop sweep in requests/s, e.g. 1,2,4 (sets load.mode).",
     "requests": "Override load.requests_per_step.",
     "duration": "Override load.duration_s (seconds per step).",
+    "workers": "Override load.workers: processes that send the load (a number, or auto).",
 }
 
 
 def _sweep_options(f: Any) -> Any:
-    """--concurrency, --rate, --requests, --duration: shared by run and workload."""
+    """--concurrency, --rate, --requests, --duration, --workers: shared by run and workload."""
     f = click.option(
         "--duration", type=click.FloatRange(min=0, min_open=True), help=_SWEEP_HELP["duration"]
     )(f)
     f = click.option("--requests", type=click.IntRange(min=1), help=_SWEEP_HELP["requests"])(f)
     f = click.option("--rate", metavar="R1,R2,...", help=_SWEEP_HELP["rate"])(f)
+    f = click.option("--workers", metavar="N|auto", help=_SWEEP_HELP["workers"])(f)
     return click.option("--concurrency", metavar="C1,C2,...", help=_SWEEP_HELP["concurrency"])(f)
 
 
@@ -286,6 +288,8 @@ def _overrides(flags: dict[str, Any]) -> Overrides:
         out["--requests"] = {("load", "requests_per_step"): n, ("load", "duration_s"): None}
     if (d := flags.get("duration")) is not None:
         out["--duration"] = {("load", "duration_s"): d, ("load", "requests_per_step"): None}
+    if (w := flags.get("workers")) is not None:
+        out["--workers"] = {("load", "workers"): w}
     if (usd := flags.get("usd_per_hour")) is not None:
         out["--usd-per-hour"] = {("cost", "usd_per_hour"): usd}
     return out

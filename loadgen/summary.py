@@ -206,6 +206,10 @@ class ClientHealth(_Model):
     read_lag_max_ms: float | None = None
     saturated: bool = False
     warnings: list[str] = Field(default_factory=list)
+    #: load.workers > 1: every loadgen process's CPU together (the parent's included)
+    cpu_util_total: float | None = None
+    #: load.workers > 1: each worker's own figures; those above are the worst of them
+    workers: list[ClientHealth] | None = None
 
 
 class LittleCheck(_Model):
@@ -524,6 +528,8 @@ class Summary(_Model):
     clock_anchor: ClockAnchor = Field(
         description="One (monotonic, wall-clock) pair taken together at the start."
     )
+    #: processes that sent the load (load.workers); 1: this process alone
+    workers: int = 1
     metrics_profile: str = "loadgen"
     steps: list[StepSummary] = Field(default_factory=list)
     verdict: Verdict | None = None

@@ -97,9 +97,15 @@ def run_facts(summary: Summary) -> list[str]:
     Empty for a summary that recorded no workload and the default source: a
     file written before these fields existed, where the source is a guess.
     """
+    workers = (
+        [f"workers: {summary.workers} processes send the load (saturation judged per worker)"]
+        if summary.workers > 1
+        else []
+    )
     if summary.workload is None and summary.prompt_length_source == "approximate":
-        return []
+        return workers
     return [
+        *workers,
         f"prompt lengths: {source_text(summary.prompt_length_source)}",
         *workload_lines(summary.workload),
     ]

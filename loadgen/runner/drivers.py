@@ -68,15 +68,17 @@ async def closed_loop(
     budget: Budget | None = None,
     ramp_ns: int = 0,
     flagged: Callable[[J], bool] = lambda _: False,
+    t0_ns: int | None = None,
 ) -> None:
     """``concurrency`` users; each starts its next job when its previous one ends.
 
     With ``ramp_ns``, user k starts at ``k/concurrency`` of the ramp, and jobs
     started before the ramp ends are flagged (out of the metrics and of the
     budget). Jobs for which ``flagged`` is true (warm-up) never count either.
+    ``t0_ns``: the ramp's start when it is not now (workers share one).
     """
     budget = budget or Budget()
-    t0 = now_ns()
+    t0 = now_ns() if t0_ns is None else t0_ns
     ramp_end = t0 + ramp_ns
 
     async def user(k: int) -> None:
@@ -101,8 +103,11 @@ async def open_loop(
     *,
     max_concurrency: int | None = None,
     send_lags_ns: list[int] | None = None,
+    t0_ns: int | None = None,
 ) -> None:
     """Start ``jobs[i]`` at ``t0 + offsets_ns[i]``; at most ``max_concurrency`` in flight.
+
+    ``t0`` is now, or ``t0_ns`` when given (workers dealt one schedule share one).
 
     ``send_lags_ns`` collects how late the sender woke for each deadline: its
     own lag, measured from the deadline or, when the sender was still waiting
@@ -121,7 +126,7 @@ async def open_loop(
                 slots.release()
 
     async with asyncio.TaskGroup() as tg:
-        t0 = now_ns()
+        t0 = now_ns() if t0_ns is None else t0_ns
         slot_at = t0  # when the sender last got a slot it had to wait for
         for job, offset in zip(jobs, offsets_ns, strict=True):
             scheduled = t0 + offset

@@ -23,15 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from loadgen import __version__
-from loadgen.client import (
-    ADAPTERS,
-    Requester,
-    RequestTimeouts,
-    make_transport,
-    transport_kind,
-)
-from loadgen.client.request import RequestLimits
-from loadgen.clock import NS_PER_S, anchor, now_ns
+from loadgen.clock import NS_PER_S, anchor
 from loadgen.errors import OutputError
 from loadgen.metrics import step_cost, summarize_step
 from loadgen.metrics.profiles import PROFILES
@@ -45,41 +37,31 @@ from loadgen.report.console import (
 from loadgen.report.files import write_resolved_scenario, write_summary
 from loadgen.report.progress import Progress
 from loadgen.runner.cache import prefix_cache_delta
-from loadgen.runner.drivers import (
-    Budget,
-    OnRecord,
-    Send,
-    closed_loop,
-    open_loop,
-    run_jobs,
-    send_each,
-)
 from loadgen.runner.endpoints import open_endpoints, preflight_all, scrape_cache_all
+from loadgen.runner.execute import Executor, LocalExecutor
 from loadgen.runner.hints import TargetFacts, error_lines
-from loadgen.runner.monitor import LoopMonitor
 from loadgen.runner.preflight import pick_model
-from loadgen.runner.sessions import SessionRunner
 from loadgen.runner.setup import (
     calibrate_prompts,
     loop_factory,
+    make_requester,
+    pool_limit,
     prepare_out_dir,
     quiet_gc,
+    resolve_workers,
     start_telemetry,
-    target_headers,
-    tls_options,
 )
 from loadgen.runner.signals import SignalStop
 from loadgen.runner.sweep import Point, make_sweep, verdict
-from loadgen.scenario.models import ConcurrencyLoad, LoadSpec, RateLoad, Scenario, TraceLoad
+from loadgen.scenario.models import RateLoad, Scenario, TraceLoad
 from loadgen.summary import ClockAnchor, LoadPoint, StepSummary, Summary
 
 if TYPE_CHECKING:
     from loadgen.telemetry import TelemetryCollector
 
 from loadgen.workload.describe import describe_workload
-from loadgen.workload.plan import RequestSpec
 from loadgen.workload.source import Workload
-from loadgen.workload.step import StepPlan, plan_step
+from loadgen.workload.step import plan_step
 
 __all__ = ["RunOptions", "run_scenario"]
 
@@ -247,6 +229,9 @@ class _Session:
         self.step_errors: list[str] = []  # the last step's error lines (hints.error_lines)
         self._flush_timer: asyncio.TimerHandle | None = None
         self._protocol_checked = False
+        self._http_versions: set[str] = set()
+        self.workers = resolve_workers(scenario)
+        summary.workers = self.workers
         #: a list sweep knows its number of steps; auto and sla-search do not
         self.steps_planned = (
             len(scenario.load.points) if getattr(scenario.load, "sweep", "list") == "list" else None
@@ -278,43 +263,21 @@ class _Session:
     async def _run(self) -> None:
         sc = self.scenario
         load = sc.load
-        limit = _pool_limit(load)
-        kind = transport_kind(sc.target.transport, url=self.url, http2=sc.target.http2)
-        transport = make_transport(
-            kind,
-            http2=sc.target.http2,
-            limit=limit,
-            connect_timeout_s=sc.target.timeouts_s.connect,
-            tls=tls_options(sc),
-        )
-        t = sc.target.timeouts_s
-        requester = Requester(
-            transport,
-            ADAPTERS[sc.target.api],
-            base_url=self.urls,
-            routing=sc.target.routing,
-            model=sc.target.model,
-            extra_body=dict(sc.target.extra_body),
-            headers=target_headers(sc),
-            timeouts=RequestTimeouts.from_seconds(t.first_token, t.idle, t.total),
-            run_id=self.opts.run_id,
-            stream=sc.target.stream,
-            limits=RequestLimits(**sc.target.limits.model_dump()),
-        )
+        executor = self._executor()
         sweep = make_sweep(load)
         if not self.opts.quiet:
             self.progress.print(format_run_header(self.summary))
         try:
             index = 0
             while (point := sweep.next_point()) is not None:
-                step = await self.run_step(requester, index, point)
+                step = await self.run_step(executor, index, point)
                 index += 1
                 sweep.observe(point, step)
                 self.summary.steps.append(step)
                 self.summary.verdict = verdict(sweep)
                 write_summary(self.summary, self.opts.out_dir / "summary.json")
                 self._print_step(step)
-                self._check_protocol(transport)
+                self._check_protocol(self._http_versions)
                 # Between steps, outside any measurement: a full collection. While a
                 # step runs collections are rare (setup.quiet_gc), so cycles (failed
                 # requests' tracebacks, finished tasks) would otherwise pile up in the
@@ -326,7 +289,7 @@ class _Session:
                     break
         finally:
             self.writer.flush()
-            await transport.aclose()
+            await executor.aclose()
 
     def _print_step(self, step: StepSummary) -> None:
         """The step's table on stdout; its warnings and errors (with hints) on stderr."""
@@ -341,12 +304,11 @@ class _Session:
         for line in problems:
             self.progress.warn(line)
 
-    def _check_protocol(self, transport: object) -> None:
+    def _check_protocol(self, versions: set[str]) -> None:
         """``target.http2``: record the HTTP versions the server answered in; warn on HTTP/1.1.
 
         Once, after the first step in which a response came back.
         """
-        versions = getattr(transport, "http_versions", None)
         if not self.scenario.target.http2 or not versions or self._protocol_checked:
             return
         self._protocol_checked = True
@@ -358,19 +320,21 @@ class _Session:
                 f"{', '.join(sorted(versions))}: the numbers are HTTP/1.1's"
             )
 
-    async def run_step(self, requester: Requester, index: int, at: Point) -> StepSummary:
+    def _executor(self) -> Executor:
+        """This process, or a pool of worker processes (``load.workers``)."""
+        sc = self.scenario
+        n = self.workers
+        if n == 1:
+            requester = make_requester(sc, self.urls, self.opts.run_id, pool_limit(sc.load))
+            return LocalExecutor(requester, self.workload)
+        from loadgen.runner.workers import WorkerPool
+
+        return WorkerPool.start(sc, self.urls, self.opts.run_id, self.workload, n)
+
+    async def run_step(self, executor: Executor, index: int, at: Point) -> StepSummary:
         sc = self.scenario
         plan = plan_step(self.workload, sc.load, at.mode, at.value, index)
         records: list[Record] = []
-        monitor = LoopMonitor()
-        send_lags: list[int] = []
-
-        async def send(spec: RequestSpec, scheduled: int | None) -> Record:
-            monitor.in_flight += 1
-            try:
-                return await requester.send(spec, index, scheduled)
-            finally:
-                monitor.in_flight -= 1
 
         def on_record(rec: Record) -> None:
             self.writer.write(rec)
@@ -389,25 +353,11 @@ class _Session:
         of = f"/{self.steps_planned}" if self.steps_planned else ""
         duration = plan.duration_ns / NS_PER_S if plan.duration_ns else None
         self.progress.start_step(f"[{index + 1}{of}] {lp.mode} {at.value:g}", n, duration)
-        read_lag = requester.transport.read_lag
-        if read_lag is not None:
-            read_lag.take()  # what came before this step is not its own
         cache_before = self._scrape_cache()
-        monitor.start()
-        interrupted = False
-        try:
-            await self._carry_out(plan, send, on_record, send_lags)
-        except asyncio.CancelledError:
-            interrupted = True
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
-            for rec in requester.cancelled:
-                on_record(rec)
-            requester.cancelled.clear()
+        outcome = await executor.step(plan, index, at.mode, at.value, on_record)
         self.writer.flush()
-        await monitor.stop()
-        health = monitor.health(send_lags, read_lag.take() if read_lag is not None else None)
+        self._http_versions |= outcome.http_versions
+        health, interrupted = outcome.health, outcome.interrupted
         if plan.closed and plan.measured is not None and plan.measured < plan.concurrency:
             what = "sessions" if plan.sessions is not None else "requests"
             health.warnings.append(
@@ -425,7 +375,7 @@ class _Session:
             records,
             sc.sla,
             client=health,
-            mean_in_flight=monitor.mean_in_flight(start, end),
+            mean_in_flight=outcome.mean_in_flight(start, end),
             interrupted=interrupted,
             profile=PROFILES[self.opts.metrics_profile],
             ttft_of=sc.sla.ttft_of,
@@ -444,56 +394,6 @@ class _Session:
             step.telemetry = self.telemetry.step_stats(start, end, step.tokens.output_total)
         return step
 
-    async def _carry_out(
-        self, plan: StepPlan, send: Send, on_record: OnRecord, send_lags: list[int]
-    ) -> None:
-        """Send what ``plan`` says, in its mode."""
-        budget = Budget(plan.measured, plan.duration_ns)
-        if plan.sessions is not None or plan.open_sessions:
-            sessions = SessionRunner(
-                self.workload, send, on_record, plan.rng, stop=lambda: budget.over(now_ns())
-            )
-            if plan.closed:
-                if plan.warmup_sessions:
-                    w = plan.warmup_sessions
-                    await run_jobs(sessions.run_warmup, iter(w), min(plan.concurrency, len(w)))
-                assert plan.sessions is not None
-                await closed_loop(
-                    sessions.run,
-                    plan.sessions,
-                    plan.concurrency,
-                    budget=budget,
-                    ramp_ns=plan.ramp_ns,
-                )
-            else:
-                jobs = [
-                    (s, wu, ra)
-                    for s, (wu, ra) in zip(plan.open_sessions, plan.open_session_flags, strict=True)
-                ]
-                await open_loop(
-                    sessions.run_job,
-                    jobs,
-                    plan.offsets_ns,
-                    max_concurrency=plan.max_concurrency,
-                    send_lags_ns=send_lags,
-                )
-            return
-        run = send_each(send, on_record)
-        if plan.closed:
-            if plan.warmup:  # warm up, then drain: the measured window holds measured requests only
-                await run_jobs(run, iter(plan.warmup), min(plan.concurrency, len(plan.warmup)))
-            await closed_loop(
-                run, plan.requests, plan.concurrency, budget=budget, ramp_ns=plan.ramp_ns
-            )
-        else:
-            await open_loop(
-                run,
-                plan.open_requests,
-                plan.offsets_ns,
-                max_concurrency=plan.max_concurrency,
-                send_lags_ns=send_lags,
-            )
-
     def _scrape_cache(self) -> dict[str, float] | None:
         return scrape_cache_all(self.scenario, self.urls)
 
@@ -503,13 +403,6 @@ def expects_full_output(sc: Scenario) -> bool:
     extra = sc.target.extra_body
     params = extra.get("parameters") if isinstance(extra.get("parameters"), dict) else {}
     return bool(extra.get("ignore_eos") or (params or {}).get("ignore_eos"))
-
-
-def _pool_limit(load: LoadSpec) -> int:
-    """Connections the run may need at once (0 = no limit): never a cap on the load."""
-    if isinstance(load, ConcurrencyLoad):
-        return int(max(load.points))
-    return load.max_concurrency or 0
 
 
 def load_point(sc: Scenario, at: Point) -> LoadPoint:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -38,13 +38,15 @@ class SessionRunner:
         rng: np.random.Generator,
         *,
         stop: Callable[[], bool] = lambda: False,
+        ids: Iterator[int] | None = None,
     ) -> None:
+        """``ids``: the request ids to number turns with (worker k of n: k, k+n, ...)."""
         self._workload = workload
         self._send = send
         self._on_record = on_record
         self._rng = rng
         self._stop = stop
-        self._ids = itertools.count()
+        self._ids = ids if ids is not None else itertools.count()
 
     async def run(
         self,

@@ -3,8 +3,9 @@
 Also the event loop the run uses and quiet garbage collection while it
 measures. Warnings go to stderr (:func:`warn`).
 
-Imports: loadgen.client (TLS options), loadgen.errors, loadgen.redact, loadgen.scenario,
-loadgen.summary (the target check), loadgen.workload (calibration),
+Imports: loadgen.client (the requester, TLS options), loadgen.errors,
+loadgen.redact, loadgen.scenario, loadgen.summary (the target check),
+loadgen.workload (calibration),
 loadgen.runner.preflight/calibrate and loadgen.telemetry lazily.
 """
 
@@ -15,14 +16,22 @@ import contextlib
 import gc
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from loadgen.client import TlsOptions
+from loadgen.client import (
+    ADAPTERS,
+    Requester,
+    RequestTimeouts,
+    TlsOptions,
+    make_transport,
+    transport_kind,
+)
+from loadgen.client.request import RequestLimits
 from loadgen.errors import OutputError
 from loadgen.redact import redact_text
-from loadgen.scenario.models import Scenario
+from loadgen.scenario.models import ConcurrencyLoad, LoadSpec, Scenario
 from loadgen.summary import TargetCheck
 from loadgen.workload.prompts import Calibration
 
@@ -32,9 +41,12 @@ if TYPE_CHECKING:
 __all__ = [
     "calibrate_prompts",
     "loop_factory",
+    "make_requester",
+    "pool_limit",
     "preflight",
     "prepare_out_dir",
     "quiet_gc",
+    "resolve_workers",
     "start_telemetry",
     "target_headers",
     "tls_options",
@@ -148,3 +160,53 @@ def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     except ImportError:
         return None
     return uvloop.new_event_loop
+
+
+def pool_limit(load: LoadSpec, workers: int = 1) -> int:
+    """Connections one process may need at once (0 = no limit): never a cap on the load.
+
+    With ``workers`` processes, each gets its share of the largest concurrency
+    (or ``max_concurrency``) rounded up.
+    """
+    most = int(max(load.points)) if isinstance(load, ConcurrencyLoad) else load.max_concurrency
+    return -(-(most or 0) // workers)
+
+
+def make_requester(sc: Scenario, urls: Sequence[str], run_id: str, limit: int) -> Requester:
+    """The transport and requester the scenario's target asks for (``limit``: the pool size);
+    several ``urls`` are spread over by ``target.routing``."""
+    t = sc.target
+    transport = make_transport(
+        transport_kind(t.transport, url=urls[0], http2=t.http2),
+        http2=t.http2,
+        limit=limit,
+        connect_timeout_s=t.timeouts_s.connect,
+        tls=tls_options(sc),
+    )
+    s = t.timeouts_s
+    return Requester(
+        transport,
+        ADAPTERS[t.api],
+        base_url=list(urls),
+        routing=t.routing,
+        model=t.model,
+        extra_body=dict(t.extra_body),
+        headers=target_headers(sc),
+        timeouts=RequestTimeouts.from_seconds(s.first_token, s.idle, s.total),
+        run_id=run_id,
+        stream=t.stream,
+        limits=RequestLimits(**t.limits.model_dump()),
+    )
+
+
+def resolve_workers(sc: Scenario) -> int:
+    """``load.workers`` as a number: ``auto`` is one per core this process may use,
+    leaving one for the system and one for the built-in mock when it is the target."""
+    w = sc.load.workers
+    if w != "auto":
+        return w
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, cores - 1 - (1 if sc.target.is_mock else 0))

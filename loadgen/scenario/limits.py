@@ -19,6 +19,7 @@ __all__ = [
     "MAX_SECONDS",
     "MAX_TOKENS",
     "MAX_VOCAB",
+    "MAX_WORKERS",
     "MIN_RATE",
     "MIN_SCALE",
     "MIN_SECONDS",
@@ -46,3 +47,5 @@ MIN_SCALE = 1e-6
 MAX_LIST = 10_000
 #: characters of the scenario's name
 MAX_NAME = 100
+#: worker processes of one run (load.workers)
+MAX_WORKERS = 256

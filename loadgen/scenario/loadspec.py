@@ -25,6 +25,7 @@ from loadgen.scenario.limits import (
     MAX_REQUESTS,
     MAX_SCALE,
     MAX_SECONDS,
+    MAX_WORKERS,
     MIN_RATE,
     MIN_SCALE,
     MIN_SECONDS,
@@ -73,6 +74,19 @@ class _Common(_Strict):
         default_factory=StopEarly,
         description="When to abandon a sweep early; null runs every step whatever happens.",
     )
+    workers: int | Literal["auto"] = Field(
+        1,
+        description="Processes that send the load, each with its own event loop and "
+        "connections (`auto`: one per core, leaving one for the system and one for the "
+        "built-in mock).",
+    )
+
+    @model_validator(mode="after")
+    def _workers(self) -> _Common:
+        w = self.workers
+        if w != "auto" and not 1 <= w <= MAX_WORKERS:
+            raise ValueError(f"workers: an integer from 1 to {MAX_WORKERS}, or `auto`")
+        return self
 
     @property
     def points(self) -> list[float]:

@@ -1,0 +1,217 @@
+"""Carrying out one step's plan in this process: the same code in the run and in a worker.
+
+:class:`LocalExecutor` sends a plan (or one worker's share of it) through a
+requester, watching this process (:class:`~loadgen.runner.monitor.LoopMonitor`)
+and handing each finished record on; :class:`StepOutcome` is what a step's
+summary needs from whoever carried it out, one process or several.
+
+Imports: asyncio, itertools, loadgen.client, loadgen.clock, loadgen.records,
+loadgen.runner (drivers, monitor, sessions), loadgen.summary, loadgen.workload.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from loadgen.client import Requester
+from loadgen.clock import now_ns
+from loadgen.records import Record
+from loadgen.runner.drivers import (
+    Budget,
+    OnRecord,
+    Send,
+    closed_loop,
+    open_loop,
+    run_jobs,
+    send_each,
+)
+from loadgen.runner.monitor import LoopMonitor
+from loadgen.runner.sessions import SessionRunner
+from loadgen.summary import ClientHealth
+from loadgen.workload.plan import RequestSpec
+from loadgen.workload.source import Workload
+from loadgen.workload.step import StepPlan
+
+__all__ = ["Executor", "LocalExecutor", "StepOutcome", "carry_out"]
+
+
+@dataclass(slots=True)
+class StepOutcome:
+    """How carrying out a step went, beside its records."""
+
+    health: ClientHealth
+    interrupted: bool = False
+    #: per process: (time, requests in flight) samples, for Little's law
+    in_flight: list[list[tuple[int, int]]] = field(default_factory=list)
+    http_versions: set[str] = field(default_factory=set)
+
+    def mean_in_flight(self, start_ns: int, end_ns: int) -> float | None:
+        """Requests in flight over ``[start_ns, end_ns]``: every process's mean, summed."""
+        means = []
+        for samples in self.in_flight:
+            window = [n for t, n in samples if start_ns <= t <= end_ns]
+            if window:
+                means.append(sum(window) / len(window))
+        return sum(means) if means else None
+
+
+class Executor(Protocol):
+    """Whoever carries out the run's steps: this process, or a pool of workers."""
+
+    async def step(
+        self, plan: StepPlan, index: int, mode: str, value: float, on_record: OnRecord
+    ) -> StepOutcome:
+        """Carry out step ``index`` (planned as ``plan`` at load ``mode``/``value``)."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class LocalExecutor:
+    """Carries out steps in this process's event loop."""
+
+    def __init__(self, requester: Requester, workload: Workload) -> None:
+        self.requester = requester
+        self.workload = workload
+
+    async def step(
+        self, plan: StepPlan, index: int, mode: str, value: float, on_record: OnRecord
+    ) -> StepOutcome:
+        return await self.run(plan, index, on_record)
+
+    async def aclose(self) -> None:
+        await self.requester.transport.aclose()
+
+    async def run(
+        self,
+        plan: StepPlan,
+        index: int,
+        on_record: OnRecord,
+        *,
+        t0_ns: int | None = None,
+        worker: int = 0,
+        workers: int = 1,
+    ) -> StepOutcome:
+        """Send ``plan``; a cancellation ends it early (``interrupted``), keeping every record.
+
+        Requests cut short are handed to ``on_record`` as ``cancelled`` rows.
+        """
+        requester = self.requester
+        monitor = LoopMonitor()
+        send_lags: list[int] = []
+
+        async def send(spec: RequestSpec, scheduled: int | None) -> Record:
+            monitor.in_flight += 1
+            try:
+                return await requester.send(spec, index, scheduled)
+            finally:
+                monitor.in_flight -= 1
+
+        read_lag = requester.transport.read_lag
+        if read_lag is not None:
+            read_lag.take()  # what came before this step is not its own
+        monitor.start()
+        interrupted = False
+        try:
+            await carry_out(
+                plan,
+                self.workload,
+                send,
+                on_record,
+                send_lags,
+                t0_ns=t0_ns,
+                worker=worker,
+                workers=workers,
+            )
+        except asyncio.CancelledError:
+            interrupted = True
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            for rec in requester.cancelled:
+                on_record(rec)
+            requester.cancelled.clear()
+        await monitor.stop()
+        health = monitor.health(send_lags, read_lag.take() if read_lag is not None else None)
+        versions = getattr(requester.transport, "http_versions", None) or set()
+        return StepOutcome(health, interrupted, [monitor.samples], set(versions))
+
+
+async def carry_out(
+    plan: StepPlan,
+    workload: Workload,
+    send: Send,
+    on_record: OnRecord,
+    send_lags: list[int],
+    *,
+    t0_ns: int | None = None,
+    worker: int = 0,
+    workers: int = 1,
+) -> None:
+    """Send what ``plan`` says, in its mode.
+
+    ``t0_ns``: the common start of workers dealt one plan (the arrival
+    schedule's zero, the ramp's start); now when None. ``worker`` of
+    ``workers`` numbers session turns k, k+n, ... so ids stay unique.
+    """
+    budget = Budget(plan.measured, plan.duration_ns)
+    if plan.sessions is not None or plan.open_sessions:
+        sessions = SessionRunner(
+            workload,
+            send,
+            on_record,
+            plan.rng,
+            stop=lambda: budget.over(now_ns()),
+            ids=itertools.count(worker, workers),
+        )
+        if plan.closed:
+            if plan.warmup_sessions:
+                w = plan.warmup_sessions
+                await run_jobs(sessions.run_warmup, iter(w), min(plan.concurrency, len(w)))
+            assert plan.sessions is not None
+            await closed_loop(
+                sessions.run,
+                plan.sessions,
+                plan.concurrency,
+                budget=budget,
+                ramp_ns=plan.ramp_ns,
+                t0_ns=t0_ns if not plan.warmup_sessions else None,
+            )
+        else:
+            jobs = [
+                (s, wu, ra)
+                for s, (wu, ra) in zip(plan.open_sessions, plan.open_session_flags, strict=True)
+            ]
+            await open_loop(
+                sessions.run_job,
+                jobs,
+                plan.offsets_ns,
+                max_concurrency=plan.max_concurrency,
+                send_lags_ns=send_lags,
+                t0_ns=t0_ns,
+            )
+        return
+    run = send_each(send, on_record)
+    if plan.closed:
+        if plan.warmup:  # warm up, then drain: the measured window holds measured requests only
+            await run_jobs(run, iter(plan.warmup), min(plan.concurrency, len(plan.warmup)))
+        await closed_loop(
+            run,
+            plan.requests,
+            plan.concurrency,
+            budget=budget,
+            ramp_ns=plan.ramp_ns,
+            t0_ns=t0_ns if not plan.warmup else None,
+        )
+    else:
+        await open_loop(
+            run,
+            plan.open_requests,
+            plan.offsets_ns,
+            max_concurrency=plan.max_concurrency,
+            send_lags_ns=send_lags,
+            t0_ns=t0_ns,
+        )

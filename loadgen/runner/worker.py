@@ -1,0 +1,223 @@
+"""One worker process: carries out its share of each step and streams its records back.
+
+Started by :mod:`loadgen.runner.workers` (the spawn method: a fresh
+interpreter, no inherited threads or event loop). The worker prepares the
+same workload as the parent and plans each step itself (planning is
+deterministic), keeping the share :func:`loadgen.workload.deal.deal` gives
+it. Every latency is computed inside this process, from its own readings of
+the monotonic clock, which on one machine is the parent's clock too.
+
+The worker ignores SIGINT and SIGTERM (the parent tells it when to stop, so
+it can keep what it measured) and dies with its parent (PR_SET_PDEATHSIG).
+
+Protocol over a :class:`multiprocessing.connection.Connection`:
+
+- parent to worker, pickled tuples: ``("step", index, mode, value, rank,
+  ranks)`` (plan it: ``rank`` of ``ranks`` is the worker's share, -1 sits the
+  step out), ``("go", t0_ns)`` (start at ``t0_ns``), ``("stop",)``,
+  ``("exit",)``.
+- worker to parent, bytes whose first byte says what follows: ``S`` ready;
+  ``E`` + text: setup failed; ``P`` planned; ``R`` + records.jsonl rows;
+  ``D`` + JSON: the step is done (health, in-flight samples, interrupted,
+  HTTP versions).
+
+Imports: asyncio, orjson, loadgen.records, loadgen.runner (execute, setup),
+loadgen.scenario, loadgen.workload.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import os
+import pickle
+import signal
+import sys
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+import orjson
+
+from loadgen.clock import sleep_until
+from loadgen.errors import LoadgenError
+from loadgen.records import Record
+from loadgen.runner.execute import LocalExecutor
+from loadgen.runner.setup import loop_factory, make_requester, pool_limit, quiet_gc
+from loadgen.runner.wire import frame, open_stream, read_frame
+from loadgen.scenario.models import Scenario, TraceLoad
+from loadgen.workload.deal import deal
+from loadgen.workload.prompts import Calibration
+from loadgen.workload.source import Workload
+from loadgen.workload.step import plan_step
+
+__all__ = ["FLUSH_AFTER_S", "WorkerConfig", "main"]
+
+#: how long a finished request's row may wait in the worker before it goes to the parent
+FLUSH_AFTER_S = 0.05
+#: rows sent at once at most
+FLUSH_ROWS = 256
+
+
+@dataclass(slots=True)
+class WorkerConfig:
+    """What a worker needs to know: picklable, handed to the new process."""
+
+    scenario: Scenario
+    urls: list[str]  # the endpoints' base URLs (one, or several: target.routing)
+    run_id: str
+    calibration: Calibration | None
+    index: int
+    count: int
+    parent_pid: int
+
+
+def main(conn: Connection, config: WorkerConfig) -> None:
+    """The worker process's entry point."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _die_with_parent(config.parent_pid)
+    try:
+        with quiet_gc(), asyncio.Runner(loop_factory=loop_factory()) as runner:
+            runner.run(_Worker(conn, config).serve())
+    except (BrokenPipeError, EOFError, ConnectionResetError):
+        pass  # the parent is gone: nothing left to tell
+    finally:
+        conn.close()
+
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """SIGKILL this process when the parent dies, even by kill -9 (Linux)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return
+    prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != parent_pid:  # the parent died before the line above
+        os._exit(1)
+
+
+class _Worker:
+    def __init__(self, conn: Connection, config: WorkerConfig) -> None:
+        self.conn = conn
+        self.config = config
+        self.rows: list[bytes] = []
+        self._flush_handle: asyncio.TimerHandle | None = None
+        self._commands: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
+        self._out: asyncio.StreamWriter | None = None
+
+    async def serve(self) -> None:
+        c = self.config
+        sc = c.scenario
+        try:
+            trace = sc.load if isinstance(sc.load, TraceLoad) else None
+            workload = Workload.prepare(
+                sc.workload,
+                chat=sc.target.api == "openai-chat",
+                trace=trace,
+                calibration=c.calibration,
+            )
+            limit = pool_limit(sc.load, c.count)
+            executor = LocalExecutor(make_requester(sc, c.urls, c.run_id, limit), workload)
+        except (LoadgenError, OSError, ValueError) as exc:
+            self.conn.send_bytes(b"E" + str(exc).encode())
+            return
+        self.conn.send_bytes(b"S")  # still blocking: the loop has not taken the socket yet
+        reader, self._out = await open_stream(self.conn)
+        listener = asyncio.create_task(self._listen(reader))
+        try:
+            while True:
+                command = await self._commands.get()
+                if command[0] == "exit":
+                    return
+                if command[0] == "step":
+                    await self._step(executor, workload, *command[1:])
+                    await self._out.drain()
+        finally:
+            listener.cancel()
+            await executor.aclose()
+            self._out.close()
+
+    async def _listen(self, reader: asyncio.StreamReader) -> None:
+        try:
+            while True:
+                self._commands.put_nowait(pickle.loads(await read_frame(reader)))
+        except (asyncio.IncompleteReadError, OSError):
+            self._commands.put_nowait(("exit",))  # the parent is gone
+
+    async def _step(
+        self,
+        executor: LocalExecutor,
+        workload: Workload,
+        index: int,
+        mode: str,
+        value: float,
+        rank: int,
+        ranks: int,
+    ) -> None:
+        if rank < 0:
+            self._done({"sat_out": True})
+            return
+        sc = self.config.scenario
+        share = deal(plan_step(workload, sc.load, mode, value, index), rank, ranks)
+        self._write(b"P")
+        command = await self._commands.get()
+        if command[0] != "go":  # stopped before the start
+            if command[0] == "exit":
+                self._commands.put_nowait(command)
+            self._done({"sat_out": True, "interrupted": True})
+            return
+        t0_ns = command[1]
+        await sleep_until(t0_ns)  # every worker starts the step at the same moment
+        run = asyncio.ensure_future(
+            executor.run(share, index, self._on_record, t0_ns=t0_ns, worker=rank, workers=ranks)
+        )
+        while not run.done():
+            waiter = asyncio.ensure_future(self._commands.get())
+            await asyncio.wait({run, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            if waiter.done():
+                if waiter.result()[0] in ("stop", "exit"):
+                    run.cancel()  # the executor keeps what finished, cut requests as rows
+                    await asyncio.wait({run})
+                    if waiter.result()[0] == "exit":
+                        self._commands.put_nowait(("exit",))
+            else:
+                waiter.cancel()
+        outcome = run.result()
+        self._flush()
+        self._done(
+            {
+                "health": outcome.health.model_dump(),
+                "interrupted": outcome.interrupted,
+                "in_flight": outcome.in_flight[0] if outcome.in_flight else [],
+                "http_versions": sorted(outcome.http_versions),
+            }
+        )
+
+    def _on_record(self, rec: Record) -> None:
+        self.rows.append(orjson.dumps(rec, option=orjson.OPT_APPEND_NEWLINE))
+        if len(self.rows) >= FLUSH_ROWS:
+            self._flush()
+        elif self._flush_handle is None:
+            self._flush_handle = asyncio.get_running_loop().call_later(FLUSH_AFTER_S, self._flush)
+
+    def _flush(self) -> None:
+        if self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = None
+        if self.rows:
+            self._write(b"R" + b"".join(self.rows))
+            self.rows.clear()
+
+    def _write(self, message: bytes) -> None:
+        """Queue ``message`` for the parent: never blocks the event loop."""
+        assert self._out is not None
+        self._out.write(frame(message))
+
+    def _done(self, report: dict[str, Any]) -> None:
+        self._write(b"D" + orjson.dumps(report))

@@ -1,0 +1,315 @@
+"""Worker processes on one machine: the parent's side (``load.workers``).
+
+:class:`WorkerPool` starts N worker processes (:mod:`loadgen.runner.worker`),
+and carries out each step with them: every worker plans the step and keeps
+its share (:mod:`loadgen.workload.deal`); once all have planned, the parent
+gives one common start a little ahead, and the workers send. Their records
+stream back as rows, which the parent writes to the one ``records.jsonl``
+and hands to the step's summary and progress display as they come.
+
+Saturation is judged per worker, the worst one gating: the step's
+:class:`~loadgen.summary.ClientHealth` holds each worker's own figures and,
+at the top, the worst of each; ``cpu_util_total`` adds up every loadgen
+process, the parent's included.
+
+Ctrl-C or SIGTERM cancels the parent's step; the parent tells every worker
+to stop and waits for what they measured. A worker that dies is reported
+(its finished records are kept) and later steps are dealt among the rest.
+
+Imports: asyncio, multiprocessing, orjson, loadgen.clock, loadgen.errors,
+loadgen.records, loadgen.runner (execute, worker), loadgen.scenario,
+loadgen.summary, loadgen.workload.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import multiprocessing
+import os
+import pickle
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+import orjson
+
+from loadgen.clock import NS_PER_MS, cpu_ns, now_ns
+from loadgen.errors import LoadgenError
+from loadgen.records import Record
+from loadgen.runner.drivers import OnRecord
+from loadgen.runner.execute import StepOutcome
+from loadgen.runner.wire import frame, open_stream, read_frame
+from loadgen.runner.worker import WorkerConfig, main
+from loadgen.scenario.models import Scenario
+from loadgen.summary import ClientHealth
+from loadgen.workload.deal import workers_for
+from loadgen.workload.source import Workload
+from loadgen.workload.step import StepPlan
+
+__all__ = ["START_TIMEOUT_S", "WorkerPool", "merge_health"]
+
+#: how long a worker may take to start (import loadgen, read the workload)
+START_TIMEOUT_S = 120.0
+#: how long workers may take to stop a step after the parent asked them to
+STOP_TIMEOUT_S = 30.0
+#: the common start is this far after the last worker said it had planned
+START_LEAD_NS = 20 * NS_PER_MS
+
+
+@dataclass(slots=True)
+class _Worker:
+    index: int
+    process: BaseProcess
+    conn: Connection
+    alive: bool = True
+    writer: asyncio.StreamWriter | None = None
+    pump: asyncio.Task[None] | None = None
+    planned: asyncio.Future[None] | None = None
+    done: asyncio.Future[dict[str, Any] | None] | None = None
+    #: finished records this worker sent during the current step
+    records: int = 0
+
+    def exit_text(self) -> str:
+        code = self.process.exitcode
+        if code is None:
+            return "its connection broke"
+        return f"exit code {code}" if code >= 0 else f"killed by signal {-code}"
+
+
+@dataclass(slots=True)
+class _Step:
+    on_record: OnRecord
+    error: BaseException | None = None
+    died: list[str] = field(default_factory=list)
+
+
+class WorkerPool:
+    """N worker processes that carry out the run's steps together."""
+
+    def __init__(self, workers: list[_Worker]) -> None:
+        self._workers = workers
+        self._step: _Step | None = None
+
+    @classmethod
+    def start(
+        cls, scenario: Scenario, urls: list[str], run_id: str, workload: Workload, n: int
+    ) -> WorkerPool:
+        """Start ``n`` workers and wait until each is ready (LoadgenError if one is not)."""
+        ctx = multiprocessing.get_context("spawn")
+        workers = []
+        for i in range(n):
+            ours, theirs = ctx.Pipe(duplex=True)
+            config = WorkerConfig(
+                scenario, urls, run_id, workload.maker.calibration, i, n, os.getpid()
+            )
+            process = ctx.Process(
+                target=main, args=(theirs, config), name=f"loadgen-worker-{i}", daemon=True
+            )
+            process.start()
+            theirs.close()
+            workers.append(_Worker(i, process, ours))
+        pool = cls(workers)
+        try:
+            for w in workers:
+                pool._wait_ready(w)
+        except BaseException:
+            pool.close()
+            raise
+        return pool
+
+    def _wait_ready(self, w: _Worker) -> None:
+        problem = f"did not start within {START_TIMEOUT_S:g} s"
+        try:
+            if w.conn.poll(START_TIMEOUT_S):
+                message = w.conn.recv_bytes()
+                if message == b"S":
+                    return
+                problem = message[1:].decode(errors="replace")
+        except (EOFError, OSError):
+            w.process.join(timeout=5)
+            problem = f"ended at start ({w.exit_text()})"
+        raise LoadgenError(f"worker {w.index}: {problem}")
+
+    @property
+    def size(self) -> int:
+        return sum(w.alive for w in self._workers)
+
+    async def step(
+        self, plan: StepPlan, index: int, mode: str, value: float, on_record: OnRecord
+    ) -> StepOutcome:
+        """Carry out step ``index`` with every live worker; see the module docstring."""
+        loop = asyncio.get_running_loop()
+        for w in self._workers:
+            if w.alive and w.pump is None:  # the first step: the loop takes the sockets over
+                reader, w.writer = await open_stream(w.conn)
+                w.pump = loop.create_task(self._pump(w, reader))
+        alive = [w for w in self._workers if w.alive]
+        if not alive:
+            raise LoadgenError("every worker process has died")
+        ranks = workers_for(plan, len(alive))
+        state = self._step = _Step(on_record)
+        cpu0, wall0 = cpu_ns(), now_ns()
+        for w in alive:
+            w.planned, w.done, w.records = loop.create_future(), loop.create_future(), 0
+        interrupted = False
+        try:
+            for rank, w in enumerate(alive):
+                self._send(w, ("step", index, mode, value, rank if rank < ranks else -1, ranks))
+            await self._wait(alive, "planned")
+            t0 = now_ns() + START_LEAD_NS
+            for w in alive:
+                self._send(w, ("go", t0))
+            await self._wait(alive, "done")
+        except asyncio.CancelledError:
+            interrupted = True
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            for w in alive:
+                self._send(w, ("stop",))
+            async with asyncio.timeout(STOP_TIMEOUT_S):
+                await self._wait(alive, "done")
+        finally:
+            self._step = None
+        if state.error is not None:
+            raise state.error
+        wall = now_ns() - wall0
+        parent_cpu = (cpu_ns() - cpu0) / wall if wall > 0 else 0.0
+        reports = [(w.index, w.done.result()) for w in alive if w.done is not None]
+        outcome = _outcome(reports, parent_cpu)
+        outcome.interrupted = outcome.interrupted or interrupted
+        outcome.health.warnings += state.died
+        return outcome
+
+    def _send(self, w: _Worker, command: tuple[Any, ...]) -> None:
+        if w.alive and w.writer is not None:
+            w.writer.write(frame(pickle.dumps(command)))
+
+    async def _wait(self, workers: list[_Worker], what: str) -> None:
+        # asyncio.wait, not gather: a cancelled step must leave these futures to wait on again
+        futures = {getattr(w, what) for w in workers}
+        await asyncio.wait(futures)
+        state = self._step
+        if state is not None and state.error is not None:
+            raise state.error
+
+    async def _pump(self, w: _Worker, reader: asyncio.StreamReader) -> None:
+        """Every message worker ``w`` sends, until its end."""
+        try:
+            while True:
+                self._message(w, await read_frame(reader))
+        except (asyncio.IncompleteReadError, OSError):
+            self._died(w)
+
+    def _message(self, w: _Worker, message: bytes) -> None:
+        """One message from ``w``: rows, planned, or done."""
+        state = self._step
+        kind, body = message[:1], message[1:]
+        if kind == b"R" and state is not None:
+            try:
+                for line in body.splitlines():
+                    rec = Record(**orjson.loads(line))
+                    w.records += 1
+                    state.on_record(rec)
+            except Exception as exc:  # the parent could not keep it (a full disk): end the step
+                state.error = exc
+                self._resolve_all()
+        elif kind == b"P" and w.planned is not None and not w.planned.done():
+            w.planned.set_result(None)
+        elif kind == b"D" and w.done is not None and not w.done.done():
+            if w.planned is not None and not w.planned.done():
+                w.planned.set_result(None)
+            w.done.set_result(orjson.loads(body))
+
+    def _died(self, w: _Worker) -> None:
+        if not w.alive:
+            return
+        w.alive = False
+        state = self._step
+        if state is not None:  # mid-step: say how it ended (closing, close() reaps it)
+            w.process.join(timeout=1)
+            state.died.append(
+                f"worker {w.index} died during the step ({w.exit_text()}): its {w.records} "
+                "finished records are kept, its share of the load was missing from then on"
+                + (f"; later steps run on {self.size}" if self.size else "")
+            )
+        for future in (w.planned, w.done):
+            if future is not None and not future.done():
+                future.set_result(None)
+
+    def _resolve_all(self) -> None:
+        for w in self._workers:
+            self._send(w, ("stop",))
+            for future in (w.planned, w.done):
+                if future is not None and not future.done():
+                    future.set_result(None)
+
+    async def aclose(self) -> None:
+        """Tell every worker to exit and wait for it (a little; then it is killed)."""
+        for w in self._workers:
+            self._send(w, ("exit",))
+            if w.writer is not None:
+                with contextlib.suppress(OSError):
+                    await w.writer.drain()
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self.close)
+        for w in self._workers:
+            if w.pump is not None:
+                w.pump.cancel()
+            if w.writer is not None:
+                w.writer.close()
+
+    def close(self) -> None:
+        """Wait a little for every worker to exit, then kill what is left."""
+        for w in self._workers:
+            if w.alive and w.writer is None:  # never taken over by the loop: still blocking
+                with contextlib.suppress(OSError):
+                    w.conn.send(("exit",))
+        for w in self._workers:
+            w.process.join(timeout=5)
+            if w.process.is_alive():
+                w.process.kill()
+                w.process.join(timeout=5)
+            w.alive = False
+            if w.writer is None:
+                w.conn.close()
+
+
+def _outcome(reports: list[tuple[int, dict[str, Any] | None]], parent_cpu: float) -> StepOutcome:
+    """One step outcome from the workers' done reports (None: the worker died)."""
+    healths: list[tuple[int, ClientHealth]] = []
+    outcome = StepOutcome(ClientHealth())
+    for index, report in reports:
+        if report is None or report.get("sat_out"):
+            outcome.interrupted = outcome.interrupted or bool(report and report.get("interrupted"))
+            continue
+        healths.append((index, ClientHealth.model_validate(report["health"])))
+        outcome.in_flight.append([(int(t), int(n)) for t, n in report["in_flight"]])
+        outcome.http_versions.update(report["http_versions"])
+        outcome.interrupted = outcome.interrupted or bool(report["interrupted"])
+    outcome.health = merge_health(healths, parent_cpu)
+    return outcome
+
+
+def merge_health(healths: list[tuple[int, ClientHealth]], parent_cpu: float) -> ClientHealth:
+    """The worst of each figure over the workers (saturation is per worker), and each one."""
+
+    def worst(name: str) -> float | None:
+        values = [getattr(h, name) for _, h in healths if getattr(h, name) is not None]
+        return max(values) if values else None
+
+    merged = ClientHealth(
+        cpu_util=max((h.cpu_util for _, h in healths), default=0.0),
+        loop_lag_p99_ms=worst("loop_lag_p99_ms"),
+        loop_lag_max_ms=worst("loop_lag_max_ms"),
+        send_lag_p99_ms=worst("send_lag_p99_ms"),
+        read_lag_p99_ms=worst("read_lag_p99_ms"),
+        read_lag_max_ms=worst("read_lag_max_ms"),
+        saturated=any(h.saturated for _, h in healths),
+        warnings=[f"worker {i}: {text}" for i, h in healths for text in h.warnings],
+        cpu_util_total=round(sum(h.cpu_util for _, h in healths) + parent_cpu, 4),
+        workers=[h for _, h in healths],
+    )
+    return merged

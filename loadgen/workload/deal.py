@@ -1,0 +1,98 @@
+"""Dealing one step's plan out to worker processes.
+
+Every worker plans the step itself (:func:`loadgen.workload.step.plan_step`
+is deterministic for a seed and step index) and keeps its share, so the
+union of what the workers send is exactly the plan one process would carry
+out:
+
+- closed loop: the concurrency is split as evenly as it goes (shares differ
+  by at most one user); the measured count and the warm-up list are split in
+  proportion to the shares; the endless request (or session) stream is dealt
+  round robin, every worker taking every n-th one from its own offset.
+- open loop (rate, trace): arrival i goes to worker ``i mod n`` with its own
+  offset from the common start, so the merged arrival times are the planned
+  ones; a ``max_concurrency`` is split like a concurrency.
+
+Duration and ramp-up are the same for every worker (each ramps its own
+users over the same ramp). Pure: no clock, no I/O.
+
+Imports: loadgen.workload.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Sequence
+from typing import TypeVar
+
+from loadgen.workload.step import StepPlan
+
+__all__ = ["deal", "shares", "workers_for"]
+
+T = TypeVar("T")
+
+
+def shares(total: int, n: int) -> list[int]:
+    """``total`` split into ``n`` parts as evenly as it goes (the first ones larger)."""
+    base, extra = divmod(total, n)
+    return [base + (1 if i < extra else 0) for i in range(n)]
+
+
+def _proportional(total: int, weights: Sequence[int]) -> list[int]:
+    """``total`` split in proportion to ``weights``, summing exactly to ``total``."""
+    whole = sum(weights)
+    if whole == 0:
+        return [0] * len(weights)
+    cuts = [total * c // whole for c in itertools.accumulate(weights)]
+    return [b - a for a, b in zip([0, *cuts], cuts, strict=False)]
+
+
+def _chunks(items: Sequence[T], sizes: Sequence[int]) -> list[list[T]]:
+    bounds = list(itertools.accumulate(sizes))
+    return [list(items[a:b]) for a, b in zip([0, *bounds], bounds, strict=False)]
+
+
+def workers_for(plan: StepPlan, n: int) -> int:
+    """How many of ``n`` workers the step can use: never more than its users or slots."""
+    if plan.closed:
+        return max(1, min(n, plan.concurrency))
+    if plan.max_concurrency:
+        return max(1, min(n, plan.max_concurrency))
+    return n
+
+
+def deal(plan: StepPlan, worker: int, n: int) -> StepPlan:
+    """Worker ``worker``'s share (0-based) of ``plan`` among ``n`` workers.
+
+    ``n`` must not exceed :func:`workers_for`; with ``n == 1`` the plan itself.
+    """
+    if n == 1:
+        return plan
+    if not 0 <= worker < n:
+        raise ValueError(f"worker {worker} of {n}")
+    if plan.closed:
+        users = shares(plan.concurrency, n)
+        measured = None if plan.measured is None else _proportional(plan.measured, users)[worker]
+        share = dataclasses.replace(
+            plan,
+            concurrency=users[worker],
+            measured=measured,
+            warmup=_chunks(plan.warmup, _proportional(len(plan.warmup), users))[worker],
+            requests=itertools.islice(plan.requests, worker, None, n),
+        )
+        if plan.sessions is not None:
+            w = plan.warmup_sessions
+            share.warmup_sessions = _chunks(w, _proportional(len(w), users))[worker]
+            share.sessions = itertools.islice(plan.sessions, worker, None, n)
+        return share
+    mine = slice(worker, None, n)
+    limit = plan.max_concurrency
+    return dataclasses.replace(
+        plan,
+        offsets_ns=plan.offsets_ns[mine],
+        open_requests=plan.open_requests[mine],
+        open_sessions=plan.open_sessions[mine],
+        open_session_flags=plan.open_session_flags[mine],
+        max_concurrency=None if limit is None else shares(limit, n)[worker],
+    )

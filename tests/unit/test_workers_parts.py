@@ -1,0 +1,76 @@
+"""The worker pool's pure parts: frames between processes, merging each worker's health."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import pickle
+
+import pytest
+
+from loadgen.runner.execute import StepOutcome
+from loadgen.runner.wire import frame, open_stream, read_frame
+from loadgen.runner.workers import merge_health
+from loadgen.summary import ClientHealth
+
+
+def test_frames_read_back_whole_and_in_order_across_a_socket() -> None:
+    a, b = multiprocessing.Pipe(duplex=True)
+    messages = [b"S", b"R" + b"x" * 300_000, b"", pickle.dumps(("go", 123))]
+
+    async def go() -> list[bytes]:
+        reader, writer = await open_stream(b)
+
+        def send_all() -> None:  # the blocking end writes what the stream end reads
+            for m in messages:
+                a.send_bytes(m)
+
+        sending = asyncio.create_task(asyncio.to_thread(send_all))
+        got = [await read_frame(reader) for _ in messages]
+        await sending
+        writer.write(frame(b"back"))
+        await writer.drain()
+        writer.close()
+        return got
+
+    assert asyncio.run(go()) == messages
+    assert a.recv_bytes() == b"back"  # and a frame is what Connection reads
+    a.close()
+
+
+def test_a_closed_end_reads_as_incomplete() -> None:
+    a, b = multiprocessing.Pipe(duplex=True)
+
+    async def go() -> None:
+        reader, _ = await open_stream(b)
+        a.close()
+        with pytest.raises(asyncio.IncompleteReadError):
+            await read_frame(reader)
+
+    asyncio.run(go())
+
+
+def test_merged_health_is_the_worst_worker_and_keeps_each() -> None:
+    calm = ClientHealth(cpu_util=0.2, loop_lag_p99_ms=0.1, read_lag_p99_ms=1.0)
+    busy = ClientHealth(
+        cpu_util=0.95,
+        loop_lag_p99_ms=3.0,
+        read_lag_p99_ms=None,
+        saturated=True,
+        warnings=["event-loop lag p99 3.0 ms: timestamps may run late"],
+    )
+    merged = merge_health([(0, calm), (1, busy)], parent_cpu=0.05)
+    assert merged.cpu_util == 0.95 and merged.loop_lag_p99_ms == 3.0
+    assert merged.read_lag_p99_ms == 1.0 and merged.send_lag_p99_ms is None
+    assert merged.saturated
+    assert merged.warnings == ["worker 1: event-loop lag p99 3.0 ms: timestamps may run late"]
+    assert merged.cpu_util_total == pytest.approx(1.2)
+    assert merged.workers == [calm, busy]
+
+
+def test_in_flight_of_several_processes_adds_their_means() -> None:
+    outcome = StepOutcome(
+        ClientHealth(), in_flight=[[(1, 2), (2, 4), (9, 100)], [(1, 3), (2, 3)], [(50, 7)]]
+    )
+    assert outcome.mean_in_flight(0, 5) == pytest.approx(3 + 3)
+    assert outcome.mean_in_flight(60, 70) is None
