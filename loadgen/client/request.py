@@ -97,6 +97,7 @@ class Requester:
         stream: bool = True,
         limits: RequestLimits | None = None,
         routing: str = "round_robin",
+        route_first: int = 0,
     ) -> None:
         self.transport = transport
         self._adapter = adapter
@@ -105,7 +106,7 @@ class Requester:
         bases = [base_url] if isinstance(base_url, str) else list(base_url)
         self._urls = [b.rstrip("/") + path for b in bases]
         #: None for one endpoint (records then name none)
-        self.router = Router(len(bases), routing) if len(bases) > 1 else None
+        self.router = Router(len(bases), routing, first=route_first) if len(bases) > 1 else None
         self._model = model
         self._extra = extra_body
         accept = "text/event-stream" if stream else "application/json"

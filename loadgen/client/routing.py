@@ -4,6 +4,8 @@ Owns :class:`Router` and the policies of ``target.routing``:
 
 - ``round_robin``: endpoints in turn, 0, 1, ..., n-1, 0, ... (over n requests
   each endpoint gets one; any run's split is even to within one request).
+  ``first`` moves the start, so several routers (worker processes) spread
+  their odd requests.
 - ``least_in_flight``: the endpoint with the fewest requests in flight (picked,
   not yet released); a tie goes to the first one at or after the round-robin
   pointer, so equal endpoints still take turns.
@@ -32,7 +34,9 @@ class Router:
 
     __slots__ = ("_next", "in_flight", "n", "policy", "sent")
 
-    def __init__(self, n: int, policy: str = "round_robin") -> None:
+    def __init__(self, n: int, policy: str = "round_robin", *, first: int = 0) -> None:
+        """``first``: where the round-robin pointer starts (worker k of a step starts at k,
+        so the workers' odd requests fall on different endpoints)."""
         if n < 1:
             raise ValueError(f"a router needs at least one endpoint, got {n}")
         if policy not in POLICIES:
@@ -43,7 +47,7 @@ class Router:
         self.in_flight = [0] * n
         #: requests picked so far, per endpoint
         self.sent = [0] * n
-        self._next = 0  # the round-robin pointer
+        self._next = first % n  # the round-robin pointer
 
     def pick(self, session: int | None = None) -> int:
         """The endpoint for the next request (counted in flight until :meth:`release`);

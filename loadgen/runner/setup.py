@@ -172,9 +172,11 @@ def pool_limit(load: LoadSpec, workers: int = 1) -> int:
     return -(-(most or 0) // workers)
 
 
-def make_requester(sc: Scenario, urls: Sequence[str], run_id: str, limit: int) -> Requester:
+def make_requester(
+    sc: Scenario, urls: Sequence[str], run_id: str, limit: int, *, worker: int = 0
+) -> Requester:
     """The transport and requester the scenario's target asks for (``limit``: the pool size);
-    several ``urls`` are spread over by ``target.routing``."""
+    several ``urls`` are spread over by ``target.routing``, worker k's round robin from k."""
     t = sc.target
     transport = make_transport(
         transport_kind(t.transport, url=urls[0], http2=t.http2),
@@ -189,6 +191,7 @@ def make_requester(sc: Scenario, urls: Sequence[str], run_id: str, limit: int) -
         ADAPTERS[t.api],
         base_url=list(urls),
         routing=t.routing,
+        route_first=worker,
         model=t.model,
         extra_body=dict(t.extra_body),
         headers=target_headers(sc),

@@ -123,7 +123,9 @@ class _Worker:
                 calibration=c.calibration,
             )
             limit = pool_limit(sc.load, c.count)
-            executor = LocalExecutor(make_requester(sc, c.urls, c.run_id, limit), workload)
+            executor = LocalExecutor(
+                make_requester(sc, c.urls, c.run_id, limit, worker=c.index), workload
+            )
         except (LoadgenError, OSError, ValueError) as exc:
             self.conn.send_bytes(b"E" + str(exc).encode())
             return

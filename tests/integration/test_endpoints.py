@@ -205,3 +205,32 @@ def test_preflight_checks_every_endpoint_and_sums_the_cache_counters(
     assert both["hits"] == each[0]["hits"] + each[1]["hits"]
     # a server gone: no partial sum (it would be a wrong hit rate)
     assert scrape_cache_all(sc, [urls[0], "http://127.0.0.1:9"]) is None
+
+
+def test_worker_processes_route_too(tmp_path: Path) -> None:
+    """load.workers: each worker routes its own requests; round robin stays within one."""
+    truth = tmp_path / "truth.jsonl"
+    sc = {
+        "target": {
+            "url": "mock",
+            "model": "m",
+            "mock": {"replicas": 2, "args": [*FAST, "--truth", str(truth)]},
+        },
+        "load": {
+            "mode": "concurrency",
+            "concurrency": [2],
+            "requests_per_step": 10,  # 5 each: the odd fifth must not go to one endpoint
+            "workers": 2,
+        },
+    }
+    summary, records = run(sc, tmp_path / "out")
+    assert summary.workers == 2
+    assert all(r.ok and r.endpoint in (0, 1) for r in records)
+    sent = Counter(r.endpoint for r in records)
+    assert sent[0] + sent[1] == 10 and abs(sent[0] - sent[1]) <= 1
+    step = summary.steps[0]
+    assert step.endpoints is not None
+    assert [e.requests.total for e in step.endpoints] == [sent[0], sent[1]]
+    for i in (0, 1):
+        ours = {r.request_id for r in records if r.endpoint == i}
+        assert truth_ids(tmp_path / f"truth.{i}.jsonl") == ours

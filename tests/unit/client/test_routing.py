@@ -98,3 +98,13 @@ def test_bad_arguments_are_refused() -> None:
         Router(0)
     with pytest.raises(ValueError, match="expected one of round_robin"):
         Router(2, "random")
+
+
+def test_round_robin_can_start_elsewhere() -> None:
+    """Worker k of a step starts at endpoint k: the workers' odd requests spread out."""
+    assert [Router(3, first=1).pick() for _ in range(1)] == [1]
+    router = Router(3, first=4)
+    assert [router.pick() for _ in range(4)] == [1, 2, 0, 1]
+    w0, w1 = Router(2, first=0), Router(2, first=1)
+    picks = Counter([w0.pick() for _ in range(5)] + [w1.pick() for _ in range(5)])
+    assert picks == {0: 5, 1: 5}  # each worker's odd request on a different endpoint
