@@ -123,7 +123,11 @@ def _sweep_options(f: Any) -> Any:
     type=click.Path(file_okay=False, path_type=Path),
     help="Results directory (default: results/<name>-<time>).",
 )
-@click.option("--url", metavar="URL", help="Override target.url (a base URL, or `mock`).")
+@click.option(
+    "--url",
+    metavar="URL",
+    help="Override target.url (a base URL, or `mock`; replaces target.urls).",
+)
 @click.option("--model", help="Override target.model (`auto`: the one the server lists).")
 @click.option("--api", type=click.Choice(_APIS), help="Override target.api.")
 @_sweep_options
@@ -273,6 +277,8 @@ def _overrides(flags: dict[str, Any]) -> Overrides:
     for flag, path in (("url", "url"), ("model", "model"), ("api", "api")):
         if flags.get(flag) is not None:  # an empty --url is an error, not "no flag"
             out[f"--{flag}"] = {("target", path): flags[flag]}
+    if "--url" in out:  # one URL replaces the scenario's list of replicas
+        out["--url"][("target", "urls")] = DROP
     if c := flags.get("concurrency"):
         values = split_list("--concurrency", c, int)
         fields: dict[tuple[str, ...], Any] = {

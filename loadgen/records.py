@@ -84,6 +84,7 @@ class Record:
     http_status: int | None = None
     reconnects: int = 0  # sent again on a fresh connection: the kept-alive one was dropped
     answer_text: str | None = None  # the answer output, kept only when the spec asked (keep_text)
+    endpoint: int | None = None  # several endpoints: index of the one it went to (target.urls)
 
     @property
     def output_tokens(self) -> int:

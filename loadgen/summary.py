@@ -22,6 +22,7 @@ __all__ = [
     "ClockAnchor",
     "Cost",
     "Distribution",
+    "EndpointStats",
     "GpuStats",
     "GpuTotal",
     "HostStats",
@@ -354,6 +355,28 @@ class StepTelemetry(_Model):
     gaps: list[TelemetryGap] = Field(default_factory=list)
 
 
+class EndpointStats(_Model):
+    """One endpoint's share of a step, when requests were spread over several."""
+
+    endpoint: int = Field(description="Index into the run's `endpoints`.")
+    url: str = Field(description="The endpoint's base URL (no password).")
+    requests: RequestCounts = Field(default_factory=RequestCounts)
+    throughput: Throughput = Field(
+        default_factory=Throughput,
+        description="Over the step's window (steady where the step has one), so the "
+        "endpoints' figures add up to the step's.",
+    )
+    ttft_ms: Distribution = Field(default_factory=Distribution)
+    itl_ms: Distribution = Field(default_factory=Distribution)
+    tpot_ms: Distribution = Field(default_factory=Distribution)
+    e2e_ms: Distribution = Field(default_factory=Distribution)
+
+    @field_validator("url")
+    @classmethod
+    def _no_userinfo(cls, url: str) -> str:
+        return strip_userinfo(url)
+
+
 class StepSummary(_Model):
     index: int
     role: str = "step"  # "step", or "probe" for sweep auto's saturation probe
@@ -444,6 +467,11 @@ class StepSummary(_Model):
         None, description="GPU, host and server telemetry over the step, when collected."
     )
     cost: Cost | None = Field(None, description="Set when the scenario gives a cost basis.")
+    endpoints: list[EndpointStats] | None = Field(
+        None,
+        description="Per endpoint (several target URLs or mock replicas), beside the totals "
+        "above; null for one endpoint.",
+    )
     interrupted: bool = False
 
 
@@ -526,9 +554,22 @@ class Summary(_Model):
     workload: dict[str, Any] | None = Field(
         None, description="A short description of the workload (filled by the runner)."
     )
+    endpoints: list[str] | None = Field(
+        None,
+        description="The base URLs requests were spread over (target.urls, or the mock "
+        "replicas' local URLs); null for one endpoint.",
+    )
+    routing: str | None = Field(
+        None, description="How requests picked their endpoint (target.routing); null for one."
+    )
 
     @field_validator("target_url")
     @classmethod
     def _no_userinfo(cls, url: str) -> str:
         """A password in the target URL never reaches summary.json or the reports."""
         return strip_userinfo(url)
+
+    @field_validator("endpoints")
+    @classmethod
+    def _no_userinfo_in_any(cls, urls: list[str] | None) -> list[str] | None:
+        return None if urls is None else [strip_userinfo(u) for u in urls]

@@ -27,6 +27,7 @@ Imports: orjson, loadgen.clock, loadgen.records, loadgen.client, loadgen.workloa
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,7 @@ import orjson
 
 from loadgen.client.adapters import Adapter
 from loadgen.client.adapters.base import Delta, MalformedUsage
+from loadgen.client.routing import Router
 from loadgen.client.sse import MAX_EVENT_BYTES, EventTooLarge, SseSplitter
 from loadgen.client.transport import HttpRequest, Response, Transport, TransportError
 from loadgen.clock import NS_PER_S, loop_time_at, now_ns
@@ -74,14 +76,19 @@ class RequestLimits:
 
 
 class Requester:
-    """Sends requests of one target through one transport."""
+    """Sends requests of one target through one transport.
+
+    ``base_url`` is one URL, or several (replicas of one model): each request
+    then goes to the endpoint :attr:`router` picks by ``routing``
+    (:mod:`loadgen.client.routing`), and its record names that endpoint's index.
+    """
 
     def __init__(
         self,
         transport: Transport,
         adapter: Adapter,
         *,
-        base_url: str,
+        base_url: str | Sequence[str],
         model: str,
         extra_body: dict[str, Any],
         headers: dict[str, str],
@@ -89,11 +96,17 @@ class Requester:
         run_id: str,
         stream: bool = True,
         limits: RequestLimits | None = None,
+        routing: str = "round_robin",
+        route_first: int = 0,
     ) -> None:
         self.transport = transport
         self._adapter = adapter
         self._stream_mode = stream
-        self._url = base_url.rstrip("/") + (adapter.path if stream else adapter.path_no_stream)
+        path = adapter.path if stream else adapter.path_no_stream
+        bases = [base_url] if isinstance(base_url, str) else list(base_url)
+        self._urls = [b.rstrip("/") + path for b in bases]
+        #: None for one endpoint (records then name none)
+        self.router = Router(len(bases), routing, first=route_first) if len(bases) > 1 else None
         self._model = model
         self._extra = extra_body
         accept = "text/event-stream" if stream else "application/json"
@@ -105,7 +118,9 @@ class Requester:
         #: records of requests cut short by cancellation (Ctrl-C), kept for the report
         self.cancelled: list[Record] = []
 
-    def build(self, spec: RequestSpec, step: int) -> tuple[Record, HttpRequest]:
+    def build(
+        self, spec: RequestSpec, step: int, endpoint: int | None = None
+    ) -> tuple[Record, HttpRequest]:
         rid = f"{self._run_id}-{step}-{spec.index}"
         body = self._adapter.body(
             self._model, spec.prompt, spec.max_tokens, self._extra, self._stream_mode
@@ -122,11 +137,25 @@ class Requester:
             ramp=spec.ramp,
             session=spec.session,
             turn=spec.turn,
+            endpoint=endpoint,
         )
-        return rec, HttpRequest(self._url, orjson.dumps(body), headers)
+        url = self._urls[endpoint or 0]
+        return rec, HttpRequest(url, orjson.dumps(body), headers)
 
     async def send(self, spec: RequestSpec, step: int, scheduled_ns: int | None = None) -> Record:
-        rec, req = self.build(spec, step)
+        router = self.router
+        if router is None:
+            return await self._send(spec, step, scheduled_ns, None)
+        endpoint = router.pick(spec.session)
+        try:
+            return await self._send(spec, step, scheduled_ns, endpoint)
+        finally:
+            router.release(endpoint)
+
+    async def _send(
+        self, spec: RequestSpec, step: int, scheduled_ns: int | None, endpoint: int | None
+    ) -> Record:
+        rec, req = self.build(spec, step, endpoint)
         rec.scheduled_ns = scheduled_ns
         text: list[str] | None = [] if spec.keep_text else None
         t = self._timeouts

@@ -16,7 +16,7 @@ Imports: loadgen.records, loadgen.summary, loadgen.scenario.models, loadgen.metr
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from loadgen.clock import NS_PER_S
 from loadgen.metrics.latency import (
@@ -43,6 +43,7 @@ from loadgen.summary import (
     ClientHealth,
     Cost,
     Distribution,
+    EndpointStats,
     LittleCheck,
     LoadPoint,
     RequestCounts,
@@ -50,7 +51,7 @@ from loadgen.summary import (
     Throughput,
 )
 
-__all__ = ["LITTLE_TOLERANCE", "step_cost", "summarize_step"]
+__all__ = ["LITTLE_TOLERANCE", "by_endpoint", "step_cost", "summarize_step"]
 
 #: Little's-law disagreement (ratio away from 1) that gets flagged.
 LITTLE_TOLERANCE = 0.15
@@ -69,13 +70,16 @@ def summarize_step(
     ttft_of: str = "any",
     prompt_tolerance: float = PROMPT_TOLERANCE,
     expect_full_output: bool = False,
+    endpoints: Sequence[str] = (),
 ) -> StepSummary:
     """Counts, latency statistics (by ``profile``'s formulas), throughput and SLA of a step.
 
     ``ttft_of`` ("any" or "answer") picks the stamp TTFT, its SLA bounds and
     goodput measure to; ``prompt_tolerance`` is the relative prompt-length
     difference counted as beyond tolerance; ``expect_full_output`` (the body
-    forces outputs of max_tokens) turns short outputs into a warning.
+    forces outputs of max_tokens) turns short outputs into a warning. With
+    two or more ``endpoints`` (base URLs, indexed by ``Record.endpoint``) the
+    step also gets their breakdown (:func:`by_endpoint`).
     """
     if ttft_of not in FIRST_STAMP:
         msg = f"ttft_of {ttft_of!r}; expected one of {', '.join(FIRST_STAMP)}"
@@ -121,7 +125,69 @@ def summarize_step(
     step.sla.good_requests = len(good)
     if mean_in_flight is not None and window_s:
         step.little = little_check(mean_in_flight, measured, window_s)
+    if len(endpoints) > 1:
+
+        def part(subset: Sequence[Record]) -> StepSummary:
+            return summarize_step(
+                index,
+                load,
+                subset,
+                sla,
+                profile=profile,
+                ttft_of=ttft_of,
+                prompt_tolerance=prompt_tolerance,
+                expect_full_output=expect_full_output,
+            )
+
+        good_ids = {id(r) for r in good}
+        step.endpoints = by_endpoint(step, records, endpoints, part, lambda r: id(r) in good_ids)
     return step
+
+
+def by_endpoint(
+    step: StepSummary,
+    records: Sequence[Record],
+    urls: Sequence[str],
+    summarize: Callable[[Sequence[Record]], StepSummary],
+    is_good: Callable[[Record], bool],
+) -> list[EndpointStats]:
+    """Each endpoint's counts and latencies (``summarize`` on its records alone) and its
+    throughput over ``step``'s window, so the endpoints' throughputs add up to the step's.
+
+    A record names its endpoint by index into ``urls``; one that names none is left out.
+    """
+    parts: list[list[Record]] = [[] for _ in urls]
+    for r in records:
+        if r.endpoint is not None and 0 <= r.endpoint < len(parts):
+            parts[r.endpoint].append(r)
+    out = []
+    for i, (url, subset) in enumerate(zip(urls, parts, strict=True)):
+        s = summarize(subset)
+        ok = [r for r in subset if r.ok and not r.warmup and not r.ramp]
+        good = [r for r in ok if is_good(r)]
+        if step.steady_started_ns is not None and step.steady_ended_ns is not None:
+            window = (step.steady_started_ns, step.steady_ended_ns)
+            throughput = _throughput(
+                completed_in(ok, *window),
+                completed_in(good, *window),
+                step.steady_duration_s or 0.0,
+                "steady",
+            )
+        else:
+            throughput = _throughput(ok, good, step.duration_s, "whole")
+        out.append(
+            EndpointStats(
+                endpoint=i,
+                url=url,
+                requests=s.requests,
+                throughput=throughput,
+                ttft_ms=s.ttft_ms,
+                itl_ms=s.itl_ms,
+                tpot_ms=s.tpot_ms,
+                e2e_ms=s.e2e_ms,
+            )
+        )
+    return out
 
 
 def _throughput(

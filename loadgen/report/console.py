@@ -5,12 +5,14 @@ Owns :func:`load_label` (how every output names a load point),
 steps), :func:`format_step` (printed after each step, its warnings apart for
 stderr) and :func:`format_verdict` (the run's last lines).
 
-Imports: loadgen.summary, loadgen.report.facts (outputs see only the summary).
+Imports: loadgen.summary, loadgen.report.facts, loadgen.report.endpoints (outputs see only
+the summary).
 """
 
 from __future__ import annotations
 
 from loadgen.report import facts
+from loadgen.report.endpoints import console_lines, target_text
 from loadgen.summary import Distribution, StepSummary, Summary
 
 __all__ = [
@@ -54,7 +56,7 @@ def format_run_header(summary: Summary) -> str:
 
     Only the first line for a summary that recorded no workload (older files).
     """
-    lines = [f"run {summary.name} · {summary.api} {summary.model} at {summary.target_url}"]
+    lines = [f"run {summary.name} · {summary.api} {summary.model} at {target_text(summary)}"]
     lines += [f"  {line}" for line in facts.run_facts(summary)]
     return "\n".join(lines)
 
@@ -126,6 +128,7 @@ def format_step(
             else ""
         ),
         *_latency_rows(step),
+        *console_lines(step),
         *_notes(step, prompt_length_source),
     ]
     if step.tokens.count_mismatches:

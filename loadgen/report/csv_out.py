@@ -8,7 +8,10 @@ does not have (no successful request, no telemetry). Booleans are
 there; each group of :data:`OPTIONAL_COLUMNS` only when some step has a value
 that says something (a plain run has none of them), then cost and telemetry.
 
-Imports: the standard library, loadgen.summary, loadgen.vocab.
+Several endpoints add ``endpoint<i>_<field>`` columns after those
+(loadgen.report.endpoints.CSV_FIELDS).
+
+Imports: the standard library, loadgen.summary, loadgen.vocab, loadgen.report.endpoints.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from loadgen.report.endpoints import csv_fields
 from loadgen.summary import Mean, MeanMax, StepSummary, Summary
 from loadgen.vocab import CURVE_STATS, DISTRIBUTION_STATS
 
@@ -235,6 +239,7 @@ def step_row(step: StepSummary, metrics_profile: str = "loadgen") -> dict[str, A
         metrics_profile=metrics_profile,
     )
     row.update(_optional_fields(step))
+    row.update(csv_fields(step))
     if step.cost is not None:  # a figure the step has no throughput for is left out
         row.update({f"cost_{k}": v for k, v in step.cost.model_dump(exclude_none=True).items()})
     row.update({f"telemetry_{k}": v for k, v in telemetry_fields(step).items()})

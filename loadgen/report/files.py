@@ -34,6 +34,11 @@ def resolved_scenario(scenario: Scenario) -> dict[str, Any]:
     data = scenario.model_dump(mode="json")
     target = data["target"]
     target["url"] = strip_userinfo(target["url"])
+    if target["urls"] is None:
+        del target["urls"]  # one server: the file reads as it did before urls existed
+    else:
+        del target["url"]  # urls and url exclude each other (the file is read back)
+        target["urls"] = [strip_userinfo(u) for u in target["urls"]]
     target["headers"] = redact_headers(target["headers"])
     target["extra_body"] = redact_body(target["extra_body"])
     tel = data["telemetry"]

@@ -34,6 +34,7 @@ from loadgen.report.blocks import (
     pct,
 )
 from loadgen.report.console import load_label
+from loadgen.report.endpoints import target_text
 from loadgen.report.plots import curve_steps
 from loadgen.report.step_doc import step_blocks
 from loadgen.summary import StepSummary, Summary
@@ -78,7 +79,7 @@ def _scenario_items(summary: Summary, scenario: dict[str, Any] | None) -> tuple[
     load, work = sc.get("load") or {}, sc.get("workload") or {}
     values = [load_label(s) for s in summary.steps]
     items = [
-        f"target: {summary.target_url} · api {summary.api} · model {summary.model}",
+        f"target: {target_text(summary)} · api {summary.api} · model {summary.model}",
         f"steps run: {len(summary.steps)} ({'; '.join(values) or 'none'})",
     ]
     if load:

@@ -4,15 +4,16 @@ Owns :func:`step_blocks`: the step's heading, its facts (counts, throughput,
 ramp-up, TTFT end point, prefix cache, prompt-length check, Little's law,
 cost, telemetry), the SLA table (bound, measured, margin, pass/fail), the
 latency table (TTFT reasoning/answer rows when present), the TTFT-by-turn
-table of multi-turn sessions, and the warnings.
+table of multi-turn sessions, the per-endpoint table of a run over several
+endpoints, and the warnings.
 
 Imports: loadgen.summary, loadgen.report.blocks, loadgen.report.console,
-loadgen.report.csv_out, loadgen.report.facts, loadgen.vocab.
+loadgen.report.csv_out, loadgen.report.endpoints, loadgen.report.facts, loadgen.vocab.
 """
 
 from __future__ import annotations
 
-from loadgen.report import facts
+from loadgen.report import endpoints, facts
 from loadgen.report.blocks import FAIL, PASS, Block, Heading, Items, Table, num, pct
 from loadgen.report.console import load_label
 from loadgen.report.csv_out import telemetry_fields
@@ -184,6 +185,9 @@ def step_blocks(step: StepSummary) -> list[Block]:
         blocks.append(_latency_table(step))
     if (turns := _turn_table(step)) is not None:
         blocks.append(turns)
+    if step.endpoints:
+        rows = tuple(endpoints.cells(e) for e in step.endpoints)
+        blocks.append(Table(endpoints.HEADER, rows))
     if warnings := _warnings(step):
         blocks.append(Items(warnings, "warn"))
     return blocks

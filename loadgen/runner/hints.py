@@ -11,7 +11,7 @@ Pure functions: no I/O. Imports: loadgen.records, loadgen.redact, loadgen.summar
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
 from loadgen.records import Record
@@ -40,6 +40,14 @@ class TargetFacts:
     url: str  # as the scenario gives it (not the built-in mock's port)
     model: str
     models: list[str] | None = None  # what /v1/models listed, None when it did not answer
+    #: several endpoints: each one's URL (a record's ``endpoint`` indexes it); else empty
+    urls: tuple[str, ...] = ()
+
+    def at(self, endpoint: int | None) -> TargetFacts:
+        """The facts as seen from one endpoint: its URL in place of the first."""
+        if endpoint is None or not 0 <= endpoint < len(self.urls):
+            return self
+        return replace(self, url=self.urls[endpoint])
 
 
 def hint(kind: str, detail: str, target: TargetFacts) -> str | None:
@@ -77,19 +85,22 @@ def error_lines(records: Iterable[Record], target: TargetFacts) -> list[str]:
     """``errors: N kind: example`` per kind, most frequent first, each with its hint."""
     counts: dict[str, int] = {}
     examples: dict[str, str] = {}
+    where: dict[str, TargetFacts] = {}  # the example's endpoint, for its hint
     for r in records:
         if r.ok or r.error_kind in (None, "cancelled"):
             continue
         kind = r.error_kind or "unknown"
         counts[kind] = counts.get(kind, 0) + 1
-        examples.setdefault(kind, r.error_detail or "")
+        if kind not in examples:
+            examples[kind] = r.error_detail or ""
+            where[kind] = target.at(r.endpoint)
     lines: list[str] = []
     for kind, n in sorted(counts.items(), key=lambda kv: -kv[1]):
         example = " ".join(examples[kind].split())
         if len(example) > DETAIL_CHARS:
             example = example[: DETAIL_CHARS - 3] + "..."
         lines.append(f"  errors: {n} {kind}" + (f": {example}" if example else ""))
-        if (h := hint(kind, examples[kind], target)) is not None:
+        if (h := hint(kind, examples[kind], where[kind])) is not None:
             lines.append(f"    hint: {h}")
     return [redact_text(line) for line in lines]  # no URL password on the terminal
 
@@ -108,7 +119,7 @@ def unusable_reason(summary: Summary) -> str | None:
     if not counts:
         return None
     kinds = ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    at = summary.target_url if not summary.endpoints else f"{len(summary.endpoints)} endpoints"
     return (
-        f"target unusable: no request succeeded at {summary.target_url} ({kinds}); "
-        "the errors and hints are above"
+        f"target unusable: no request succeeded at {at} ({kinds}); the errors and hints are above"
     )

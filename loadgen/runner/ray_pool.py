@@ -68,7 +68,13 @@ class RayPool(WorkerPool):
 
     @classmethod
     async def start_ray(
-        cls, scenario: Scenario, url: str, run_id: str, workload: Workload, n: int, address: str
+        cls,
+        scenario: Scenario,
+        urls: list[str],
+        run_id: str,
+        workload: Workload,
+        n: int,
+        address: str,
     ) -> RayPool:
         """Join (or start) the cluster, start ``n`` actors, wait until each has connected.
 
@@ -114,7 +120,7 @@ class RayPool(WorkerPool):
         actors = [actor_class.remote() for _ in range(n)]
         refs = []
         for i, actor in enumerate(actors):
-            config = WorkerConfig(scenario, url, run_id, workload.maker.calibration, i, n, 0)
+            config = WorkerConfig(scenario, urls, run_id, workload.maker.calibration, i, n, 0)
             hello = b"H" + secret + b" " + str(i).encode()
             refs.append(actor.serve.remote(host, port, hello, config))
         workers: list[Worker] = [Worker(i, None, None) for i in range(n)]

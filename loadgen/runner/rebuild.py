@@ -32,7 +32,7 @@ from loadgen.runner.run import expects_full_output, load_point
 from loadgen.runner.sweep import make_sweep, verdict
 from loadgen.scenario import load_scenario
 from loadgen.scenario.load import DROP, Overrides
-from loadgen.scenario.models import ConcurrencyLoad, RateLoad, TraceLoad
+from loadgen.scenario.models import ConcurrencyLoad, RateLoad, TargetSpec, TraceLoad
 from loadgen.summary import ClockAnchor, Summary
 
 __all__ = ["can_rebuild", "rebuild_summary"]
@@ -64,11 +64,14 @@ def rebuild_summary(results_dir: Path) -> Summary:
         by_step[r.step].append(r)
     every = [r for rs in by_step.values() for r in rs]
     first = min(every, key=lambda r: r.start_ns, default=None)
+    urls = _endpoint_names(scenario.target)
     summary = Summary(
         loadgen_version=__version__,
         name=scenario.name,
         run_id=first.request_id.split("-")[0] if first is not None else "rebuilt",
-        target_url=scenario.target.url,
+        target_url=scenario.target.endpoints[0],
+        endpoints=urls if len(urls) > 1 else None,
+        routing=scenario.target.routing if len(urls) > 1 else None,
         api=scenario.target.api,
         model=scenario.target.model,
         clock_anchor=ClockAnchor(
@@ -95,6 +98,7 @@ def rebuild_summary(results_dir: Path) -> Summary:
             ttft_of=scenario.sla.ttft_of,
             expect_full_output=expects_full_output(scenario),
             prompt_tolerance=scenario.workload.prompt_tolerance,
+            endpoints=urls,
         )
         step.role = point.role
         if scenario.cost.usd_per_hour is not None:
@@ -103,6 +107,13 @@ def rebuild_summary(results_dir: Path) -> Summary:
         summary.steps.append(step)
     summary.verdict = verdict(sweep)
     return summary
+
+
+def _endpoint_names(target: TargetSpec) -> list[str]:
+    """The endpoints' URLs; the mock replicas' ports are gone, so they are named by index."""
+    if target.is_mock and target.mock.replicas > 1:
+        return [f"mock replica {i}" for i in range(target.mock.replicas)]
+    return target.endpoints
 
 
 def _defaults_dropped(path: Path) -> Overrides:

@@ -36,7 +36,8 @@ from loadgen.report.console import (
 )
 from loadgen.report.files import write_resolved_scenario, write_summary
 from loadgen.report.progress import Progress
-from loadgen.runner.cache import prefix_cache_delta, scrape_prefix_cache
+from loadgen.runner.cache import prefix_cache_delta
+from loadgen.runner.endpoints import open_endpoints, preflight_all, scrape_cache_all
 from loadgen.runner.execute import Executor, LocalExecutor
 from loadgen.runner.hints import TargetFacts, error_lines
 from loadgen.runner.preflight import pick_model
@@ -45,18 +46,14 @@ from loadgen.runner.setup import (
     loop_factory,
     make_requester,
     pool_limit,
-    preflight,
     prepare_out_dir,
     quiet_gc,
     resolve_workers,
     start_telemetry,
-    target_headers,
-    tls_options,
     warn,
 )
 from loadgen.runner.signals import SignalStop
 from loadgen.runner.sweep import Point, make_sweep, verdict
-from loadgen.runner.target import MockServer, mock_args
 from loadgen.scenario.checks import load_warnings
 from loadgen.scenario.models import RateLoad, Scenario, TraceLoad
 from loadgen.summary import ClockAnchor, LoadPoint, StepSummary, Summary
@@ -161,18 +158,17 @@ def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
     for line in load_warnings(scenario):
         warn(line)
     with contextlib.ExitStack() as stack:
-        url = scenario.target.url
-        if url == "mock":
-            if "url" not in scenario.target.model_fields_set:
-                warn("warning: the scenario gives no target.url: the built-in mock is the target")
-            args = mock_args(scenario.target)
-            url = stack.enter_context(MockServer(args, opts.out_dir / "mock.log"))
+        urls = open_endpoints(scenario, opts.out_dir, stack)  # starts the mock(s)
+        url = urls[0]
+        several = len(urls) > 1
         a = anchor()
         summary = Summary(
             loadgen_version=__version__,
             name=scenario.name,
             run_id=opts.run_id,
-            target_url=scenario.target.url,
+            target_url=scenario.target.endpoints[0],
+            endpoints=urls if several else None,
+            routing=scenario.target.routing if several else None,
             api=scenario.target.api,
             model=scenario.target.model,
             clock_anchor=ClockAnchor(monotonic_ns=a.monotonic_ns, wall_ns=a.wall_ns),
@@ -181,7 +177,7 @@ def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
         )
         writer = stack.enter_context(contextlib.closing(RecordWriter(records_path)))
         progress = Progress(enabled=False if opts.quiet else opts.progress)
-        summary.target_check = preflight(scenario, url)
+        summary.target_check = preflight_all(scenario, urls)
         if scenario.target.model == "auto":
             model = pick_model(summary.target_check.models, url)
             target = scenario.target.model_copy(update={"model": model})
@@ -198,7 +194,7 @@ def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
         telemetry = start_telemetry(scenario, url, opts.out_dir)
         if telemetry is not None:
             stack.callback(telemetry.stop)
-        session = _Session(scenario, workload, url, opts, summary, writer, progress, telemetry)
+        session = _Session(scenario, workload, urls, opts, summary, writer, progress, telemetry)
         with quiet_gc(), asyncio.Runner(loop_factory=loop_factory()) as runner:
             runner.run(session.run(stop))
     return summary
@@ -209,7 +205,7 @@ class _Session:
         self,
         scenario: Scenario,
         workload: Workload,
-        url: str,
+        urls: list[str],
         opts: RunOptions,
         summary: Summary,
         writer: RecordWriter,
@@ -223,7 +219,8 @@ class _Session:
         self._shares_prefixes = (
             w.prefix is not None or w.sessions is not None or isinstance(scenario.load, TraceLoad)
         )
-        self.url = url
+        self.urls = urls
+        self.url = url = urls[0]
         self.opts = opts
         self.summary = summary
         self.writer = writer
@@ -233,6 +230,7 @@ class _Session:
             url=url if scenario.target.url == "mock" else scenario.target.url,
             model=scenario.target.model,
             models=summary.target_check.models if summary.target_check else None,
+            urls=tuple(urls) if len(urls) > 1 else (),
         )
         self.step_errors: list[str] = []  # the last step's error lines (hints.error_lines)
         self._flush_timer: asyncio.TimerHandle | None = None
@@ -336,17 +334,17 @@ class _Session:
             from loadgen.runner.ray_pool import RayPool
 
             pool = await RayPool.start_ray(
-                sc, self.url, self.opts.run_id, self.workload, n, self.opts.ray
+                sc, self.urls, self.opts.run_id, self.workload, n, self.opts.ray
             )
             self.summary.workers_clock_uncertainty_ms = pool.clock_uncertainty_ns / NS_PER_MS
             self.workers = self.summary.workers = pool.size
             return pool
         if n == 1:
-            requester = make_requester(sc, self.url, self.opts.run_id, pool_limit(sc.load))
+            requester = make_requester(sc, self.urls, self.opts.run_id, pool_limit(sc.load))
             return LocalExecutor(requester, self.workload)
         from loadgen.runner.workers import WorkerPool
 
-        return WorkerPool.start(sc, self.url, self.opts.run_id, self.workload, n)
+        return WorkerPool.start(sc, self.urls, self.opts.run_id, self.workload, n)
 
     async def run_step(self, executor: Executor, index: int, at: Point) -> StepSummary:
         sc = self.scenario
@@ -398,6 +396,7 @@ class _Session:
             ttft_of=sc.sla.ttft_of,
             expect_full_output=expects_full_output(sc),
             prompt_tolerance=sc.workload.prompt_tolerance,
+            endpoints=self.urls,
         )
         step.role = at.role
         self.step_errors = error_lines(records, self.facts)
@@ -411,9 +410,7 @@ class _Session:
         return step
 
     def _scrape_cache(self) -> dict[str, float] | None:
-        return scrape_prefix_cache(
-            self.url, target_headers(self.scenario), tls_options(self.scenario)
-        )
+        return scrape_cache_all(self.scenario, self.urls)
 
 
 def expects_full_output(sc: Scenario) -> bool:

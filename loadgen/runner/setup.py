@@ -16,7 +16,7 @@ import contextlib
 import gc
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -172,11 +172,14 @@ def pool_limit(load: LoadSpec, workers: int = 1) -> int:
     return -(-(most or 0) // workers)
 
 
-def make_requester(sc: Scenario, url: str, run_id: str, limit: int) -> Requester:
-    """The transport and requester the scenario's target asks for (``limit``: the pool size)."""
+def make_requester(
+    sc: Scenario, urls: Sequence[str], run_id: str, limit: int, *, worker: int = 0
+) -> Requester:
+    """The transport and requester the scenario's target asks for (``limit``: the pool size);
+    several ``urls`` are spread over by ``target.routing``, worker k's round robin from k."""
     t = sc.target
     transport = make_transport(
-        transport_kind(t.transport, url=url, http2=t.http2),
+        transport_kind(t.transport, url=urls[0], http2=t.http2),
         http2=t.http2,
         limit=limit,
         connect_timeout_s=t.timeouts_s.connect,
@@ -186,7 +189,9 @@ def make_requester(sc: Scenario, url: str, run_id: str, limit: int) -> Requester
     return Requester(
         transport,
         ADAPTERS[t.api],
-        base_url=url,
+        base_url=list(urls),
+        routing=t.routing,
+        route_first=worker,
         model=t.model,
         extra_body=dict(t.extra_body),
         headers=target_headers(sc),
@@ -212,4 +217,4 @@ def resolve_workers(sc: Scenario, *, ray: bool = False) -> int:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         cores = os.cpu_count() or 1
-    return max(1, cores - 1 - (1 if sc.target.url == "mock" else 0))
+    return max(1, cores - 1 - (1 if sc.target.is_mock else 0))

@@ -7,18 +7,24 @@ Stopped with SIGTERM (then SIGKILL) after the run. On Linux the child also
 gets SIGTERM from the kernel when loadgen dies (PR_SET_PDEATHSIG), so even
 kill -9 of loadgen leaves no orphan mock behind.
 
+``target.mock.replicas: N`` starts N such children (:func:`start_mocks`), each
+on its own free port with its own log (``mock.<i>.log``) and, when the mock
+arguments name a ``--truth FILE``, its own truth file (``FILE`` with ``.<i>``
+before the suffix). They share the CPUs loadgen leaves to the mock.
+
 Imports: ctypes, subprocess, loadgen.clock, loadgen.errors, loadgen.scenario.models.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import re
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -26,7 +32,7 @@ from loadgen.clock import NS_PER_S, block_for, now_ns
 from loadgen.errors import TargetError
 from loadgen.scenario.models import TargetSpec
 
-__all__ = ["MockServer", "mock_args"]
+__all__ = ["MockServer", "mock_args", "replica_args", "start_mocks"]
 
 _READY = re.compile(r"listening on (https?://\S+)")
 
@@ -45,18 +51,70 @@ def mock_args(target: TargetSpec) -> list[str]:
     return args
 
 
-class MockServer:
-    """``with MockServer(args, log) as url:`` runs ``python -m loadgen.mock --port 0 ARGS``."""
+def start_mocks(target: TargetSpec, out_dir: Path, stack: contextlib.ExitStack) -> list[str]:
+    """Start ``target.mock.replicas`` mocks, stopped when ``stack`` closes; their URLs.
 
-    def __init__(self, args: list[str], log_path: Path, *, start_timeout_s: float = 30.0) -> None:
+    One mock logs to ``mock.log`` as always; replica ``i`` of several to ``mock.<i>.log``.
+    """
+    args = mock_args(target)
+    n = target.mock.replicas
+    cpus = _split_cpus()  # once: the replicas share the CPUs loadgen leaves them
+    if n == 1:
+        return [stack.enter_context(MockServer(args, out_dir / "mock.log", cpus=cpus))]
+    return [
+        stack.enter_context(MockServer(replica_args(args, i), out_dir / f"mock.{i}.log", cpus=cpus))
+        for i in range(n)
+    ]
+
+
+def replica_args(args: Sequence[str], i: int) -> list[str]:
+    """``args`` for mock replica ``i``: a ``--truth FILE`` becomes ``FILE`` with ``.i`` before
+    its suffix (``truth.jsonl`` -> ``truth.1.jsonl``), so replicas never share one file."""
+
+    def own(path: str) -> str:
+        p = Path(path)
+        return str(p.with_name(f"{p.stem}.{i}{p.suffix}"))
+
+    out: list[str] = []
+    after_truth = False
+    for a in args:
+        if after_truth:
+            a = own(a)
+        elif a.startswith("--truth="):
+            a = "--truth=" + own(a.removeprefix("--truth="))
+        after_truth = a == "--truth"
+        out.append(a)
+    return out
+
+
+#: ``MockServer(cpus=...)``: split the CPUs itself (one mock)
+_SPLIT = "split"
+
+
+class MockServer:
+    """``with MockServer(args, log) as url:`` runs ``python -m loadgen.mock --port 0 ARGS``.
+
+    ``cpus``: the CPUs the mock runs on (None: any); by default the mock takes
+    one CPU and loadgen keeps the others (:func:`_split_cpus`).
+    """
+
+    def __init__(
+        self,
+        args: list[str],
+        log_path: Path,
+        *,
+        start_timeout_s: float = 30.0,
+        cpus: set[int] | str | None = _SPLIT,
+    ) -> None:
         self.args = args
         self.log_path = log_path
         self.start_timeout_s = start_timeout_s
+        self.cpus = cpus
         self.proc: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> str:
         cmd = [sys.executable, "-m", "loadgen.mock", "--host", "127.0.0.1", "--port", "0"]
-        mock_cpus = _split_cpus()
+        mock_cpus = _split_cpus() if isinstance(self.cpus, str) else self.cpus
         die_with_parent = _die_with_parent()
 
         def in_child() -> None:  # runs in the child before it starts

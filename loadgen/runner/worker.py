@@ -72,7 +72,7 @@ class WorkerConfig:
     """What a worker needs to know: picklable, handed to the new process."""
 
     scenario: Scenario
-    url: str
+    urls: list[str]  # the endpoints' base URLs (one, or several: target.routing)
     run_id: str
     calibration: Calibration | None
     index: int
@@ -142,7 +142,9 @@ class _Worker:
                 calibration=c.calibration,
             )
             limit = pool_limit(sc.load, c.count)
-            executor = LocalExecutor(make_requester(sc, c.url, c.run_id, limit), workload)
+            executor = LocalExecutor(
+                make_requester(sc, c.urls, c.run_id, limit, worker=c.index), workload
+            )
         except (LoadgenError, OSError, ValueError) as exc:
             self._write(b"E" + str(exc).encode())
             await self._out.drain()

@@ -105,7 +105,7 @@ class WorkerPool:
 
     @classmethod
     def start(
-        cls, scenario: Scenario, url: str, run_id: str, workload: Workload, n: int
+        cls, scenario: Scenario, urls: list[str], run_id: str, workload: Workload, n: int
     ) -> WorkerPool:
         """Start ``n`` workers and wait until each is ready (LoadgenError if one is not)."""
         ctx = multiprocessing.get_context("spawn")
@@ -113,7 +113,7 @@ class WorkerPool:
         for i in range(n):
             ours, theirs = ctx.Pipe(duplex=True)
             config = WorkerConfig(
-                scenario, url, run_id, workload.maker.calibration, i, n, os.getpid()
+                scenario, urls, run_id, workload.maker.calibration, i, n, os.getpid()
             )
             process = ctx.Process(
                 target=main, args=(theirs, config), name=f"loadgen-worker-{i}", daemon=True

@@ -12,10 +12,17 @@ import math
 import re
 import ssl
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 from loadgen.scenario.dists import (
     DatasetSpec,
@@ -39,7 +46,10 @@ from loadgen.scenario.workload_spec import PrefixSpec, SessionSpec, WorkloadSpec
 
 __all__ = [
     "API_NAMES",
+    "MAX_ENDPOINTS",
+    "MAX_MOCK_REPLICAS",
     "MOCK_MODEL",
+    "ROUTING_POLICIES",
     "ConcurrencyLoad",
     "CostSpec",
     "DatasetSpec",
@@ -71,6 +81,13 @@ API_NAMES = ("openai-completions", "openai-chat", "tgi")
 #: the model name sent to the built-in mock when the scenario names none
 MOCK_MODEL = "mock-model"
 
+#: most base URLs in ``target.urls``
+MAX_ENDPOINTS = 64
+#: most copies of the built-in mock (``target.mock.replicas``)
+MAX_MOCK_REPLICAS = 16
+#: how a request picks its endpoint among ``target.urls`` (loadgen.client.routing)
+ROUTING_POLICIES = ("round_robin", "least_in_flight", "session")
+
 
 def check_base_url(url: str) -> str:
     """``url`` if it is http(s)://host[:port][/base-path]; a ValueError saying what is wrong.
@@ -95,6 +112,16 @@ def check_base_url(url: str) -> str:
     if parts.query or parts.fragment or url.endswith(("?", "#")):
         raise ValueError(f"{expected}: a base URL takes no query (?) or fragment (#)")
     return url
+
+
+def _endpoint_url(url: str) -> str:
+    """One entry of ``target.urls``: a base URL as ``target.url`` takes, but not ``mock``."""
+    if url == "mock":
+        raise ValueError("the built-in mock is `url: mock` with `mock.replicas`, not an entry here")
+    try:
+        return check_base_url(url)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace(" or mock:", ":")) from None
 
 
 class _Strict(BaseModel):
@@ -177,6 +204,13 @@ class MockSpec(_Strict):
         max_length=1000,
         description="Extra command-line arguments for `loadgen mock` (e.g. ['--itl-ms', '10']).",
     )
+    replicas: int = Field(
+        1,
+        ge=1,
+        le=MAX_MOCK_REPLICAS,
+        description="Copies of the built-in mock to start, each on its own port; requests "
+        "are spread over them by target.routing (only with url: mock).",
+    )
 
 
 class TargetSpec(_Strict):
@@ -184,6 +218,19 @@ class TargetSpec(_Strict):
         "mock",
         description="Base URL of the server (http[s]://host[:port][/base-path], no query), "
         "or `mock` for the built-in server.",
+    )
+    urls: list[Annotated[str, AfterValidator(_endpoint_url)]] | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_ENDPOINTS,
+        description="Several base URLs, replicas serving one model (instead of url); each "
+        "request goes to the one target.routing picks.",
+    )
+    routing: Literal["round_robin", "least_in_flight", "session"] = Field(
+        "round_robin",
+        description="How a request picks its endpoint (urls or mock.replicas): round_robin, "
+        "least_in_flight (fewest requests in flight), session (every turn of a multi-turn "
+        "session on one endpoint; round robin between sessions).",
     )
     api: Literal["openai-completions", "openai-chat", "tgi"] = Field(
         "openai-chat", description="Wire protocol: openai-completions | openai-chat | tgi."
@@ -238,11 +285,16 @@ class TargetSpec(_Strict):
     @classmethod
     def _model_needed(cls, data: Any) -> Any:
         """The built-in mock serves any name; a real server needs its model named."""
-        if (
-            isinstance(data, dict)
-            and data.get("model") is None
-            and data.get("url", "mock") != "mock"
-        ):
+        if not isinstance(data, dict):
+            return data
+        if data.get("urls") is not None and "url" in data:
+            raise ValueError("give target.url (one server) or target.urls (replicas), not both")
+        if data.get("model") is None and data.get("urls") is not None:
+            raise ValueError(
+                "target.model is required with target.urls "
+                "(`auto` takes the only model the servers list)"
+            )
+        if data.get("model") is None and data.get("url", "mock") != "mock":
             raise ValueError(
                 "target.model is required unless target.url is mock "
                 "(`auto` takes the only model the server lists)"
@@ -266,11 +318,38 @@ class TargetSpec(_Strict):
             return url
         return check_base_url(url)
 
+    @field_validator("urls")
+    @classmethod
+    def _urls_differ(cls, urls: list[str] | None) -> list[str] | None:
+        seen: dict[str, int] = {}
+        for i, url in enumerate(urls or ()):
+            if url in seen:
+                raise ValueError(f"[{i}] repeats [{seen[url]}] ({url}): list each endpoint once")
+            seen[url] = i
+        return urls
+
     @model_validator(mode="after")
     def _transport_fits(self) -> TargetSpec:
         if self.http2 and self.transport in ("h1", "aiohttp"):
             raise ValueError(f"transport {self.transport} speaks HTTP/1.1 only; http2 needs httpx")
+        if self.mock.replicas > 1 and not self.is_mock:
+            raise ValueError("target.mock.replicas needs target.url: mock (the built-in mock)")
         return self
+
+    @property
+    def is_mock(self) -> bool:
+        """The target is the built-in mock (``url: mock``, no ``urls``)."""
+        return self.urls is None and self.url == "mock"
+
+    @property
+    def endpoints(self) -> list[str]:
+        """The base URLs requests go to: ``urls``, or ``[url]`` (``["mock"]`` for the mock)."""
+        return list(self.urls) if self.urls is not None else [self.url]
+
+    @property
+    def endpoint_count(self) -> int:
+        """How many endpoints requests are spread over (mock replicas included)."""
+        return self.mock.replicas if self.is_mock else len(self.endpoints)
 
 
 #: an HTTP header name (RFC 9110 token)

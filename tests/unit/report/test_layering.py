@@ -19,7 +19,7 @@ ALLOWED = (
     "loadgen.vocab",  # metric names, labels, statistics
 )
 NEW = ("samples", "csv_out", "plots", "figures", "markdown", "html", "writer", "gate",
-       "compare", "commands", "console", "facts", "blocks", "step_doc")  # fmt: skip
+       "compare", "commands", "console", "facts", "blocks", "step_doc", "endpoints")  # fmt: skip
 
 
 def _imports(path: Path) -> set[str]:

@@ -82,6 +82,14 @@ BAD = {
         GOOD.replace(", model: m}", "}"),
         "target: target.model is required unless target.url is mock",
     ),
+    "url and urls": (
+        GOOD.replace("model: m}", 'model: m, urls: ["http://127.0.0.1:10"]}'),
+        "target: give target.url (one server) or target.urls (replicas), not both",
+    ),
+    "bad url in urls": (
+        GOOD.replace('url: "http://127.0.0.1:9"', 'urls: ["http://127.0.0.1:9", "h:1"]'),
+        "target.urls[1]: expected http[s]://host[:port][/base-path]: the scheme",
+    ),
     "missing ca file": (
         GOOD.replace("model: m}", "model: m, tls: {ca_file: /nonexistent/ca.pem}}"),
         "target.tls: ca_file '/nonexistent/ca.pem' is not a readable file",

@@ -1,0 +1,91 @@
+"""Several endpoints (``target.urls``, ``target.mock.replicas``) before and between steps.
+
+Owns what the runner does once per endpoint rather than once per run:
+
+- :func:`open_endpoints`: the base URLs requests go to: ``target.url``, the
+  ``target.urls`` list, or the local URLs of the built-in mock's replicas;
+- :func:`preflight_all`: every endpoint's ``/health`` and ``/v1/models``, in
+  list order (``wait_for_health_s`` applies to each in turn); the run's check
+  is healthy only if all are, lists the first endpoint's models, and warns when
+  another endpoint lists different ones;
+- :func:`scrape_cache_all`: the prefix-cache counters of every endpoint,
+  summed (a hit-rate gauge is averaged); None unless every endpoint answered
+  with the same kind of counter, since a partial sum would be a wrong rate.
+
+Calibration (``/tokenize``) and ``telemetry.server_metrics: target`` use the
+first endpoint: replicas of one model share its tokenizer.
+
+Imports: loadgen.client (TLS), loadgen.redact, loadgen.scenario, loadgen.summary,
+loadgen.runner.cache/preflight/setup/target.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from loadgen.redact import redact_text
+from loadgen.runner.cache import scrape_prefix_cache
+from loadgen.runner.preflight import check_target
+from loadgen.runner.setup import preflight, target_headers, tls_options, warn
+from loadgen.runner.target import start_mocks
+from loadgen.scenario.models import Scenario
+from loadgen.summary import TargetCheck
+
+__all__ = ["open_endpoints", "preflight_all", "scrape_cache_all"]
+
+
+def open_endpoints(sc: Scenario, out_dir: Path, stack: contextlib.ExitStack) -> list[str]:
+    """The base URLs of the run's endpoints; the mocks it starts stop when ``stack`` closes."""
+    target = sc.target
+    if not target.is_mock:
+        return target.endpoints
+    if "url" not in target.model_fields_set:
+        warn("warning: the scenario gives no target.url: the built-in mock is the target")
+    return start_mocks(target, out_dir, stack)
+
+
+def preflight_all(sc: Scenario, urls: list[str]) -> TargetCheck:
+    """Check each endpoint; warnings (on stderr too) name the endpoint when there are several."""
+    if len(urls) == 1:
+        return preflight(sc, urls[0])  # one endpoint: the check as it always was
+    t = sc.target
+    healthy = True
+    first_models: list[str] | None = None
+    warnings: list[str] = []
+    for i, url in enumerate(urls):
+        check = check_target(
+            url, t.model, t.api, target_headers(sc), t.wait_for_health_s, tls_options(sc)
+        )
+        healthy = healthy and check.healthy
+        found = list(check.warnings)
+        if i == 0:
+            first_models = check.models
+        elif check.models is not None and set(check.models) != set(first_models or ()):
+            listed = ", ".join(check.models[:5]) or "none"
+            found.append(f"it lists other models than {urls[0]} ({listed})")
+        base = url.rstrip("/")
+        found = [w if w.startswith(base) else f"{base}: {w}" for w in found]
+        warnings += [redact_text(w) for w in found]  # no URL password on screen
+    for warning in warnings:
+        warn(f"warning: {warning}")
+    return TargetCheck(healthy=healthy, models=first_models, warnings=warnings)
+
+
+def scrape_cache_all(sc: Scenario, urls: list[str]) -> dict[str, float] | None:
+    """:func:`~loadgen.runner.cache.scrape_prefix_cache` over every endpoint, combined."""
+    headers, tls = target_headers(sc), tls_options(sc)
+    scrapes = [scrape_prefix_cache(u, headers, tls) for u in urls]
+    if len(scrapes) == 1:
+        return scrapes[0]
+    present = [s for s in scrapes if s is not None]
+    if len(present) < len(scrapes) or len({s["source"] for s in present}) != 1:
+        return None
+    if "hit_rate" in present[0]:
+        rate = sum(s["hit_rate"] for s in present) / len(present)
+        return {"hit_rate": rate, "source": present[0]["source"]}
+    return {
+        "queries": sum(s["queries"] for s in present),
+        "hits": sum(s["hits"] for s in present),
+        "source": present[0]["source"],
+    }
