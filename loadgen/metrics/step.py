@@ -91,7 +91,7 @@ def summarize_step(
     end = max((r.end_ns for r in measured), default=0)
     window_s = (end - start) / NS_PER_S if end > start else 0.0
 
-    open_loop = load.mode in ("rate", "trace")
+    open_loop = load.mode in ("rate", "trace", "offline")
     step = StepSummary(
         index=index,
         load=load,
@@ -101,7 +101,11 @@ def summarize_step(
         interrupted=interrupted,
         client=client or ClientHealth(),
         ttft_of="answer" if ttft_of == "answer" else "any",
-        latency_from="scheduled" if open_loop and sla.latency_from == "scheduled" else "sent",
+        latency_from=(
+            "scheduled"
+            if open_loop and load.mode != "offline" and sla.latency_from == "scheduled"
+            else "sent"
+        ),
     )
     step.requests = _counts(records, measured, len(ok))
     _latencies(step, ok, profile, ttft_of)

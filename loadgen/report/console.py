@@ -25,10 +25,14 @@ __all__ = [
 
 
 def load_label(step: StepSummary) -> str:
-    """``concurrency 16``, ``rate 4 req/s (poisson)`` or ``trace x0.5``."""
+    """``concurrency 16``, ``rate 4 req/s (poisson)``, ``trace x0.5`` or ``offline (all in
+    flight)``."""
     load = step.load
     if load.mode == "concurrency":
         return f"concurrency {load.concurrency}"
+    if load.mode == "offline":
+        cap = f"at most {load.max_concurrency}" if load.max_concurrency else "all"
+        return f"offline ({cap} in flight)"
     if load.mode == "trace":
         scale = f" x{load.time_scale:g}" if load.time_scale is not None else ""
         cap = f" (max {load.max_concurrency} in flight)" if load.max_concurrency else ""

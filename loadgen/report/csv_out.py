@@ -119,9 +119,14 @@ _OPTIONAL = {name for names, _ in OPTIONAL_COLUMNS for name in names}
 
 
 def load_value(step: StepSummary) -> float | None:
-    """The step's configured load: concurrency, rate in req/s, or a trace's time scale."""
+    """The step's configured load: concurrency, rate in req/s, a trace's time scale, or
+    offline the cap on requests in flight (None: no cap)."""
     load = step.load
-    value = {"concurrency": load.concurrency, "trace": load.time_scale}.get(load.mode, load.rate)
+    value = {
+        "concurrency": load.concurrency,
+        "trace": load.time_scale,
+        "offline": load.max_concurrency,
+    }.get(load.mode, load.rate)
     return None if value is None else float(value)
 
 

@@ -99,6 +99,8 @@ def point_label(step: StepSummary) -> str:
         return f"step {step.index}"
     if step.load.mode == "trace":
         return f"trace x{value:g}"
+    if step.load.mode == "offline":
+        return f"offline {value:g}"
     label = f"c={value:g}" if step.load.mode == "concurrency" else f"{value:g} r/s"
     return f"probe {label}" if step.role == "probe" else label
 
@@ -106,7 +108,7 @@ def point_label(step: StepSummary) -> str:
 def load_x(step: StepSummary) -> float | None:
     """The x of a step on a plot against load: concurrency, offered rate, or for a trace
     replay the achieved requests/s (None when no request succeeded)."""
-    if step.load.mode == "trace":
+    if step.load.mode in ("trace", "offline"):
         rps = step.throughput.requests_per_s
         return rps if step.requests.ok and rps > 0 else None
     return load_value(step)
@@ -116,6 +118,7 @@ _AXIS_LABELS = {
     "concurrency": "concurrency (requests in flight)",
     "rate": "offered rate (req/s)",
     "trace": "achieved rate (req/s), trace replay",
+    "offline": "achieved rate (req/s), offline",
 }
 
 

@@ -32,7 +32,13 @@ from loadgen.runner.run import expects_full_output, load_point
 from loadgen.runner.sweep import make_sweep, verdict
 from loadgen.scenario import load_scenario
 from loadgen.scenario.load import DROP, Overrides
-from loadgen.scenario.models import ConcurrencyLoad, RateLoad, TargetSpec, TraceLoad
+from loadgen.scenario.models import (
+    ConcurrencyLoad,
+    OfflineLoad,
+    RateLoad,
+    TargetSpec,
+    TraceLoad,
+)
 from loadgen.summary import ClockAnchor, Summary
 
 __all__ = ["can_rebuild", "rebuild_summary"]
@@ -133,6 +139,7 @@ def _defaults_dropped(path: Path) -> Overrides:
         "concurrency": ConcurrencyLoad,
         "rate": RateLoad,
         "trace": TraceLoad,
+        "offline": OfflineLoad,
     }
     cls = modes.get(str(load.get("mode")))
     if cls is None:

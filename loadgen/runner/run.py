@@ -55,7 +55,7 @@ from loadgen.runner.setup import (
 from loadgen.runner.signals import SignalStop
 from loadgen.runner.sweep import Point, make_sweep, verdict
 from loadgen.scenario.checks import load_warnings
-from loadgen.scenario.models import RateLoad, Scenario, TraceLoad
+from loadgen.scenario.models import OfflineLoad, RateLoad, Scenario, TraceLoad
 from loadgen.summary import ClockAnchor, LoadPoint, StepSummary, Summary
 
 if TYPE_CHECKING:
@@ -426,6 +426,8 @@ def load_point(sc: Scenario, at: Point) -> LoadPoint:
         return LoadPoint(mode="concurrency", concurrency=int(at.value))
     if isinstance(load, TraceLoad):
         return LoadPoint(mode="trace", time_scale=at.value, max_concurrency=load.max_concurrency)
+    if isinstance(load, OfflineLoad):
+        return LoadPoint(mode="offline", max_concurrency=int(at.value) or None)
     if not isinstance(load, RateLoad):  # pragma: no cover - the sweep only makes rate points here
         raise TypeError(f"a rate point for a {load.mode} load")
     return LoadPoint(

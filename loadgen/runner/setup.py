@@ -31,7 +31,7 @@ from loadgen.client import (
 from loadgen.client.request import RequestLimits
 from loadgen.errors import OutputError
 from loadgen.redact import redact_text
-from loadgen.scenario.models import ConcurrencyLoad, LoadSpec, Scenario
+from loadgen.scenario.models import ConcurrencyLoad, LoadSpec, OfflineLoad, Scenario
 from loadgen.summary import TargetCheck
 from loadgen.workload.prompts import Calibration
 
@@ -168,7 +168,12 @@ def pool_limit(load: LoadSpec, workers: int = 1) -> int:
     With ``workers`` processes, each gets its share of the largest concurrency
     (or ``max_concurrency``) rounded up.
     """
-    most = int(max(load.points)) if isinstance(load, ConcurrencyLoad) else load.max_concurrency
+    if isinstance(load, ConcurrencyLoad):
+        most: int | None = int(max(load.points))
+    elif isinstance(load, OfflineLoad):  # no cap: the whole batch in flight
+        most = 0 if load.max_concurrency is None else max(load.max_concurrency)
+    else:
+        most = load.max_concurrency
     return -(-(most or 0) // workers)
 
 

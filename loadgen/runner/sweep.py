@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from loadgen.scenario.models import LoadSpec, RateLoad, TraceLoad
+from loadgen.scenario.models import LoadSpec, OfflineLoad, RateLoad, TraceLoad
 from loadgen.summary import StepSummary, Verdict
 
 __all__ = ["Point", "Sweep", "early_stop_reason", "make_sweep", "verdict"]
@@ -108,7 +108,7 @@ class Sweep:
 
     @property
     def tolerance(self) -> float:
-        assert not isinstance(self.load, TraceLoad)
+        assert not isinstance(self.load, TraceLoad | OfflineLoad)
         if self.load.search_tolerance is not None:
             return self.load.search_tolerance
         return 1.0 if self.load.mode == "concurrency" else 0.05 * max(self.load.points)
@@ -131,7 +131,7 @@ class Sweep:
             return Point(self.load.mode, hi)
         if self.high is None:
             return None  # the highest load passes: nothing to search
-        assert not isinstance(self.load, TraceLoad)
+        assert not isinstance(self.load, TraceLoad | OfflineLoad)
         if self.high - self.low <= self.tolerance or len(self.done) >= self.load.max_search_steps:
             return None
         mid = (self.low + self.high) / 2
@@ -163,6 +163,9 @@ def verdict(sweep: Sweep) -> Verdict:
         v.tolerance = sweep.tolerance
         if sweep.low is not None and sweep.high is not None:
             v.bracket = [sweep.low, sweep.high]
+    if mode == "offline":
+        _offline_verdict(v, steps)
+        return v
     trace = mode == "trace"
     unit = "concurrency" if mode == "concurrency" else "rate"
     suffix = "" if mode == "concurrency" else " req/s"
@@ -191,3 +194,21 @@ def verdict(sweep: Sweep) -> Verdict:
     if sweep.stopped:
         v.text += f"; stopped early: {sweep.stopped}"
     return v
+
+
+def _offline_verdict(v: Verdict, steps: list[tuple[Point, StepSummary]]) -> None:
+    """MLPerf Offline: the highest throughput any step reached (latency bounds do not apply)."""
+    done = [(p, s) for p, s in steps if not s.interrupted and s.requests.ok]
+    if not done:
+        v.text = "offline: no step completed a request"
+        return
+    best_p, best_s = max(done, key=lambda ps: ps[1].throughput.output_tokens_per_s)
+    t = best_s.throughput
+    v.max_passing = best_p.value
+    v.goodput_requests_per_s = t.goodput_requests_per_s
+    v.output_tokens_per_s = t.output_tokens_per_s
+    cap = f"at most {best_p.value:g} in flight" if best_p.value else "all in flight at once"
+    v.text = (
+        f"offline throughput: {t.output_tokens_per_s:,.0f} output tok/s, "
+        f"{t.requests_per_s:.2f} req/s ({best_s.requests.ok} requests, {cap})"
+    )

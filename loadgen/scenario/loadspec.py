@@ -4,6 +4,8 @@
 - ``rate``: open loop, one step per request rate (or ``sweep: auto``).
 - ``trace``: open loop at the times a trace file recorded, one step per
   ``time_scale``.
+- ``offline``: every request of the step sent at once (MLPerf's Offline
+  scenario), one step per ``max_concurrency`` (or one step with no cap).
 
 A field that does not apply to the mode is an error ("unknown field"), not
 silently ignored. Without ``mode`` a load is ``concurrency``, or ``rate`` for
@@ -36,6 +38,7 @@ __all__ = [
     "TRACE_FORMATS",
     "ConcurrencyLoad",
     "LoadSpec",
+    "OfflineLoad",
     "RateLoad",
     "StopEarly",
     "TraceLoad",
@@ -241,6 +244,36 @@ class TraceLoad(_Common):
         return [float(v) for v in self.time_scale]
 
 
+class OfflineLoad(_Common):
+    mode: Literal["offline"] = Field(
+        "offline", description="Every request of the step at once: the maximum throughput."
+    )
+    max_concurrency: list[Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]] | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_LIST,
+        description="One step per value: at most this many in flight, the rest queued "
+        "(None: one step, every request in flight at once).",
+    )
+
+    @model_validator(mode="after")
+    def _count(self) -> OfflineLoad:
+        if self.requests_per_step is None:
+            raise ValueError("mode offline needs `requests_per_step` (the batch sent at once)")
+        if self.duration_s is not None:
+            raise ValueError("mode offline sends a fixed batch: give `requests_per_step` only")
+        return self
+
+    @property
+    def sweep(self) -> str:
+        return "list"
+
+    @property
+    def points(self) -> list[float]:
+        """Each step's cap on requests in flight; 0 stands for none."""
+        return [float(c) for c in self.max_concurrency] if self.max_concurrency else [0.0]
+
+
 def _changed(model: BaseModel, names: tuple[str, ...]) -> list[str]:
     """Those of ``names`` given a value other than their default.
 
@@ -258,20 +291,21 @@ def _mode(value: Any) -> str:
         mode = value.get("mode")
         if mode is None:
             return "load:rate" if value.get("sweep") == "auto" else "load:concurrency"
-        return f"load:{mode}" if mode in ("concurrency", "rate", "trace") else str(mode)
+        return f"load:{mode}" if mode in ("concurrency", "rate", "trace", "offline") else str(mode)
     return f"load:{getattr(value, 'mode', '')}"
 
 
 #: The union tags as they appear in validation error locations.
-LOAD_TAGS = ("load:concurrency", "load:rate", "load:trace")
+LOAD_TAGS = ("load:concurrency", "load:rate", "load:trace", "load:offline")
 
 LoadSpec = Annotated[
     Annotated[ConcurrencyLoad, Tag("load:concurrency")]
     | Annotated[RateLoad, Tag("load:rate")]
-    | Annotated[TraceLoad, Tag("load:trace")],
+    | Annotated[TraceLoad, Tag("load:trace")]
+    | Annotated[OfflineLoad, Tag("load:offline")],
     Discriminator(
         _mode,
         custom_error_type="load_mode",
-        custom_error_message="mode: expected concurrency, rate or trace",
+        custom_error_message="mode: expected concurrency, rate, trace or offline",
     ),
 ]

@@ -38,6 +38,7 @@ from loadgen.scenario.limits import MAX_NAME, MAX_SECONDS, MIN_SECONDS
 from loadgen.scenario.loadspec import (
     ConcurrencyLoad,
     LoadSpec,
+    OfflineLoad,
     RateLoad,
     StopEarly,
     TraceLoad,
@@ -61,6 +62,7 @@ __all__ = [
     "LognormalDist",
     "MockSpec",
     "NormalDist",
+    "OfflineLoad",
     "PercentileBounds",
     "PrefixSpec",
     "RateLoad",
@@ -485,7 +487,9 @@ class Scenario(_Strict):
                     raise ValueError(
                         f"load.mode trace takes lengths from the trace: drop workload.{name}"
                     )
-        if isinstance(self.load, RateLoad):
+        if isinstance(self.load, OfflineLoad) and w.sessions is not None:
+            raise ValueError("load.mode offline sends single requests: drop workload.sessions")
+        if isinstance(self.load, RateLoad | OfflineLoad):
             _open_loop_fits(self.load, w)
         return self
 
@@ -495,12 +499,15 @@ class Scenario(_Strict):
 MAX_PLANNED_TOKENS = 500_000_000
 
 
-def _open_loop_fits(load: RateLoad, w: WorkloadSpec) -> None:
+def _open_loop_fits(load: RateLoad | OfflineLoad, w: WorkloadSpec) -> None:
     """An open-loop step's planned requests must fit in memory (closed loop plans lazily)."""
-    rate = max(load.points, default=0.0)
-    if load.requests_per_step is not None:
+    if isinstance(load, OfflineLoad):
+        arrivals = float(load.requests_per_step or 0)
+    elif load.requests_per_step is not None:
+        rate = max(load.points, default=0.0)
         arrivals = load.requests_per_step + load.warmup_requests + rate * load.ramp_up_s / 2
     else:
+        rate = max(load.points, default=0.0)
         arrivals = rate * ((load.duration_s or 0.0) + load.ramp_up_s / 2)
     # sessions plan turn lengths only; a dataset's rows are shared, not copied
     shared = w.sessions is not None or w.dataset is not None

@@ -118,6 +118,8 @@ def _step_lines(plan: StepPlan, index: int, mode: str, value: float) -> list[str
         "concurrency": f"step {index}: concurrency {value:g}",
         "rate": f"step {index}: rate {value:g} req/s",
         "trace": f"step {index}: trace at time scale {value:g}",
+        "offline": f"step {index}: offline, "
+        + (f"at most {value:g} in flight" if value else "all at once"),
     }[mode]
     if plan.closed and plan.sessions is not None:
         count = plan.measured if plan.measured is not None else SAMPLE

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from loadgen.scenario.models import ConcurrencyLoad, LoadSpec, RateLoad, TraceLoad
+from loadgen.scenario.models import ConcurrencyLoad, LoadSpec, OfflineLoad, RateLoad, TraceLoad
 from loadgen.workload.arrivals import arrival_offsets_ns, ramped_offsets_ns
 from loadgen.workload.plan import RequestSpec, step_rng
 from loadgen.workload.source import SessionPlan, Workload
@@ -59,11 +59,21 @@ class StepPlan:
 
 
 def plan_step(workload: Workload, load: LoadSpec, mode: str, value: float, index: int) -> StepPlan:
-    """The plan of step ``index`` at load ``value`` (users, requests/s or a time scale)."""
+    """The plan of step ``index`` at load ``value`` (users, requests/s, a time scale, or
+    offline a cap on requests in flight: 0 for none)."""
     seed = workload.spec.seed
     rng = step_rng(seed, index, 0)
     if isinstance(load, TraceLoad):
         return _trace(workload, load, value, index, rng)
+    if isinstance(load, OfflineLoad):
+        batch = load.requests_per_step or 0
+        return StepPlan(
+            False,
+            offsets_ns=[0] * batch,  # all at once: MLPerf Offline
+            open_requests=workload.requests(rng, batch),
+            max_concurrency=int(value) or None,
+            rng=rng,
+        )
     ramp_ns = int(load.ramp_up_s * NS_PER_S)
     duration_ns = None if load.duration_s is None else int(load.duration_s * NS_PER_S)
     n, w = load.requests_per_step, load.warmup_requests
