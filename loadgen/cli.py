@@ -42,6 +42,8 @@ from loadgen.errors import (
 )
 
 if TYPE_CHECKING:
+    from loadgen.runner.run import RunOptions
+    from loadgen.scenario import Scenario
     from loadgen.scenario.load import Overrides
     from loadgen.summary import Summary
 
@@ -137,6 +139,14 @@ def _sweep_options(f: Any) -> Any:
 @click.option("--fail-on-sla", is_flag=True, help="Exit 1 when a step misses its SLA.")
 @click.option("--strict", is_flag=True, help="Exit 1 when a step is inconclusive.")
 @click.option(
+    "--repeat",
+    type=click.IntRange(1, 100),
+    default=1,
+    show_default=True,
+    help="Run the whole sweep N times (repeat-1 ... repeat-N in the results directory) "
+    "and report the run-to-run spread of each step.",
+)
+@click.option(
     "--usd-per-hour",
     type=click.FloatRange(min=0, min_open=True),
     help="Override cost.usd_per_hour.",
@@ -163,6 +173,7 @@ def run(
     strict: bool,
     metrics_profile: str,
     ray_address: str | None,
+    repeat: int,
     **flags: Any,
 ) -> None:
     """Run the SCENARIO file's sweep and write a results directory.
@@ -197,6 +208,9 @@ def run(
         on_signal=signals.append,
         ray=ray_address,
     )
+    if repeat > 1:
+        _run_repeats(sc, opts, repeat, signals, fail_on_sla=fail_on_sla, strict=strict)
+        return
     try:
         summary = run_scenario(sc, opts)
     except KeyboardInterrupt:
@@ -209,6 +223,58 @@ def run(
         raise error(f"interrupted: partial results in {out_dir}")
     if (failure := _outcome(summary, fail_on_sla=fail_on_sla, strict=strict)) is not None:
         raise failure
+
+
+def _run_repeats(
+    sc: Scenario,
+    opts: RunOptions,
+    n: int,
+    signals: list[int],
+    *,
+    fail_on_sla: bool,
+    strict: bool,
+) -> None:
+    """``--repeat N``: N whole sweeps in repeat-k folders, then their spread (report.repeats)."""
+    import dataclasses
+    import uuid
+
+    from loadgen.report.console import format_verdict
+    from loadgen.report.repeats import render_console, repeat_dirs, spread, write_spread
+    from loadgen.runner.run import run_scenario
+
+    out_dir = opts.out_dir
+    summaries: list[Summary] = []
+    failures: list[LoadgenError] = []
+    stopped = False
+    for k, folder in enumerate(repeat_dirs(out_dir, n), start=1):
+        if not opts.quiet:
+            click.echo(f"repeat {k} of {n} -> {folder}")
+        one = dataclasses.replace(opts, out_dir=folder, run_id=uuid.uuid4().hex[:8])
+        try:
+            summary = run_scenario(sc, one)
+        except KeyboardInterrupt:
+            if not signals:
+                raise
+            stopped = True
+            break
+        summaries.append(summary)
+        click.echo(format_verdict(summary, folder))
+        if summary.interrupted:
+            stopped = True
+            break
+        if (failure := _outcome(summary, fail_on_sla=fail_on_sla, strict=strict)) is not None:
+            failures.append(failure)
+    done = [s for s in summaries if not s.interrupted]
+    if done:
+        result = spread(done, [f"repeat-{k}" for k in range(1, len(done) + 1)])
+        write_spread(result, out_dir)
+        click.echo(render_console(result))
+        click.echo(f"repeats: {out_dir} (repeats.json, repeats.md)")
+    if stopped:
+        error = Terminated if signals else Interrupted
+        raise error(f"interrupted: {len(done)} of {n} repeats complete in {out_dir}")
+    if failures:
+        raise failures[0]
 
 
 def _outcome(summary: Summary, *, fail_on_sla: bool, strict: bool) -> LoadgenError | None:

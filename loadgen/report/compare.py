@@ -26,6 +26,7 @@ from loadgen.report.csv_out import load_value
 from loadgen.report.gate import Gate, GateResult, evaluate_gate, step_value
 from loadgen.report.markdown import render_markdown
 from loadgen.report.plots import Series, curve_steps, load_axis_label, load_x
+from loadgen.report.repeats import RepeatSpread
 from loadgen.report.samples import RunSamples, read_run_samples
 from loadgen.report.writer import load_summary
 from loadgen.summary import StepSummary, Summary
@@ -78,8 +79,17 @@ class ProfileMismatchError(ScenarioError):
 class Run:
     name: str
     path: Path
-    summary: Summary
+    summary: Summary  # with repeats: the first repeat's, each compared figure their mean
     samples: RunSamples | None
+    repeats: list[Summary] | None = None  # ``loadgen run --repeat N``: every repeat's summary
+
+    def repeat_steps(self, step: StepSummary) -> list[StepSummary]:
+        """The step at the same index and load in every repeat (empty without repeats)."""
+        return [
+            r.steps[step.index]
+            for r in self.repeats or []
+            if len(r.steps) > step.index and r.steps[step.index].load == step.load
+        ]
 
 
 def check_profiles(runs: Sequence[Run], *, allow_mismatch: bool = False) -> None:
@@ -105,15 +115,51 @@ def load_runs(paths: Sequence[Path], *, allow_profile_mismatch: bool = False) ->
     runs: list[Run] = []
     seen: set[str] = set()
     for i, path in enumerate(paths):
-        summary = load_summary(path)
         name = path.resolve().name or f"run{i + 1}"
         if name in seen:
             name = f"{name}#{i + 1}"
         seen.add(name)
+        repeats = _load_repeats(path)
+        if repeats is not None:
+            runs.append(Run(name, path, _mean_summary(repeats), None, repeats))
+            continue
+        summary = load_summary(path)
         samples = read_run_samples(path, summary)
         runs.append(Run(name, path, summary, samples))
     check_profiles(runs, allow_mismatch=allow_profile_mismatch)
     return runs
+
+
+def _load_repeats(path: Path) -> list[Summary] | None:
+    """A ``--repeat`` results directory's repeats (None for a plain results directory)."""
+    index = path / "repeats.json"
+    if (path / "summary.json").exists() or not index.is_file():
+        return None
+    try:
+        dirs = RepeatSpread.model_validate_json(index.read_bytes()).dirs
+    except (OSError, ValueError) as exc:
+        raise ScenarioError(f"{index}: not a repeats index: {exc}") from None
+    return [load_summary(path / d) for d in dirs]
+
+
+def _mean_summary(repeats: Sequence[Summary]) -> Summary:
+    """The first repeat's summary, each table figure replaced by its mean over the repeats."""
+    out = repeats[0].model_copy(deep=True)
+    for step in out.steps:
+        same = [
+            r.steps[step.index]
+            for r in repeats
+            if len(r.steps) > step.index and r.steps[step.index].load == step.load
+        ]
+        for path, _, _ in TABLE_METRICS:
+            values = [step_value(s, path) for s in same]
+            if len(values) == len(repeats) and all(v is not None for v in values):
+                *parents, last = path.split(".")
+                node: object = step
+                for part in parents:
+                    node = getattr(node, part)
+                setattr(node, last, sum(v for v in values if v is not None) / len(values))
+    return out
 
 
 def _distance(a: StepSummary, b: StepSummary) -> float | None:
@@ -253,7 +299,15 @@ def run_gates(
     ]
     return [
         evaluate_gate(
-            gate, label, pair, (base.samples, new.samples), seed=seed, resamples=resamples
+            gate,
+            label,
+            pair,
+            (base.samples, new.samples),
+            seed=seed,
+            resamples=resamples,
+            repeats=(base.repeat_steps(pair[0]), new.repeat_steps(pair[1]))
+            if base.repeats and new.repeats
+            else None,
         )
         for gate in gates
         for label, pair in pairs

@@ -38,6 +38,7 @@ __all__ = [
     "bootstrap_diff",
     "evaluate_gate",
     "parse_gate",
+    "repeats_diff",
     "step_value",
 ]
 
@@ -233,6 +234,18 @@ def _significance(
     return lo, hi
 
 
+def repeats_diff(
+    base: list[float], new: list[float], *, resamples: int = 1000, seed: int = 0
+) -> tuple[float, float]:
+    """A seeded bootstrap 95% interval of mean(new) - mean(base) over repeated runs' values."""
+    rng = np.random.default_rng(seed)
+    a, b = np.asarray(base, dtype=np.float64), np.asarray(new, dtype=np.float64)
+    da = rng.choice(a, size=(resamples, len(a))).mean(axis=1)
+    db = rng.choice(b, size=(resamples, len(b))).mean(axis=1)
+    lo, hi = np.percentile(db - da, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
 def evaluate_gate(
     gate: Gate,
     load: str,
@@ -241,8 +254,17 @@ def evaluate_gate(
     *,
     seed: int = 0,
     resamples: int = 1000,
+    repeats: tuple[list[StepSummary], list[StepSummary]] | None = None,
 ) -> GateResult:
-    """The gate on one matching step: (baseline step, newest step)."""
+    """The gate on one matching step: (baseline step, newest step).
+
+    With ``repeats`` (the matching step of every repeat on each side, when both
+    were run with ``--repeat``), the values compared are the repeats' means and
+    the interval is a bootstrap over the repeats: the run-to-run spread decides
+    significance.
+    """
+    if repeats is not None and len(repeats[0]) >= 2 and len(repeats[1]) >= 2:
+        return _gate_over_repeats(gate, load, repeats, seed, resamples)
     base, new = step_value(steps[0], gate.path), step_value(steps[1], gate.path)
     if base is None or new is None or (gate.relative and base == 0):
         return GateResult(gate, load, base, new, None, None, False, None, False)
@@ -252,3 +274,28 @@ def evaluate_gate(
     significant = None if ci is None else not (ci[0] <= 0 <= ci[1])
     failed = exceeded and significant is not False
     return GateResult(gate, load, base, new, change, ci, exceeded, significant, failed)
+
+
+def _gate_over_repeats(
+    gate: Gate,
+    load: str,
+    repeats: tuple[list[StepSummary], list[StepSummary]],
+    seed: int,
+    resamples: int,
+) -> GateResult:
+    a = [step_value(s, gate.path) for s in repeats[0]]
+    b = [step_value(s, gate.path) for s in repeats[1]]
+    av, bv = [x for x in a if x is not None], [x for x in b if x is not None]
+    if len(av) < 2 or len(bv) < 2:
+        return GateResult(gate, load, None, None, None, None, False, None, False)
+    base, new = float(np.mean(av)), float(np.mean(bv))
+    if gate.relative and base == 0:
+        return GateResult(gate, load, base, new, None, None, False, None, False)
+    change = (new - base) / abs(base) * 100 if gate.relative else new - base
+    exceeded = bool(_OPS[gate.op](change, gate.bound))
+    lo, hi = repeats_diff(av, bv, resamples=resamples, seed=seed)
+    ci = (lo / abs(base) * 100, hi / abs(base) * 100) if gate.relative else (lo, hi)
+    significant = not (ci[0] <= 0 <= ci[1])
+    return GateResult(
+        gate, load, base, new, change, ci, exceeded, significant, exceeded and significant
+    )
