@@ -142,6 +142,13 @@ def _sweep_options(f: Any) -> Any:
     help="Override cost.usd_per_hour.",
 )
 @click.option(
+    "--ray",
+    "ray_address",
+    metavar="local|auto|ADDRESS",
+    help="Run the workers as Ray actors: `local` (a private Ray instance), `auto` (the "
+    "cluster Ray finds) or a cluster address; needs loadgen[ray] (docs/scale.md).",
+)
+@click.option(
     "--metrics-profile",
     type=click.Choice(["loadgen", "vllm", "aiperf", "guidellm"]),
     default="loadgen",
@@ -155,6 +162,7 @@ def run(
     fail_on_sla: bool,
     strict: bool,
     metrics_profile: str,
+    ray_address: str | None,
     **flags: Any,
 ) -> None:
     """Run the SCENARIO file's sweep and write a results directory.
@@ -180,8 +188,14 @@ def run(
         stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(anchor().wall_ns / 1e9))
         out_dir = Path("results") / f"{sc.name}-{stamp}"
     signals: list[int] = []
+    if ray_address is not None and not ray_address.strip():
+        raise ScenarioError("command line: --ray: expected local, auto or a cluster address")
     opts = RunOptions(
-        out_dir=out_dir, quiet=quiet, metrics_profile=metrics_profile, on_signal=signals.append
+        out_dir=out_dir,
+        quiet=quiet,
+        metrics_profile=metrics_profile,
+        on_signal=signals.append,
+        ray=ray_address,
     )
     try:
         summary = run_scenario(sc, opts)

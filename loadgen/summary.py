@@ -206,8 +206,13 @@ class ClientHealth(_Model):
     read_lag_max_ms: float | None = None
     saturated: bool = False
     warnings: list[str] = Field(default_factory=list)
+    #: peak resident memory during the step, MiB (read every 100 ms; with workers the
+    #: largest worker's); None where it cannot be read (not Linux)
+    rss_peak_mib: float | None = None
     #: load.workers > 1: every loadgen process's CPU together (the parent's included)
     cpu_util_total: float | None = None
+    #: load.workers > 1: every process's peak RSS added up (the parent's at the step's end)
+    rss_peak_total_mib: float | None = None
     #: load.workers > 1: each worker's own figures; those above are the worst of them
     workers: list[ClientHealth] | None = None
 
@@ -530,6 +535,9 @@ class Summary(_Model):
     )
     #: processes that sent the load (load.workers); 1: this process alone
     workers: int = 1
+    #: --ray: the worst worker's clock-offset uncertainty against the parent (half the
+    #: best round trip); step windows and the timeline are good to this, latencies exact
+    workers_clock_uncertainty_ms: float | None = None
     metrics_profile: str = "loadgen"
     steps: list[StepSummary] = Field(default_factory=list)
     verdict: Verdict | None = None

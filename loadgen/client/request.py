@@ -34,7 +34,7 @@ from typing import Any
 import orjson
 
 from loadgen.client.adapters import Adapter
-from loadgen.client.adapters.base import MalformedUsage
+from loadgen.client.adapters.base import Delta, MalformedUsage
 from loadgen.client.routing import Router
 from loadgen.client.sse import MAX_EVENT_BYTES, EventTooLarge, SseSplitter
 from loadgen.client.transport import HttpRequest, Response, Transport, TransportError
@@ -261,19 +261,11 @@ class Requester:
 
         ``text`` collects the answer's text when the spec asked for it (else None).
         """
-        parse = self._adapter.parse
+        deltas, failure = self._parse(payloads)
         stamp = rec.token_ns.append
-        for payload in payloads:
-            if payload == b"[DONE]":
+        for d in deltas:
+            if d is None:  # [DONE]
                 _finish(rec, self._adapter.ends_with_done)
-                return True
-            try:
-                d = parse(payload)
-            except MalformedUsage as exc:
-                _fail(rec, "malformed_usage", str(exc))
-                return True
-            except _MALFORMED as exc:
-                _fail(rec, "malformed_event", f"{exc}: {payload[:120]!r}")
                 return True
             if d.tokens:
                 if d.reasoning:
@@ -300,7 +292,43 @@ class Requester:
             if d.final:
                 _finish(rec, not self._adapter.ends_with_done)
                 return True
+        if failure is not None:
+            _fail(rec, *failure)
+            return True
         return False
+
+    def _parse(self, payloads: list[bytes]) -> tuple[list[Delta | None], tuple[str, str] | None]:
+        """The events of one read (None for ``[DONE]``), up to the first bad one, and its error.
+
+        Several events are parsed in one call (one JSON array), the common case
+        of a busy server; if that fails, one by one, so every event before the
+        bad one still counts.
+        """
+        if len(payloads) > 1:
+            done = payloads[-1] == b"[DONE]"
+            try:
+                many: list[Delta | None] = list(
+                    self._adapter.parse_many(payloads[:-1] if done else payloads)
+                )
+            except (MalformedUsage, *_MALFORMED):
+                pass  # find the bad one below
+            else:
+                if done:
+                    many.append(None)
+                return many, None
+        out: list[Delta | None] = []
+        parse = self._adapter.parse
+        for payload in payloads:
+            if payload == b"[DONE]":
+                out.append(None)
+                break
+            try:
+                out.append(parse(payload))
+            except MalformedUsage as exc:
+                return out, ("malformed_usage", str(exc))
+            except _MALFORMED as exc:
+                return out, ("malformed_event", f"{exc}: {payload[:120]!r}")
+        return out, None
 
 
 def _too_many(rec: Record, limit: int) -> None:

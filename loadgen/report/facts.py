@@ -97,11 +97,16 @@ def run_facts(summary: Summary) -> list[str]:
     Empty for a summary that recorded no workload and the default source: a
     file written before these fields existed, where the source is a guess.
     """
-    workers = (
-        [f"workers: {summary.workers} processes send the load (saturation judged per worker)"]
-        if summary.workers > 1
-        else []
-    )
+    workers = []
+    if summary.workers_clock_uncertainty_ms is not None:
+        workers.append(
+            f"workers: {summary.workers} Ray actors send the load (saturation judged per "
+            f"worker; clocks matched to ±{summary.workers_clock_uncertainty_ms:.3f} ms)"
+        )
+    elif summary.workers > 1:
+        workers.append(
+            f"workers: {summary.workers} processes send the load (saturation judged per worker)"
+        )
     if summary.workload is None and summary.prompt_length_source == "approximate":
         return workers
     return [

@@ -3,7 +3,8 @@
 A small task wakes about every ``period`` and measures how long one pass
 through the event loop's ready queue takes (the loop's lag: the delay any
 work waiting its turn carries), and samples the number of requests in
-flight, for Little's law. With the h1 transport the step also gets the read
+flight, for Little's law, and (every tenth wake) the process's resident
+memory, for the step's peak. With the h1 transport the step also gets the read
 lag (how long bytes waited in the socket before loadgen read them).
 
 Imports: asyncio, numpy, loadgen.clock, loadgen.summary.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,7 +22,7 @@ import numpy as np
 from loadgen.clock import NS_PER_MS, NS_PER_S, cpu_ns, now_ns, pause, yield_lag_ns
 from loadgen.summary import ClientHealth
 
-__all__ = ["SATURATION", "LoopMonitor"]
+__all__ = ["SATURATION", "LoopMonitor", "rss_bytes"]
 
 #: Thresholds past which a step is flagged as limited by loadgen itself (its SLA
 #: result is then inconclusive). Chosen with benchmarks/truth_error.py on a 2-core VM
@@ -38,10 +40,25 @@ SATURATION = {
 }
 
 
+def rss_bytes() -> int | None:
+    """This process's resident memory now (Linux /proc), else None."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+#: the RSS is read every this many lag samples (every 100 ms)
+_RSS_EVERY = 10
+
+
 @dataclass(slots=True)
 class LoopMonitor:
     period_ns: int = 10 * NS_PER_MS
     in_flight: int = 0
+    rss_peak: int | None = None  # bytes: the largest resident size read during the step
     lags_ns: list[int] = field(default_factory=list)
     samples: list[tuple[int, int]] = field(default_factory=list)  # (time, in flight)
     _cpu0: int = 0
@@ -50,6 +67,7 @@ class LoopMonitor:
 
     def start(self) -> None:
         self._cpu0, self._wall0 = cpu_ns(), now_ns()
+        self._read_rss()
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def stop(self) -> None:
@@ -65,6 +83,13 @@ class LoopMonitor:
             await pause(period_s)
             self.lags_ns.append(await yield_lag_ns())
             self.samples.append((now_ns(), self.in_flight))
+            if len(self.lags_ns) % _RSS_EVERY == 0:
+                self._read_rss()
+
+    def _read_rss(self) -> None:
+        rss = rss_bytes()
+        if rss is not None and (self.rss_peak is None or rss > self.rss_peak):
+            self.rss_peak = rss
 
     def mean_in_flight(self, start_ns: int, end_ns: int) -> float | None:
         window = [n for t, n in self.samples if start_ns <= t <= end_ns]
@@ -76,7 +101,10 @@ class LoopMonitor:
         """``read_lag``: ``ReadLag.take()`` of the step, where the transport has one."""
         wall = now_ns() - self._wall0
         cpu_util = (cpu_ns() - self._cpu0) / wall if wall > 0 else 0.0
+        self._read_rss()
         h = ClientHealth(cpu_util=round(cpu_util, 4))
+        if self.rss_peak is not None:
+            h.rss_peak_mib = round(self.rss_peak / 2**20, 1)
         if self.lags_ns:
             lags = np.asarray(self.lags_ns, dtype=np.float64) / NS_PER_MS
             h.loop_lag_p99_ms = float(np.percentile(lags, 99))

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from loadgen import __version__
-from loadgen.clock import NS_PER_S, anchor
+from loadgen.clock import NS_PER_MS, NS_PER_S, anchor
 from loadgen.errors import OutputError
 from loadgen.metrics import step_cost, summarize_step
 from loadgen.metrics.profiles import PROFILES
@@ -50,9 +50,11 @@ from loadgen.runner.setup import (
     quiet_gc,
     resolve_workers,
     start_telemetry,
+    warn,
 )
 from loadgen.runner.signals import SignalStop
 from loadgen.runner.sweep import Point, make_sweep, verdict
+from loadgen.scenario.checks import load_warnings
 from loadgen.scenario.models import RateLoad, Scenario, TraceLoad
 from loadgen.summary import ClockAnchor, LoadPoint, StepSummary, Summary
 
@@ -76,6 +78,8 @@ class RunOptions:
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
     #: called with the signal number when SIGTERM stops the run (the CLI's exit code 143)
     on_signal: Callable[[int], None] | None = None
+    #: workers as Ray actors: ``local``, ``auto`` or a cluster address (loadgen.runner.ray_pool)
+    ray: str | None = None
 
 
 #: how long a finished request's row may wait in the write buffer
@@ -151,6 +155,8 @@ def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
     trace = scenario.load if isinstance(scenario.load, TraceLoad) else None
     chat = scenario.target.api == "openai-chat"
     workload = Workload.prepare(scenario.workload, chat=chat, trace=trace)  # bad files: stop here
+    for line in load_warnings(scenario):
+        warn(line)
     with contextlib.ExitStack() as stack:
         urls = open_endpoints(scenario, opts.out_dir, stack)  # starts the mock(s)
         url = urls[0]
@@ -230,7 +236,7 @@ class _Session:
         self._flush_timer: asyncio.TimerHandle | None = None
         self._protocol_checked = False
         self._http_versions: set[str] = set()
-        self.workers = resolve_workers(scenario)
+        self.workers = resolve_workers(scenario, ray=opts.ray is not None)
         summary.workers = self.workers
         #: a list sweep knows its number of steps; auto and sla-search do not
         self.steps_planned = (
@@ -263,7 +269,7 @@ class _Session:
     async def _run(self) -> None:
         sc = self.scenario
         load = sc.load
-        executor = self._executor()
+        executor = await self._executor()
         sweep = make_sweep(load)
         if not self.opts.quiet:
             self.progress.print(format_run_header(self.summary))
@@ -320,10 +326,19 @@ class _Session:
                 f"{', '.join(sorted(versions))}: the numbers are HTTP/1.1's"
             )
 
-    def _executor(self) -> Executor:
-        """This process, or a pool of worker processes (``load.workers``)."""
+    async def _executor(self) -> Executor:
+        """This process, or a pool of worker processes (``load.workers``) or Ray actors."""
         sc = self.scenario
         n = self.workers
+        if self.opts.ray is not None:
+            from loadgen.runner.ray_pool import RayPool
+
+            pool = await RayPool.start_ray(
+                sc, self.urls, self.opts.run_id, self.workload, n, self.opts.ray
+            )
+            self.summary.workers_clock_uncertainty_ms = pool.clock_uncertainty_ns / NS_PER_MS
+            self.workers = self.summary.workers = pool.size
+            return pool
         if n == 1:
             requester = make_requester(sc, self.urls, self.opts.run_id, pool_limit(sc.load))
             return LocalExecutor(requester, self.workload)

@@ -202,12 +202,17 @@ def make_requester(
     )
 
 
-def resolve_workers(sc: Scenario) -> int:
+def resolve_workers(sc: Scenario, *, ray: bool = False) -> int:
     """``load.workers`` as a number: ``auto`` is one per core this process may use,
-    leaving one for the system and one for the built-in mock when it is the target."""
+    leaving one for the system and one for the built-in mock when it is the target.
+
+    With Ray, ``auto`` is 0: one per CPU of the cluster, known once joined.
+    """
     w = sc.load.workers
     if w != "auto":
         return w
+    if ray:
+        return 0
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux

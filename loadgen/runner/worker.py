@@ -1,23 +1,27 @@
-"""One worker process: carries out its share of each step and streams its records back.
+"""One worker: carries out its share of each step and streams its records back.
 
-Started by :mod:`loadgen.runner.workers` (the spawn method: a fresh
-interpreter, no inherited threads or event loop). The worker prepares the
+A local worker is a process started by :mod:`loadgen.runner.workers` (the
+spawn method: a fresh interpreter, no inherited threads or event loop),
+entering at :func:`main`; a Ray actor (:mod:`loadgen.runner.ray_pool`)
+enters at :func:`serve` over a TCP connection. The worker prepares the
 same workload as the parent and plans each step itself (planning is
 deterministic), keeping the share :func:`loadgen.workload.deal.deal` gives
 it. Every latency is computed inside this process, from its own readings of
 the monotonic clock, which on one machine is the parent's clock too.
 
-The worker ignores SIGINT and SIGTERM (the parent tells it when to stop, so
-it can keep what it measured) and dies with its parent (PR_SET_PDEATHSIG).
+A local worker ignores SIGINT and SIGTERM (the parent tells it when to
+stop, so it can keep what it measured) and dies with its parent
+(PR_SET_PDEATHSIG).
 
-Protocol over a :class:`multiprocessing.connection.Connection`:
+Protocol, in :mod:`loadgen.runner.wire` frames over a socket:
 
 - parent to worker, pickled tuples: ``("step", index, mode, value, rank,
   ranks)`` (plan it: ``rank`` of ``ranks`` is the worker's share, -1 sits the
-  step out), ``("go", t0_ns)`` (start at ``t0_ns``), ``("stop",)``,
-  ``("exit",)``.
-- worker to parent, bytes whose first byte says what follows: ``S`` ready;
-  ``E`` + text: setup failed; ``P`` planned; ``R`` + records.jsonl rows;
+  step out), ``("go", t0_ns)`` (start at ``t0_ns``, in the worker's clock),
+  ``("clock",)`` (answered at once), ``("stop",)``, ``("exit",)``.
+- worker to parent, frames whose first byte says what follows: ``H`` + a
+  name (a Ray actor's first frame); ``S`` ready; ``E`` + text: setup failed;
+  ``C`` + the worker's clock; ``P`` planned; ``R`` + records.jsonl rows;
   ``D`` + JSON: the step is done (health, in-flight samples, interrupted,
   HTTP versions).
 
@@ -33,13 +37,14 @@ import os
 import pickle
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
 import orjson
 
-from loadgen.clock import sleep_until
+from loadgen.clock import now_ns, sleep_until
 from loadgen.errors import LoadgenError
 from loadgen.records import Record
 from loadgen.runner.execute import LocalExecutor
@@ -51,7 +56,10 @@ from loadgen.workload.prompts import Calibration
 from loadgen.workload.source import Workload
 from loadgen.workload.step import plan_step
 
-__all__ = ["FLUSH_AFTER_S", "WorkerConfig", "main"]
+__all__ = ["FLUSH_AFTER_S", "Connect", "WorkerConfig", "main", "serve"]
+
+#: opens the worker's streams to the parent
+Connect = Callable[[], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWriter]]]
 
 #: how long a finished request's row may wait in the worker before it goes to the parent
 FLUSH_AFTER_S = 0.05
@@ -73,17 +81,24 @@ class WorkerConfig:
 
 
 def main(conn: Connection, config: WorkerConfig) -> None:
-    """The worker process's entry point."""
+    """A local worker process's entry point: talks to the parent over ``conn``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     _die_with_parent(config.parent_pid)
+    serve(lambda: open_stream(conn), config)
+
+
+def serve(connect: Connect, config: WorkerConfig, hello: bytes | None = None) -> None:
+    """Run a worker until the parent says exit or goes away.
+
+    ``connect`` opens the streams to the parent; ``hello``, when given, is the
+    first frame sent (a Ray actor names itself on a TCP connection with it).
+    """
     try:
         with quiet_gc(), asyncio.Runner(loop_factory=loop_factory()) as runner:
-            runner.run(_Worker(conn, config).serve())
-    except (BrokenPipeError, EOFError, ConnectionResetError):
+            runner.run(_Worker(connect, config, hello).serve())
+    except (BrokenPipeError, EOFError, ConnectionError):
         pass  # the parent is gone: nothing left to tell
-    finally:
-        conn.close()
 
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -103,9 +118,10 @@ def _die_with_parent(parent_pid: int) -> None:
 
 
 class _Worker:
-    def __init__(self, conn: Connection, config: WorkerConfig) -> None:
-        self.conn = conn
+    def __init__(self, connect: Connect, config: WorkerConfig, hello: bytes | None) -> None:
+        self.connect = connect
         self.config = config
+        self.hello = hello
         self.rows: list[bytes] = []
         self._flush_handle: asyncio.TimerHandle | None = None
         self._commands: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
@@ -114,6 +130,9 @@ class _Worker:
     async def serve(self) -> None:
         c = self.config
         sc = c.scenario
+        reader, self._out = await self.connect()
+        if self.hello is not None:
+            self._write(self.hello)
         try:
             trace = sc.load if isinstance(sc.load, TraceLoad) else None
             workload = Workload.prepare(
@@ -127,10 +146,11 @@ class _Worker:
                 make_requester(sc, c.urls, c.run_id, limit, worker=c.index), workload
             )
         except (LoadgenError, OSError, ValueError) as exc:
-            self.conn.send_bytes(b"E" + str(exc).encode())
+            self._write(b"E" + str(exc).encode())
+            await self._out.drain()
+            self._out.close()
             return
-        self.conn.send_bytes(b"S")  # still blocking: the loop has not taken the socket yet
-        reader, self._out = await open_stream(self.conn)
+        self._write(b"S")
         listener = asyncio.create_task(self._listen(reader))
         try:
             while True:
@@ -148,7 +168,11 @@ class _Worker:
     async def _listen(self, reader: asyncio.StreamReader) -> None:
         try:
             while True:
-                self._commands.put_nowait(pickle.loads(await read_frame(reader)))
+                command = pickle.loads(await read_frame(reader))
+                if command[0] == "clock":  # answered at once: the parent times the round trip
+                    self._write(b"C" + str(now_ns()).encode())
+                else:
+                    self._commands.put_nowait(command)
         except (asyncio.IncompleteReadError, OSError):
             self._commands.put_nowait(("exit",))  # the parent is gone
 

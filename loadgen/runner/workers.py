@@ -40,6 +40,7 @@ from loadgen.errors import LoadgenError
 from loadgen.records import Record
 from loadgen.runner.drivers import OnRecord
 from loadgen.runner.execute import StepOutcome
+from loadgen.runner.monitor import rss_bytes
 from loadgen.runner.wire import frame, open_stream, read_frame
 from loadgen.runner.worker import WorkerConfig, main
 from loadgen.scenario.models import Scenario
@@ -48,7 +49,7 @@ from loadgen.workload.deal import workers_for
 from loadgen.workload.source import Workload
 from loadgen.workload.step import StepPlan
 
-__all__ = ["START_TIMEOUT_S", "WorkerPool", "merge_health"]
+__all__ = ["START_TIMEOUT_S", "Worker", "WorkerPool", "merge_health", "shift_record"]
 
 #: how long a worker may take to start (import loadgen, read the workload)
 START_TIMEOUT_S = 120.0
@@ -59,19 +60,29 @@ START_LEAD_NS = 20 * NS_PER_MS
 
 
 @dataclass(slots=True)
-class _Worker:
+class Worker:
+    """The parent's view of one worker: a local process, or a Ray actor (``process`` None)."""
+
     index: int
-    process: BaseProcess
-    conn: Connection
+    process: BaseProcess | None
+    conn: Connection | None  # a local worker's socket until the event loop takes it over
     alive: bool = True
+    reader: asyncio.StreamReader | None = None
     writer: asyncio.StreamWriter | None = None
     pump: asyncio.Task[None] | None = None
     planned: asyncio.Future[None] | None = None
     done: asyncio.Future[dict[str, Any] | None] | None = None
+    clock: asyncio.Future[int] | None = None
+    #: this worker's monotonic clock minus the parent's (0 on one machine: one clock)
+    offset_ns: int = 0
+    #: half the round trip of the best clock reading (0: not measured, one machine)
+    offset_uncertainty_ns: int = 0
     #: finished records this worker sent during the current step
     records: int = 0
 
     def exit_text(self) -> str:
+        if self.process is None:
+            return "its Ray actor ended or its connection broke"
         code = self.process.exitcode
         if code is None:
             return "its connection broke"
@@ -88,7 +99,7 @@ class _Step:
 class WorkerPool:
     """N worker processes that carry out the run's steps together."""
 
-    def __init__(self, workers: list[_Worker]) -> None:
+    def __init__(self, workers: list[Worker]) -> None:
         self._workers = workers
         self._step: _Step | None = None
 
@@ -109,7 +120,7 @@ class WorkerPool:
             )
             process.start()
             theirs.close()
-            workers.append(_Worker(i, process, ours))
+            workers.append(Worker(i, process, ours))
         pool = cls(workers)
         try:
             for w in workers:
@@ -119,8 +130,9 @@ class WorkerPool:
             raise
         return pool
 
-    def _wait_ready(self, w: _Worker) -> None:
+    def _wait_ready(self, w: Worker) -> None:
         problem = f"did not start within {START_TIMEOUT_S:g} s"
+        assert w.conn is not None and w.process is not None
         try:
             if w.conn.poll(START_TIMEOUT_S):
                 message = w.conn.recv_bytes()
@@ -141,10 +153,7 @@ class WorkerPool:
     ) -> StepOutcome:
         """Carry out step ``index`` with every live worker; see the module docstring."""
         loop = asyncio.get_running_loop()
-        for w in self._workers:
-            if w.alive and w.pump is None:  # the first step: the loop takes the sockets over
-                reader, w.writer = await open_stream(w.conn)
-                w.pump = loop.create_task(self._pump(w, reader))
+        await self.connect()
         alive = [w for w in self._workers if w.alive]
         if not alive:
             raise LoadgenError("every worker process has died")
@@ -160,7 +169,7 @@ class WorkerPool:
             await self._wait(alive, "planned")
             t0 = now_ns() + START_LEAD_NS
             for w in alive:
-                self._send(w, ("go", t0))
+                self._send(w, ("go", t0 + w.offset_ns))
             await self._wait(alive, "done")
         except asyncio.CancelledError:
             interrupted = True
@@ -177,17 +186,55 @@ class WorkerPool:
             raise state.error
         wall = now_ns() - wall0
         parent_cpu = (cpu_ns() - cpu0) / wall if wall > 0 else 0.0
-        reports = [(w.index, w.done.result()) for w in alive if w.done is not None]
+        reports = [(w, w.done.result()) for w in alive if w.done is not None]
         outcome = _outcome(reports, parent_cpu)
         outcome.interrupted = outcome.interrupted or interrupted
         outcome.health.warnings += state.died
         return outcome
 
-    def _send(self, w: _Worker, command: tuple[Any, ...]) -> None:
+    async def connect(self) -> None:
+        """The event loop takes every worker's socket over (once) and reads from it."""
+        loop = asyncio.get_running_loop()
+        for w in self._workers:
+            if w.alive and w.writer is None and w.conn is not None:
+                w.reader, w.writer = await open_stream(w.conn)
+                w.conn = None
+            if w.alive and w.pump is None and w.reader is not None:
+                w.pump = loop.create_task(self._pump(w, w.reader))
+
+    async def measure_clocks(self, rounds: int = 8) -> None:
+        """Each worker's clock offset from the parent's: the reading with the shortest round trip.
+
+        For workers on other machines (Ray): their monotonic clocks share no
+        zero with the parent's. offset = worker reading - midpoint of the round
+        trip, good to half the round trip.
+        """
+        await self.connect()
+        loop = asyncio.get_running_loop()
+        for w in self._workers:
+            best: tuple[int, int] | None = None
+            for _ in range(rounds):
+                w.clock = loop.create_future()
+                sent = now_ns()
+                self._send(w, ("clock",))
+                async with asyncio.timeout(10):
+                    theirs = await w.clock
+                back = now_ns()
+                sample = (back - sent, theirs - (sent + back) // 2)
+                best = sample if best is None or sample < best else best
+            assert best is not None
+            w.offset_uncertainty_ns, w.offset_ns = (best[0] + 1) // 2, best[1]
+
+    @property
+    def clock_uncertainty_ns(self) -> int:
+        """The worst worker's clock-offset uncertainty (0: one machine, one clock)."""
+        return max((w.offset_uncertainty_ns for w in self._workers), default=0)
+
+    def _send(self, w: Worker, command: tuple[Any, ...]) -> None:
         if w.alive and w.writer is not None:
             w.writer.write(frame(pickle.dumps(command)))
 
-    async def _wait(self, workers: list[_Worker], what: str) -> None:
+    async def _wait(self, workers: list[Worker], what: str) -> None:
         # asyncio.wait, not gather: a cancelled step must leave these futures to wait on again
         futures = {getattr(w, what) for w in workers}
         await asyncio.wait(futures)
@@ -195,7 +242,7 @@ class WorkerPool:
         if state is not None and state.error is not None:
             raise state.error
 
-    async def _pump(self, w: _Worker, reader: asyncio.StreamReader) -> None:
+    async def _pump(self, w: Worker, reader: asyncio.StreamReader) -> None:
         """Every message worker ``w`` sends, until its end."""
         try:
             while True:
@@ -203,7 +250,7 @@ class WorkerPool:
         except (asyncio.IncompleteReadError, OSError):
             self._died(w)
 
-    def _message(self, w: _Worker, message: bytes) -> None:
+    def _message(self, w: Worker, message: bytes) -> None:
         """One message from ``w``: rows, planned, or done."""
         state = self._step
         kind, body = message[:1], message[1:]
@@ -211,11 +258,15 @@ class WorkerPool:
             try:
                 for line in body.splitlines():
                     rec = Record(**orjson.loads(line))
+                    if w.offset_ns:
+                        shift_record(rec, -w.offset_ns)
                     w.records += 1
                     state.on_record(rec)
             except Exception as exc:  # the parent could not keep it (a full disk): end the step
                 state.error = exc
                 self._resolve_all()
+        elif kind == b"C" and w.clock is not None and not w.clock.done():
+            w.clock.set_result(int(body))
         elif kind == b"P" and w.planned is not None and not w.planned.done():
             w.planned.set_result(None)
         elif kind == b"D" and w.done is not None and not w.done.done():
@@ -223,13 +274,14 @@ class WorkerPool:
                 w.planned.set_result(None)
             w.done.set_result(orjson.loads(body))
 
-    def _died(self, w: _Worker) -> None:
+    def _died(self, w: Worker) -> None:
         if not w.alive:
             return
         w.alive = False
         state = self._step
         if state is not None:  # mid-step: say how it ended (closing, close() reaps it)
-            w.process.join(timeout=1)
+            if w.process is not None:
+                w.process.join(timeout=1)
             state.died.append(
                 f"worker {w.index} died during the step ({w.exit_text()}): its {w.records} "
                 "finished records are kept, its share of the load was missing from then on"
@@ -264,29 +316,35 @@ class WorkerPool:
     def close(self) -> None:
         """Wait a little for every worker to exit, then kill what is left."""
         for w in self._workers:
-            if w.alive and w.writer is None:  # never taken over by the loop: still blocking
+            if w.alive and w.conn is not None:  # never taken over by the loop: still blocking
                 with contextlib.suppress(OSError):
                     w.conn.send(("exit",))
         for w in self._workers:
-            w.process.join(timeout=5)
-            if w.process.is_alive():
-                w.process.kill()
+            if w.process is not None:
                 w.process.join(timeout=5)
+                if w.process.is_alive():
+                    w.process.kill()
+                    w.process.join(timeout=5)
             w.alive = False
-            if w.writer is None:
+            if w.conn is not None:
                 w.conn.close()
+        self.release()
+
+    def release(self) -> None:
+        """What else the pool holds (a Ray pool: its actors and cluster connection)."""
 
 
-def _outcome(reports: list[tuple[int, dict[str, Any] | None]], parent_cpu: float) -> StepOutcome:
+def _outcome(reports: list[tuple[Worker, dict[str, Any] | None]], parent_cpu: float) -> StepOutcome:
     """One step outcome from the workers' done reports (None: the worker died)."""
     healths: list[tuple[int, ClientHealth]] = []
     outcome = StepOutcome(ClientHealth())
-    for index, report in reports:
+    for w, report in reports:
         if report is None or report.get("sat_out"):
             outcome.interrupted = outcome.interrupted or bool(report and report.get("interrupted"))
             continue
-        healths.append((index, ClientHealth.model_validate(report["health"])))
-        outcome.in_flight.append([(int(t), int(n)) for t, n in report["in_flight"]])
+        healths.append((w.index, ClientHealth.model_validate(report["health"])))
+        shift = w.offset_ns
+        outcome.in_flight.append([(int(t) - shift, int(n)) for t, n in report["in_flight"]])
         outcome.http_versions.update(report["http_versions"])
         outcome.interrupted = outcome.interrupted or bool(report["interrupted"])
     outcome.health = merge_health(healths, parent_cpu)
@@ -310,6 +368,39 @@ def merge_health(healths: list[tuple[int, ClientHealth]], parent_cpu: float) -> 
         saturated=any(h.saturated for _, h in healths),
         warnings=[f"worker {i}: {text}" for i, h in healths for text in h.warnings],
         cpu_util_total=round(sum(h.cpu_util for _, h in healths) + parent_cpu, 4),
+        rss_peak_mib=worst("rss_peak_mib"),
+        rss_peak_total_mib=_total_rss(healths),
         workers=[h for _, h in healths],
     )
     return merged
+
+
+def _total_rss(healths: list[tuple[int, ClientHealth]]) -> float | None:
+    peaks = [h.rss_peak_mib for _, h in healths if h.rss_peak_mib is not None]
+    parent = rss_bytes()
+    if not peaks or parent is None:
+        return None
+    return round(sum(peaks) + parent / 2**20, 1)
+
+
+#: every Record field that holds a reading of the monotonic clock
+_TIME_FIELDS = (
+    "scheduled_ns",
+    "start_ns",
+    "sent_ns",
+    "headers_ns",
+    "first_token_ns",
+    "first_answer_ns",
+    "first_reasoning_ns",
+    "last_token_ns",
+    "end_ns",
+)
+
+
+def shift_record(rec: Record, delta_ns: int) -> None:
+    """Move every time of ``rec`` by ``delta_ns`` (a worker's clock onto the parent's)."""
+    for name in _TIME_FIELDS:
+        value = getattr(rec, name)
+        if value is not None:
+            setattr(rec, name, value + delta_ns)
+    rec.token_ns = [t + delta_ns for t in rec.token_ns]

@@ -65,6 +65,10 @@ def test_two_workers_give_one_workers_numbers(
     health = b.client
     assert health.workers is not None and len(health.workers) == 2
     assert health.cpu_util_total is not None and health.cpu_util_total >= health.cpu_util
+    # memory beside CPU: each process's peak during the step, and all of them together
+    assert a.client.rss_peak_mib is not None and 10 < a.client.rss_peak_mib < 4096
+    assert health.rss_peak_mib is not None and health.rss_peak_total_mib is not None
+    assert health.rss_peak_total_mib > health.rss_peak_mib
     assert b.little is not None and not b.little.flagged
 
 
@@ -188,3 +192,44 @@ def test_a_worker_that_dies_is_reported_and_the_run_goes_on(tmp_path: Path) -> N
     died = [w for s in summary.steps for w in s.client.warnings if "died" in w]
     assert len(died) == 1 and "later steps run on 1" in died[0]
     assert summary.steps[1].requests.ok == 60  # the survivor carried the next step whole
+
+
+RAY_SCENARIO = """
+name: ray
+target:
+  url: mock
+  model: m
+  extra_body: {ignore_eos: true}
+  mock: {args: ["--ttft-ms", "20", "--itl-ms", "4"]}
+workload:
+  prompt_tokens: {dist: fixed, value: 16}
+  output_tokens: {dist: fixed, value: 24}
+load: {concurrency: [8], requests_per_step: 160, workers: 2}
+"""
+
+
+def test_ray_actors_on_a_local_cluster_match_one_process(tmp_path: Path) -> None:
+    """Two Ray actors (a private local Ray instance) against the mock vs one process."""
+    pytest.importorskip("ray", reason="loadgen[ray] is not installed")
+    path = tmp_path / "s.yaml"
+    path.write_text(RAY_SCENARIO)
+    summaries = {}
+    for how in ("one", "ray"):
+        out = tmp_path / how
+        cmd = [sys.executable, "-m", "loadgen", "run", str(path), "--out", str(out), "-q"]
+        cmd += ["--ray", "local"] if how == "ray" else ["--workers", "1"]
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=180)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stderr == "", proc.stderr  # a healthy run prints no warning, Ray's included
+        summaries[how] = read_summary(out / "summary.json")
+    one, ray = summaries["one"], summaries["ray"]
+    assert ray.workers == 2 and ray.workers_clock_uncertainty_ms is not None
+    assert 0 <= ray.workers_clock_uncertainty_ms < 5
+    a, b = one.steps[0], ray.steps[0]
+    assert a.requests.ok == b.requests.ok == 160 and b.requests.failed == 0
+    assert b.client.workers is not None and len(b.client.workers) == 2
+    assert b.ttft_ms.p50 == pytest.approx(a.ttft_ms.p50, abs=2.0)
+    assert b.itl_ms.p50 == pytest.approx(a.itl_ms.p50, abs=0.5)
+    assert b.throughput.requests_per_s == pytest.approx(a.throughput.requests_per_s, rel=0.15)
+    rows = list(read_records(tmp_path / "ray" / "records.jsonl"))
+    assert most_in_flight(rows) == 8 and len({r.id for r in rows}) == len(rows)

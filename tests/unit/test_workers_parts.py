@@ -74,3 +74,32 @@ def test_in_flight_of_several_processes_adds_their_means() -> None:
     )
     assert outcome.mean_in_flight(0, 5) == pytest.approx(3 + 3)
     assert outcome.mean_in_flight(60, 70) is None
+
+
+def test_shift_record_moves_every_clock_reading_and_no_duration() -> None:
+    from loadgen.records import Record
+    from loadgen.runner.workers import shift_record
+
+    rec = Record(
+        step=0,
+        id=1,
+        warmup=False,
+        request_id="r",
+        prompt_tokens_requested=4,
+        max_tokens=3,
+        scheduled_ns=90,
+        start_ns=100,
+        sent_ns=101,
+        headers_ns=110,
+        first_token_ns=120,
+        first_answer_ns=120,
+        last_token_ns=140,
+        end_ns=150,
+        token_ns=[120, 130, 140],
+        output_tokens_server=3,
+    )
+    shift_record(rec, -1_000)
+    assert (rec.scheduled_ns, rec.start_ns, rec.end_ns) == (-910, -900, -850)
+    assert rec.token_ns == [-880, -870, -860] and rec.first_reasoning_ns is None
+    assert rec.first_token_ns - rec.sent_ns == 19  # a latency is a difference: unchanged
+    assert rec.output_tokens_server == 3  # counts are no times

@@ -94,6 +94,10 @@ class Adapter(Protocol):
 
     def parse(self, payload: bytes) -> Delta: ...
 
+    def parse_many(self, payloads: list[bytes]) -> list[Delta]:
+        """The events of one read, as ``parse`` would read each (raises if one is bad)."""
+        ...
+
     def parse_body(self, body: bytes) -> Delta:
         """A non-streaming response: the whole answer and the server's counts."""
         ...

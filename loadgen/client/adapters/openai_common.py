@@ -16,7 +16,7 @@ import orjson
 
 from loadgen.client.adapters.base import EMPTY, Delta, MalformedUsage, count
 
-__all__ = ["ChoiceReader", "openai_body", "parse_body", "parse_event"]
+__all__ = ["ChoiceReader", "event_from", "openai_body", "parse_body", "parse_event", "parse_events"]
 
 #: ``choices[0]`` of an event or body -> the delta it carries
 ChoiceReader = Callable[[dict[str, Any]], Delta]
@@ -31,7 +31,24 @@ def openai_body(fields: dict[str, Any], extra: dict[str, Any], stream: bool) -> 
 
 
 def parse_event(payload: bytes, read_choice: ChoiceReader) -> Delta:
-    obj = orjson.loads(payload)
+    return event_from(orjson.loads(payload), read_choice)
+
+
+def parse_events(payloads: list[bytes], read_choice: ChoiceReader) -> list[Delta]:
+    """Several events of one read, parsed as one JSON array (one call into orjson).
+
+    Raises (ValueError and the like) if any is not an event, or if the joined
+    text does not split back into exactly one value per payload; the caller
+    then parses them one by one to find where.
+    """
+    objs = orjson.loads(b"[" + b",".join(payloads) + b"]")
+    if len(objs) != len(payloads):
+        raise ValueError("an event holds more than one JSON value")
+    return [event_from(obj, read_choice) for obj in objs]
+
+
+def event_from(obj: Any, read_choice: ChoiceReader) -> Delta:
+    """One parsed event's meaning."""
     if not isinstance(obj, dict):
         raise ValueError("event is not a JSON object")
     choices = obj.get("choices")

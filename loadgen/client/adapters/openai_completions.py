@@ -12,7 +12,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from loadgen.client.adapters.base import Delta, is_messages, render_messages
-from loadgen.client.adapters.openai_common import openai_body, parse_body, parse_event
+from loadgen.client.adapters.openai_common import (
+    openai_body,
+    parse_body,
+    parse_event,
+    parse_events,
+)
 
 if TYPE_CHECKING:
     from loadgen.workload.plan import Prompt
@@ -45,6 +50,9 @@ class OpenAICompletions:
 
     def parse(self, payload: bytes) -> Delta:
         return parse_event(payload, _choice)
+
+    def parse_many(self, payloads: list[bytes]) -> list[Delta]:
+        return parse_events(payloads, _choice)
 
     def parse_body(self, body: bytes) -> Delta:
         return parse_body(body, _choice)

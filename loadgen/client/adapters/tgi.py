@@ -94,6 +94,9 @@ class Tgi:
             _details(delta, obj)
         return delta
 
+    def parse_many(self, payloads: list[bytes]) -> list[Delta]:
+        return [self.parse(p) for p in payloads]
+
     def parse_body(self, body: bytes) -> Delta:
         obj = orjson.loads(body)
         if isinstance(obj, list):  # TGI answers a single input with a list of one

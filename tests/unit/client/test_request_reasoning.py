@@ -175,3 +175,38 @@ def test_the_body_carries_the_message_list() -> None:
     s = RequestSpec(index=0, prompt=messages, prompt_tokens=2, max_tokens=5)
     assert asyncio.run(requester.send(s, 0)).ok
     assert transport.sent[0]["messages"] == messages
+
+
+# Several events in one read are parsed together (one JSON array); a bad one among
+# them must still leave every event before it counted, as one-by-one parsing would.
+
+
+def test_a_read_of_many_events_counts_each_and_ends_at_done() -> None:
+    words = [delta(content=f"w{i}") for i in range(40)]
+    rec = send(
+        [(1 * MS, sse(delta(role="assistant", content=""), *words, USAGE, b"[DONE]"))], spec()
+    )
+    assert (
+        rec.ok
+        and rec.output_events == 40
+        and rec.output_chars == len("".join(f"w{i}" for i in range(40)))
+    )
+    assert len(rec.token_ns) == 40 and rec.output_tokens_server == 5
+
+
+def test_a_bad_event_inside_a_read_keeps_the_events_before_it() -> None:
+    chunk = sse(delta(content="a"), delta(content="b"), b"{not json", delta(content="c"))
+    rec = send([(1 * MS, chunk)], spec())
+    assert not rec.ok and rec.error_kind == "malformed_event"
+    assert rec.output_events == 2 and "not json" in (rec.error_detail or "")
+
+
+def test_a_line_holding_two_values_is_not_taken_for_two_events() -> None:
+    two = orjson.dumps(delta(content="x")) + b"," + orjson.dumps(delta(content="y"))
+    rec = send([(1 * MS, sse(delta(content="a"), two))], spec())
+    assert rec.error_kind == "malformed_event" and rec.output_events == 1
+
+
+def test_events_after_the_end_of_the_stream_are_not_read() -> None:
+    rec = send([(1 * MS, sse(delta(content="a"), b"[DONE]", b"{not json"))], spec())
+    assert rec.ok and rec.output_events == 1
