@@ -144,17 +144,7 @@ class Requester:
 
     async def send(self, spec: RequestSpec, step: int, scheduled_ns: int | None = None) -> Record:
         router = self.router
-        if router is None:
-            return await self._send(spec, step, scheduled_ns, None)
-        endpoint = router.pick(spec.session)
-        try:
-            return await self._send(spec, step, scheduled_ns, endpoint)
-        finally:
-            router.release(endpoint)
-
-    async def _send(
-        self, spec: RequestSpec, step: int, scheduled_ns: int | None, endpoint: int | None
-    ) -> Record:
+        endpoint = None if router is None else router.pick(spec.session)
         rec, req = self.build(spec, step, endpoint)
         rec.scheduled_ns = scheduled_ns
         text: list[str] | None = [] if spec.keep_text else None
@@ -185,6 +175,9 @@ class Requester:
             raise
         except Exception as exc:  # a bug of ours must not end the run: keep it as a row
             _fail(rec, "client_error", f"{type(exc).__name__}: {exc}")
+        finally:
+            if router is not None and endpoint is not None:  # ended, whatever the outcome
+                router.release(endpoint)
         rec.end_ns = now_ns()
         _keep_text(rec, text)
         return rec

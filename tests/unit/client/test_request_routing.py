@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -108,3 +109,29 @@ def test_one_url_names_no_endpoint() -> None:
     recs = send_all(r, [spec(0), spec(1)])
     assert [x.endpoint for x in recs] == [None, None]
     assert t.urls == ["http://a:1/v1/completions"] * 2
+
+
+class StalledTransport(UrlTransport):
+    """Connects, then never answers."""
+
+    @asynccontextmanager
+    async def open(self, request: HttpRequest) -> AsyncIterator[ScriptedResponse]:
+        self.urls.append(request.url)
+        await asyncio.Event().wait()
+        yield ScriptedResponse([])  # pragma: no cover - never reached
+
+
+def test_a_cancelled_request_leaves_the_flight_too() -> None:
+    r = requester(StalledTransport(), ["http://a:1", "http://b:2"], "least_in_flight")
+
+    async def go() -> None:
+        task = asyncio.create_task(r.send(spec(0), 0))
+        await asyncio.sleep(0.01)
+        assert r.router is not None and r.router.in_flight == [1, 0]
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    asyncio.run(go())
+    assert r.router is not None and r.router.in_flight == [0, 0]
+    assert [(x.endpoint, x.error_kind) for x in r.cancelled] == [(0, "cancelled")]
