@@ -234,17 +234,19 @@ class StepColumns:
     def ok_count(self) -> int:
         return len(self._ok["sent"])
 
+    # The three readers below return views of the arrays themselves (no copy): an
+    # accumulator refuses to grow (BufferError) while one of its views lives.
+
     def measured(self, name: str) -> Ints:
-        """A copy of a measured request's column (``sent``, ``end``, ``ok``) as int64."""
-        return np.array(self._measured[name], dtype=np.int64)
+        """A measured request's column (``sent``, ``end``, ``ok``), as int64."""
+        return np.frombuffer(self._measured[name], dtype=np.int64)
 
     def ok(self, name: str) -> Ints:
-        """A copy of a successful request's column as int64 (None as :data:`NONE`)."""
-        return np.array(self._ok[name], dtype=np.int64)
+        """A successful request's column as int64 (None as :data:`NONE`)."""
+        return np.frombuffer(self._ok[name], dtype=np.int64)
 
     def gaps(self) -> npt.NDArray[np.int32] | Ints:
-        """The pooled ITL gaps of the successful requests, in order: a view of the array
-        itself (no copy), which refuses to grow while the view lives."""
+        """The pooled ITL gaps of the successful requests, in order."""
         if self._gaps.typecode == "i":
             return np.frombuffer(self._gaps, dtype=np.int32)
         return np.frombuffer(self._gaps, dtype=np.int64)

@@ -165,7 +165,8 @@ def test_merged_accumulators_equal_one_fed_everything() -> None:
     sla = SlaSpec.model_validate(SLAS["bounds"])
     whole = summarize_step(0, LOADS["rate"], StepColumns.of(records), sla).model_dump()
     assert summarize_step(0, LOADS["rate"], merged, sla).model_dump() == whole
-    assert merged.failures.counts == ErrorTally.of(records).counts
+    merged.add(records[0])  # summarising let go of its views of the columns: they can grow
+    assert merged.failures.counts == ErrorTally.of(records[:1] + records).counts
     assert merged.failures.examples == ErrorTally.of(records).examples
 
 
