@@ -25,8 +25,7 @@ from pydantic import BaseModel
 
 from loadgen import __version__
 from loadgen.errors import ScenarioError
-from loadgen.metrics import step_cost, summarize_step
-from loadgen.metrics.columns import StepColumns
+from loadgen.metrics import StepColumns, step_cost, summarize_step
 from loadgen.metrics.profiles import PROFILES
 from loadgen.records import Record, read_records
 from loadgen.runner.run import expects_full_output, load_point

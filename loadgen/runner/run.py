@@ -33,8 +33,7 @@ from loadgen.client import (
 from loadgen.client.request import RequestLimits
 from loadgen.clock import NS_PER_S, anchor, now_ns
 from loadgen.errors import OutputError
-from loadgen.metrics import step_cost, summarize_step
-from loadgen.metrics.columns import StepColumns
+from loadgen.metrics import StepColumns, step_cost, summarize_step
 from loadgen.metrics.profiles import PROFILES
 from loadgen.records import Record, RecordWriter
 from loadgen.report.console import (

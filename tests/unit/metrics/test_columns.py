@@ -6,6 +6,7 @@ stamps, both latency origins, closed and open loop."""
 from __future__ import annotations
 
 import itertools
+import pickle
 from typing import Any
 
 import numpy as np
@@ -168,6 +169,21 @@ def test_merged_accumulators_equal_one_fed_everything() -> None:
     merged.add(records[0])  # summarising let go of its views of the columns: they can grow
     assert merged.failures.counts == ErrorTally.of(records[:1] + records).counts
     assert merged.failures.examples == ErrorTally.of(records).examples
+
+
+def test_an_accumulator_survives_pickling() -> None:
+    """Worker processes can send theirs to the parent to merge."""
+    records = random_step(6, 200, open_loop=True)
+    cols = StepColumns.of(records)
+    back = pickle.loads(pickle.dumps(cols))
+    sla = SlaSpec.model_validate(SLAS["bounds"])
+    assert summarize_step(0, LOADS["rate"], back, sla) == summarize_step(
+        0, LOADS["rate"], cols, sla
+    )
+    assert (back.failures.counts, back.failures.examples) == (
+        cols.failures.counts,
+        cols.failures.examples,
+    )
 
 
 def test_int32_gaps_merge_with_int64_gaps() -> None:
