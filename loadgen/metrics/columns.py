@@ -1,7 +1,7 @@
 """A step's finished requests, kept compact: what the step summary needs, and no more.
 
 A :class:`~loadgen.records.Record` holds its token stamps as a list of Python
-ints (about 10 KB for a 128-token request). Once a record is on disk
+ints (2-5 KB for a 128-token request). Once a record is on disk
 (records.jsonl) the run keeps only this: per measured request one row of
 integer columns (``array('q')``: 8 bytes a value), and the inter-token gaps
 of the successful ones pooled in one array (4 bytes a gap while every gap
@@ -12,13 +12,16 @@ Columns hold ``None`` as :data:`NONE` (the smallest int64). Row order is the
 order the records were added, so every statistic the summary takes over
 them sees its values in the same order a list of records would give:
 :func:`loadgen.metrics.summarize_step` over a :class:`StepColumns` and over
-the records it was built from are identical.
+the records it was built from are identical (a metric of more than 2**24
+values aside: loadgen.metrics.bigstats).
 
 Failures are tallied by kind (:class:`ErrorTally`), with the first detail of
 each kind kept as the example: the terminal's error lines need no more.
 
 :meth:`StepColumns.merge` appends another accumulator's rows after this
-one's (per-worker accumulators merged by a parent).
+one's (per-worker accumulators merged by a parent; an accumulator pickles).
+The mean and std of merged rows follow the merge order, as they would the
+order of a concatenated record list.
 
 Imports: numpy, loadgen.records.
 """
