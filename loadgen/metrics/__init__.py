@@ -1,5 +1,6 @@
 """Metrics: pure functions from records to summaries; they only subtract integers."""
 
+from loadgen.metrics.columns import ErrorTally, StepColumns
 from loadgen.metrics.latency import (
     e2e_ns,
     itl_gaps_ns,
@@ -16,6 +17,8 @@ from loadgen.metrics.tokens import PROMPT_TOLERANCE, prompt_length_check, token_
 
 __all__ = [
     "PROMPT_TOLERANCE",
+    "ErrorTally",
+    "StepColumns",
     "check_sla",
     "distribution_ms",
     "e2e_ns",

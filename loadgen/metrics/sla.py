@@ -30,7 +30,8 @@ __all__ = ["check_sla", "request_meets_sla"]
 _ORDER = ("p99", "p95", "p90", "p50", "mean")
 
 
-def _per_request_bound(bounds: PercentileBounds) -> float | None:
+def per_request_bound(bounds: PercentileBounds) -> float | None:
+    """The bound goodput applies to each request: that of the highest percentile stated."""
     stated = dict(bounds.items())
     for key in _ORDER:
         if key in stated:
@@ -55,7 +56,7 @@ def request_meets_sla(
         "e2e_ms": profile.latency(r, sla.latency_from),
     }
     for metric, value in values.items():
-        bound = _per_request_bound(getattr(sla, metric))
+        bound = per_request_bound(getattr(sla, metric))
         if bound is None:
             continue
         if value is None:

@@ -1,5 +1,9 @@
 """One step's records -> its :class:`~loadgen.summary.StepSummary`.
 
+The records come as a :class:`~loadgen.metrics.columns.StepColumns` (what a
+run keeps of each finished request) or as a list of records, which is made
+into one first; both give the same summary.
+
 Warm-up and ramp-up records are counted but excluded from every metric.
 Latency metrics use the successful requests; counts and the error rate use
 all of them. The whole window is the first send to the last end among the
@@ -10,33 +14,31 @@ whole window's figures kept beside them (``throughput_whole``).
 Open loop (rate, trace): TTFT and E2E count from the intended send time
 unless ``sla.latency_from`` is ``sent``; both figures are kept.
 
-Imports: loadgen.records, loadgen.summary, loadgen.scenario.models, loadgen.metrics.
+Imports: numpy, loadgen.records, loadgen.summary, loadgen.scenario.models, loadgen.metrics.
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 
+import numpy as np
+import numpy.typing as npt
+
 from loadgen.clock import NS_PER_S
-from loadgen.metrics.latency import (
-    FIRST_STAMP,
-    e2e_ns,
-    first_answer,
-    first_reasoning,
-    queue_wait_ns,
-    ttft_from_scheduled_ns,
-)
-from loadgen.metrics.profiles import PROFILES, Profile
-from loadgen.metrics.sla import check_sla, request_meets_sla
-from loadgen.metrics.stats import distribution_ms
-from loadgen.metrics.tokens import (
-    PROMPT_TOLERANCE,
+from loadgen.metrics import vector as v
+from loadgen.metrics.aggregate import (
+    completed_in,
+    meets_sla,
     prompt_length_check,
-    short_output_warning,
+    steady_window,
     token_counts,
 )
-from loadgen.metrics.window import completed_in, steady_window
+from loadgen.metrics.columns import NONE, StepColumns
+from loadgen.metrics.latency import FIRST_STAMP
+from loadgen.metrics.profiles import PROFILES, Profile
+from loadgen.metrics.sla import check_sla
+from loadgen.metrics.stats import distribution_ms
+from loadgen.metrics.tokens import PROMPT_TOLERANCE, short_output_warning
 from loadgen.records import Record
 from loadgen.scenario.models import SlaSpec
 from loadgen.summary import (
@@ -56,11 +58,13 @@ __all__ = ["LITTLE_TOLERANCE", "by_endpoint", "step_cost", "summarize_step"]
 #: Little's-law disagreement (ratio away from 1) that gets flagged.
 LITTLE_TOLERANCE = 0.15
 
+Mask = npt.NDArray[np.bool_]
+
 
 def summarize_step(
     index: int,
     load: LoadPoint,
-    records: Sequence[Record],
+    records: StepColumns | Sequence[Record],
     sla: SlaSpec,
     *,
     client: ClientHealth | None = None,
@@ -71,6 +75,7 @@ def summarize_step(
     prompt_tolerance: float = PROMPT_TOLERANCE,
     expect_full_output: bool = False,
     endpoints: Sequence[str] = (),
+    endpoint_columns: Sequence[StepColumns] = (),
 ) -> StepSummary:
     """Counts, latency statistics (by ``profile``'s formulas), throughput and SLA of a step.
 
@@ -79,16 +84,16 @@ def summarize_step(
     difference counted as beyond tolerance; ``expect_full_output`` (the body
     forces outputs of max_tokens) turns short outputs into a warning. With
     two or more ``endpoints`` (base URLs, indexed by ``Record.endpoint``) the
-    step also gets their breakdown (:func:`by_endpoint`).
+    step also gets their breakdown (:func:`by_endpoint`), from
+    ``endpoint_columns`` (each endpoint's own accumulator) or, given records,
+    from the records split by endpoint.
     """
     if ttft_of not in FIRST_STAMP:
         msg = f"ttft_of {ttft_of!r}; expected one of {', '.join(FIRST_STAMP)}"
         raise ValueError(msg)
-    # Cut short by the user, not by the server: kept in records.jsonl, out of the metrics.
-    measured = [r for r in records if not r.warmup and not r.ramp and r.error_kind != "cancelled"]
-    ok = [r for r in measured if r.ok]
-    start = min((r.sent_ns for r in measured), default=0)
-    end = max((r.end_ns for r in measured), default=0)
+    cols = records if isinstance(records, StepColumns) else StepColumns.of(records)
+    # Cut short by the user, not by the server (cancelled): counted, out of the metrics.
+    start, end = cols.span()
     window_s = (end - start) / NS_PER_S if end > start else 0.0
 
     open_loop = load.mode in ("rate", "trace", "offline")
@@ -107,31 +112,39 @@ def summarize_step(
             else "sent"
         ),
     )
-    step.requests = _counts(records, measured, len(ok))
-    _latencies(step, ok, profile, ttft_of)
+    step.requests = _counts(cols)
+    ok = v.Columns(cols)
+    _latencies(step, ok, profile.name, ttft_of)
     if open_loop:
-        _open_loop_latencies(step, ok, profile, ttft_of)
-    step.tokens = token_counts(ok, expect_full_output=expect_full_output)
+        _open_loop_latencies(step, ok, profile.name, ttft_of)
+    step.tokens = token_counts(ok, expect_full_output)
     step.prompt_lengths = prompt_length_check(ok, prompt_tolerance)
     if (warning := short_output_warning(step.tokens, len(ok))) is not None:
         step.warnings.append(warning)
-    good = [r for r in ok if request_meets_sla(r, sla, ttft_of, profile)]
-    step.throughput_whole = _throughput(ok, good, window_s, "whole")
+    good = meets_sla(ok, sla, ttft_of, profile.name)
+    everyone = np.ones(len(ok), dtype=bool)
+    step.throughput_whole = _throughput(ok, everyone, good, window_s, "whole")
     step.throughput = step.throughput_whole
-    steady = steady_window(measured, None if open_loop else load.concurrency)
+    sent, ended = cols.measured("sent"), cols.measured("end")
+    steady = steady_window(sent, ended, None if open_loop else load.concurrency)
     if steady is not None:
         step.steady_started_ns, step.steady_ended_ns = steady
         step.steady_duration_s = (steady[1] - steady[0]) / NS_PER_S
-        step.throughput = _throughput(
-            completed_in(ok, *steady), completed_in(good, *steady), step.steady_duration_s, "steady"
-        )
+        inside = completed_in(ok["end"], *steady)
+        step.throughput = _throughput(ok, inside, good & inside, step.steady_duration_s, "steady")
     step.sla = check_sla(step, sla)
-    step.sla.good_requests = len(good)
+    step.sla.good_requests = int(good.sum())
     if mean_in_flight is not None and window_s:
-        step.little = little_check(mean_in_flight, measured, window_s)
+        step.little = little_check(mean_in_flight, len(sent), int((ended - sent).sum()), window_s)
     if len(endpoints) > 1:
+        parts = list(endpoint_columns)
+        if not parts:
+            rows = list(records) if not isinstance(records, StepColumns) else []
+            parts = [
+                StepColumns.of([r for r in rows if r.endpoint == i]) for i in range(len(endpoints))
+            ]
 
-        def part(subset: Sequence[Record]) -> StepSummary:
+        def part(subset: StepColumns) -> StepSummary:
             return summarize_step(
                 index,
                 load,
@@ -143,42 +156,37 @@ def summarize_step(
                 expect_full_output=expect_full_output,
             )
 
-        good_ids = {id(r) for r in good}
-        step.endpoints = by_endpoint(step, records, endpoints, part, lambda r: id(r) in good_ids)
+        step.endpoints = by_endpoint(step, parts, endpoints, part, sla, ttft_of, profile)
     return step
 
 
 def by_endpoint(
     step: StepSummary,
-    records: Sequence[Record],
+    parts: Sequence[StepColumns],
     urls: Sequence[str],
-    summarize: Callable[[Sequence[Record]], StepSummary],
-    is_good: Callable[[Record], bool],
+    summarize: Callable[[StepColumns], StepSummary],
+    sla: SlaSpec,
+    ttft_of: str,
+    profile: Profile,
 ) -> list[EndpointStats]:
-    """Each endpoint's counts and latencies (``summarize`` on its records alone) and its
+    """Each endpoint's counts and latencies (``summarize`` on its own columns) and its
     throughput over ``step``'s window, so the endpoints' throughputs add up to the step's.
 
-    A record names its endpoint by index into ``urls``; one that names none is left out.
+    ``parts[i]`` holds the records that went to ``urls[i]`` (Record.endpoint).
     """
-    parts: list[list[Record]] = [[] for _ in urls]
-    for r in records:
-        if r.endpoint is not None and 0 <= r.endpoint < len(parts):
-            parts[r.endpoint].append(r)
     out = []
-    for i, (url, subset) in enumerate(zip(urls, parts, strict=True)):
-        s = summarize(subset)
-        ok = [r for r in subset if r.ok and not r.warmup and not r.ramp]
-        good = [r for r in ok if is_good(r)]
+    for i, (url, cols) in enumerate(zip(urls, parts, strict=True)):
+        s = summarize(cols)
+        ok = v.Columns(cols)
+        good = meets_sla(ok, sla, ttft_of, profile.name)
         if step.steady_started_ns is not None and step.steady_ended_ns is not None:
-            window = (step.steady_started_ns, step.steady_ended_ns)
+            inside = completed_in(ok["end"], step.steady_started_ns, step.steady_ended_ns)
             throughput = _throughput(
-                completed_in(ok, *window),
-                completed_in(good, *window),
-                step.steady_duration_s or 0.0,
-                "steady",
+                ok, inside, good & inside, step.steady_duration_s or 0.0, "steady"
             )
         else:
-            throughput = _throughput(ok, good, step.duration_s, "whole")
+            everyone = np.ones(len(ok), dtype=bool)
+            throughput = _throughput(ok, everyone, good, step.duration_s, "whole")
         out.append(
             EndpointStats(
                 endpoint=i,
@@ -195,96 +203,84 @@ def by_endpoint(
 
 
 def _throughput(
-    ok: Sequence[Record], good: Sequence[Record], window_s: float, window: str
+    ok: v.Columns, counted: Mask, good: Mask, window_s: float, window: str
 ) -> Throughput:
-    """Requests, tokens and good requests (within every per-request bound) per second."""
+    """Requests, tokens and good requests (within every per-request bound) per second,
+    over the successful requests ``counted`` says."""
     per_s = 1.0 / window_s if window_s else 0.0
     return Throughput(
-        requests_per_s=len(ok) * per_s,
-        output_tokens_per_s=sum(r.output_tokens for r in ok) * per_s,
-        input_tokens_per_s=sum(r.prompt_tokens for r in ok) * per_s,
-        goodput_requests_per_s=len(good) * per_s,
+        requests_per_s=int(counted.sum()) * per_s,
+        output_tokens_per_s=int(ok["output_tokens"][counted].sum()) * per_s,
+        input_tokens_per_s=int(ok["prompt_tokens"][counted].sum()) * per_s,
+        goodput_requests_per_s=int(good.sum()) * per_s,
         window="steady" if window == "steady" else "whole",
     )
 
 
-def _counts(records: Sequence[Record], measured: Sequence[Record], ok: int) -> RequestCounts:
-    kept = [r for r in records if r.error_kind != "cancelled"]
-    errors = Counter(r.error_kind or "unknown" for r in measured if not r.ok)
+def _counts(cols: StepColumns) -> RequestCounts:
+    measured, ok = cols.measured_count, cols.ok_count
     return RequestCounts(
-        total=len(measured),
+        total=measured,
         ok=ok,
-        failed=len(measured) - ok,
-        warmup=sum(1 for r in kept if r.warmup),
-        ramp=sum(1 for r in kept if r.ramp and not r.warmup),
-        cancelled=len(records) - len(kept),
-        reconnects=sum(r.reconnects for r in measured),
-        errors=dict(sorted(errors.items())),
-        error_rate=(len(measured) - ok) / len(measured) if measured else 0.0,
+        failed=measured - ok,
+        warmup=cols.warmup,
+        ramp=cols.ramp,
+        cancelled=cols.cancelled,
+        reconnects=cols.reconnects,
+        errors=dict(sorted(cols.errors.items())),
+        error_rate=(measured - ok) / measured if measured else 0.0,
     )
 
 
-def _latencies(step: StepSummary, ok: Sequence[Record], profile: Profile, ttft_of: str) -> None:
+def _latencies(step: StepSummary, ok: v.Columns, profile: str, ttft_of: str) -> None:
     """TTFT (to the stamp ``ttft_of`` picks), its reasoning/answer split and per-turn view,
     ITL, TPOT and E2E, by the profile's formulas, from where ``step.latency_from`` says."""
-    first, frm = FIRST_STAMP[ttft_of], step.latency_from
-    step.ttft_ms = distribution_ms(
-        [v for r in ok if (v := profile.ttft(r, first, frm)) is not None]
-    )
-    if any(r.reasoning_events for r in ok):
-        step.ttft_reasoning_ms = distribution_ms(
-            [v for r in ok if (v := profile.ttft(r, first_reasoning, frm)) is not None]
-        )
-        step.ttft_answer_ms = distribution_ms(
-            [v for r in ok if (v := profile.ttft(r, first_answer, frm)) is not None]
-        )
+    frm = step.latency_from
+    step.ttft_ms = distribution_ms(v.ttft(ok, profile, ttft_of, frm))
+    if ok.source.reasoning_ok:
+        step.ttft_reasoning_ms = distribution_ms(v.ttft(ok, profile, "reasoning", frm))
+        step.ttft_answer_ms = distribution_ms(v.ttft(ok, profile, "answer", frm))
     step.ttft_by_turn = _ttft_by_turn(ok, profile, ttft_of, frm)
-    step.itl_ms = distribution_ms(profile.itl(ok))
-    if profile.icl is not None:
-        step.icl_ms = distribution_ms(profile.icl(ok))
-    step.tpot_ms = distribution_ms([t for r in ok if (t := profile.tpot(r)) is not None])
-    step.e2e_ms = distribution_ms([e for r in ok if (e := profile.latency(r, frm)) is not None])
+    step.itl_ms = distribution_ms(v.itl_values(ok, profile))
+    if profile == "aiperf":  # the profile names the pooled gaps ICL
+        step.icl_ms = distribution_ms(v.itl_values(ok, "loadgen"))
+    step.tpot_ms = distribution_ms(v.tpot(ok, profile))
+    step.e2e_ms = distribution_ms(v.latency(ok, profile, frm))
 
 
-def _open_loop_latencies(
-    step: StepSummary, ok: Sequence[Record], profile: Profile, ttft_of: str
-) -> None:
+def _open_loop_latencies(step: StepSummary, ok: v.Columns, profile: str, ttft_of: str) -> None:
     """Both origins of TTFT and E2E, and the queue wait: the intended send time is known."""
-    first = FIRST_STAMP[ttft_of]
-    step.ttft_from_scheduled_ms = distribution_ms(
-        [v for r in ok if (v := ttft_from_scheduled_ns(r, first)) is not None]
-    )
-    step.ttft_from_sent_ms = distribution_ms(
-        [v for r in ok if (v := profile.ttft(r, first, "sent")) is not None]
-    )
-    step.e2e_from_scheduled_ms = distribution_ms(
-        [e for r in ok if (e := profile.latency(r, "scheduled")) is not None]
-    )
-    step.e2e_from_sent_ms = distribution_ms(
-        [e for r in ok if (e := profile.latency(r, "sent")) is not None]
-    )
-    step.queue_wait_ms = distribution_ms([v for r in ok if (v := queue_wait_ns(r)) is not None])
+    step.ttft_from_scheduled_ms = distribution_ms(v.ttft_from_scheduled(ok, ttft_of))
+    step.ttft_from_sent_ms = distribution_ms(v.ttft(ok, profile, ttft_of, "sent"))
+    step.e2e_from_scheduled_ms = distribution_ms(v.latency(ok, profile, "scheduled"))
+    step.e2e_from_sent_ms = distribution_ms(v.latency(ok, profile, "sent"))
+    step.queue_wait_ms = distribution_ms(v.queue_wait(ok))
 
 
 def _ttft_by_turn(
-    ok: Sequence[Record], profile: Profile, ttft_of: str, latency_from: str
+    ok: v.Columns, profile: str, ttft_of: str, latency_from: str
 ) -> dict[str, Distribution] | None:
-    """TTFT as ``ttft_ms`` measures it, per 0-based turn; None when no record has a turn."""
-    by_turn: defaultdict[int, list[int]] = defaultdict(list)
-    for r in ok:
-        if r.turn is not None:
-            values = by_turn[r.turn]  # a turn with no first token at all still shows, empty
-            if (v := profile.ttft(r, FIRST_STAMP[ttft_of], latency_from)) is not None:
-                values.append(v)
-    if not by_turn:
+    """TTFT as ``ttft_ms`` measures it, per 0-based turn; None when no request has a turn."""
+    turn = ok["turn"]
+    has = turn != NONE
+    if not has.any():
         return None
-    return {str(t): distribution_ms(by_turn[t]) for t in sorted(by_turn)}
+    stamp = ok[v.STAMP[ttft_of]]
+    values = stamp - ok[v.ORIGIN[profile]] + v.lead(ok, profile, latency_from)
+    counted = stamp != NONE  # a turn with no first token at all still shows, empty
+    return {
+        str(t): distribution_ms(values[(turn == t) & counted])
+        for t in sorted(int(t) for t in np.unique(turn[has]))
+    }
 
 
-def little_check(mean_in_flight: float, measured: Sequence[Record], window_s: float) -> LittleCheck:
-    """L = lambda x W: the sampled mean in flight vs completions/s x mean E2E."""
-    completions_per_s = len(measured) / window_s
-    mean_latency_s = sum(e2e_ns(r) for r in measured) / len(measured) / NS_PER_S
+def little_check(
+    mean_in_flight: float, completions: int, e2e_total_ns: int, window_s: float
+) -> LittleCheck:
+    """L = lambda x W: the sampled mean in flight vs completions/s x mean E2E, over the
+    ``completions`` measured requests whose E2E (end - sent) add up to ``e2e_total_ns``."""
+    completions_per_s = completions / window_s
+    mean_latency_s = e2e_total_ns / completions / NS_PER_S
     predicted = completions_per_s * mean_latency_s
     ratio = mean_in_flight / predicted if predicted else None
     flagged = ratio is not None and abs(ratio - 1.0) > LITTLE_TOLERANCE

@@ -5,7 +5,8 @@ turns a step's failed records into a few lines for stderr, with a hint where
 the cause is known (nothing listening at the URL, a URL ending in ``/v1``,
 a model the server does not serve, an https certificate nobody vouched for).
 
-Pure functions: no I/O. Imports: loadgen.records, loadgen.redact, loadgen.summary.
+Pure functions: no I/O. Imports: loadgen.records, loadgen.metrics.columns,
+loadgen.redact, loadgen.summary.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
+from loadgen.metrics.columns import ErrorTally
 from loadgen.records import Record
 from loadgen.redact import redact_text
 from loadgen.summary import Summary
@@ -81,19 +83,15 @@ def hint(kind: str, detail: str, target: TargetFacts) -> str | None:
     return None
 
 
-def error_lines(records: Iterable[Record], target: TargetFacts) -> list[str]:
-    """``errors: N kind: example`` per kind, most frequent first, each with its hint."""
-    counts: dict[str, int] = {}
-    examples: dict[str, str] = {}
-    where: dict[str, TargetFacts] = {}  # the example's endpoint, for its hint
-    for r in records:
-        if r.ok or r.error_kind in (None, "cancelled"):
-            continue
-        kind = r.error_kind or "unknown"
-        counts[kind] = counts.get(kind, 0) + 1
-        if kind not in examples:
-            examples[kind] = r.error_detail or ""
-            where[kind] = target.at(r.endpoint)
+def error_lines(failures: ErrorTally | Iterable[Record], target: TargetFacts) -> list[str]:
+    """``errors: N kind: example`` per kind, most frequent first, each with its hint.
+
+    ``failures``: a step's tally (``StepColumns.failures``), or its records. The
+    hint is for the endpoint the example failed at.
+    """
+    tally = failures if isinstance(failures, ErrorTally) else ErrorTally.of(failures)
+    counts, examples = tally.counts, tally.examples
+    where = {kind: target.at(tally.endpoints.get(kind)) for kind in counts}
     lines: list[str] = []
     for kind, n in sorted(counts.items(), key=lambda kv: -kv[1]):
         example = " ".join(examples[kind].split())

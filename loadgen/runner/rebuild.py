@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from loadgen import __version__
 from loadgen.errors import ScenarioError
-from loadgen.metrics import step_cost, summarize_step
+from loadgen.metrics import StepColumns, step_cost, summarize_step
 from loadgen.metrics.profiles import PROFILES
 from loadgen.records import Record, read_records
 from loadgen.runner.run import expects_full_output, load_point
@@ -65,12 +65,21 @@ def rebuild_summary(results_dir: Path) -> Summary:
         msg = f"cannot rebuild summary.json: {exc}"
         raise ScenarioError(msg) from None
     records_path = results_dir / "records.jsonl"
-    by_step: dict[int, list[Record]] = defaultdict(list)
-    for r in read_records(records_path):
-        by_step[r.step].append(r)
-    every = [r for rs in by_step.values() for r in rs]
-    first = min(every, key=lambda r: r.start_ns, default=None)
+    # Each record is read, added to its step's columns and dropped: memory stays small.
+    by_step: dict[int, StepColumns] = defaultdict(StepColumns)
+    firsts: dict[int, Record] = {}  # per step, the first record to start
+    last_end = 0
     urls = _endpoint_names(scenario.target)
+    # several endpoints: each one's columns too, per step, for the breakdown
+    parts: dict[int, list[StepColumns]] = defaultdict(lambda: [StepColumns() for _ in urls])
+    for r in read_records(records_path):
+        by_step[r.step].add(r)
+        if len(urls) > 1 and r.endpoint is not None and 0 <= r.endpoint < len(urls):
+            parts[r.step][r.endpoint].add(r)
+        if r.step not in firsts or r.start_ns < firsts[r.step].start_ns:
+            firsts[r.step] = r
+        last_end = max(last_end, r.end_ns)
+    first = min(firsts.values(), key=lambda r: r.start_ns, default=None)
     summary = Summary(
         loadgen_version=__version__,
         name=scenario.name,
@@ -81,7 +90,7 @@ def rebuild_summary(results_dir: Path) -> Summary:
         api=scenario.target.api,
         model=scenario.target.model,
         clock_anchor=ClockAnchor(
-            monotonic_ns=max((r.end_ns for r in every), default=0),
+            monotonic_ns=last_end,
             wall_ns=records_path.stat().st_mtime_ns,
         ),
         metrics_profile=PROFILE,
@@ -97,7 +106,7 @@ def rebuild_summary(results_dir: Path) -> Summary:
         step = summarize_step(
             index,
             load_point(scenario, point),
-            by_step.get(index, []),
+            by_step.get(index) or StepColumns(),
             scenario.sla,
             interrupted=index == last,
             profile=PROFILES[PROFILE],
@@ -105,6 +114,7 @@ def rebuild_summary(results_dir: Path) -> Summary:
             expect_full_output=expects_full_output(scenario),
             prompt_tolerance=scenario.workload.prompt_tolerance,
             endpoints=urls,
+            endpoint_columns=parts[index] if len(urls) > 1 else (),
         )
         step.role = point.role
         if scenario.cost.usd_per_hour is not None:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from loadgen import __version__
 from loadgen.clock import NS_PER_MS, NS_PER_S, anchor
 from loadgen.errors import OutputError
-from loadgen.metrics import step_cost, summarize_step
+from loadgen.metrics import StepColumns, step_cost, summarize_step
 from loadgen.metrics.profiles import PROFILES
 from loadgen.records import Record, RecordWriter
 from loadgen.report.console import (
@@ -349,12 +349,16 @@ class _Session:
     async def run_step(self, executor: Executor, index: int, at: Point) -> StepSummary:
         sc = self.scenario
         plan = plan_step(self.workload, sc.load, at.mode, at.value, index)
-        records: list[Record] = []
+        columns = StepColumns()  # what the summary needs of each record; the record is dropped
+        # several endpoints: each one's own columns too, for its breakdown
+        parts = [StepColumns() for _ in self.urls] if len(self.urls) > 1 else []
 
         def on_record(rec: Record) -> None:
             self.writer.write(rec)
             self._flush_soon()
-            records.append(rec)
+            columns.add(rec)
+            if parts and rec.endpoint is not None and 0 <= rec.endpoint < len(parts):
+                parts[rec.endpoint].add(rec)
             self.progress.record(rec)
 
         lp = load_point(sc, at)
@@ -379,15 +383,11 @@ class _Session:
                 f"only {plan.measured} measured {what} for concurrency {at.value:g}: "
                 "the step never ran at its concurrency (raise requests_per_step)"
             )
-        measured = [
-            r for r in records if not r.warmup and not r.ramp and r.error_kind != "cancelled"
-        ]
-        start = min((r.sent_ns for r in measured), default=0)
-        end = max((r.end_ns for r in measured), default=0)
+        start, end = columns.span()
         step = summarize_step(
             index,
             lp,
-            records,
+            columns,
             sc.sla,
             client=health,
             mean_in_flight=outcome.mean_in_flight(start, end),
@@ -397,9 +397,10 @@ class _Session:
             expect_full_output=expects_full_output(sc),
             prompt_tolerance=sc.workload.prompt_tolerance,
             endpoints=self.urls,
+            endpoint_columns=parts,
         )
         step.role = at.role
-        self.step_errors = error_lines(records, self.facts)
+        self.step_errors = error_lines(columns.failures, self.facts)
         cache = prefix_cache_delta(cache_before, self._scrape_cache())
         if cache is not None and (self._shares_prefixes or (cache.hits_tokens or 0) > 0):
             step.prefix_cache = cache  # a run of unique prompts shows it only if something hit

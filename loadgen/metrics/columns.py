@@ -1,0 +1,264 @@
+"""A step's finished requests, kept compact: what the step summary needs, and no more.
+
+A :class:`~loadgen.records.Record` holds its token stamps as a list of Python
+ints (2-5 KB for a 128-token request). Once a record is on disk
+(records.jsonl) the run keeps only this: per measured request one row of
+integer columns (``array('q')``: 8 bytes a value), and the inter-token gaps
+of the successful ones pooled in one array (4 bytes a gap while every gap
+fits in an int32, about 2.1 s; the array turns int64 the first time one does
+not). For 128-token requests that is about 0.7 KB a request.
+
+Columns hold ``None`` as :data:`NONE` (the smallest int64). Row order is the
+order the records were added, so every statistic the summary takes over
+them sees its values in the same order a list of records would give:
+:func:`loadgen.metrics.summarize_step` over a :class:`StepColumns` and over
+the records it was built from are identical (a metric of more than 2**24
+values aside: loadgen.metrics.bigstats).
+
+Failures are tallied by kind (:class:`ErrorTally`), with the first detail of
+each kind kept as the example: the terminal's error lines need no more.
+
+:meth:`StepColumns.merge` appends another accumulator's rows after this
+one's (per-worker accumulators merged by a parent; an accumulator pickles).
+The mean and std of merged rows follow the merge order, as they would the
+order of a concatenated record list.
+
+Imports: numpy, loadgen.records.
+"""
+
+from __future__ import annotations
+
+import operator
+from array import array
+from collections.abc import Iterable
+from itertools import islice
+
+import numpy as np
+import numpy.typing as npt
+
+from loadgen.records import Record
+
+__all__ = ["NONE", "ErrorTally", "StepColumns"]
+
+#: how a column holds None
+NONE = -(2**63)
+
+Ints = npt.NDArray[np.int64]
+
+#: per measured request (warm-up, ramp and cancelled left out)
+_MEASURED = ("sent", "end", "ok")
+#: per successful measured request
+_OK = (
+    "start",
+    "sent",
+    "end",
+    "scheduled",  # None in closed loop
+    "first",  # first token of any kind
+    "first_answer",
+    "first_reasoning",
+    "last",
+    "stamps",  # len(token_ns): token events with a stamp
+    "output_tokens",  # Record.output_tokens (the server's count, else events)
+    "output_events",
+    "output_server",  # None when the server sent no count
+    "prompt_tokens",  # Record.prompt_tokens
+    "prompt_requested",
+    "prompt_server",
+    "reasoning_tokens",
+    "reasoning_events",
+    "max_tokens",
+    "turn",
+)
+
+
+def _opt(v: int | None) -> int:
+    return NONE if v is None else v
+
+
+class ErrorTally:
+    """Failed requests by ``error_kind`` (cancelled and kind-less ones left out), in the
+    order each kind first appeared, with the first failure's detail as the example."""
+
+    __slots__ = ("counts", "endpoints", "examples")
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.examples: dict[str, str] = {}
+        self.endpoints: dict[str, int | None] = {}  # the endpoint each example failed at
+
+    @classmethod
+    def of(cls, records: Iterable[Record]) -> ErrorTally:
+        tally = cls()
+        for r in records:
+            tally.add(r)
+        return tally
+
+    def add(self, r: Record) -> None:
+        kind = r.error_kind
+        if r.ok or kind is None or kind == "cancelled":
+            return
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        if kind not in self.examples:
+            self.examples[kind] = r.error_detail or ""
+            self.endpoints[kind] = r.endpoint
+
+    def merge(self, other: ErrorTally) -> None:
+        for kind, n in other.counts.items():
+            self.counts[kind] = self.counts.get(kind, 0) + n
+            self.examples.setdefault(kind, other.examples[kind])
+            self.endpoints.setdefault(kind, other.endpoints.get(kind))
+
+
+class StepColumns:
+    """One step's records as columns: :meth:`add` each record as it finishes, then
+    :func:`loadgen.metrics.summarize_step` takes this in place of the record list."""
+
+    __slots__ = (
+        "_gaps",
+        "_measured",
+        "_ok",
+        "cancelled",
+        "errors",
+        "failures",
+        "ramp",
+        "reasoning_ok",
+        "reconnects",
+        "total",
+        "warmup",
+    )
+
+    def __init__(self) -> None:
+        self._measured = {name: array("q") for name in _MEASURED}
+        self._ok = {name: array("q") for name in _OK}
+        self._gaps = array("i")  # int64 ("q") once a gap does not fit
+        self.total = 0  # records added, cancelled ones included
+        self.cancelled = 0
+        self.warmup = 0  # warm-up records, cancelled ones left out
+        self.ramp = 0  # ramp records that are not also warm-up, cancelled ones left out
+        self.reconnects = 0  # over the measured records
+        self.reasoning_ok = 0  # successful measured records with a reasoning event
+        #: measured failures by kind ("unknown" for one without a kind)
+        self.errors: dict[str, int] = {}
+        #: every failure of the step (warm-up and ramp too), for the terminal's error lines
+        self.failures = ErrorTally()
+
+    @classmethod
+    def of(cls, records: Iterable[Record]) -> StepColumns:
+        cols = cls()
+        for r in records:
+            cols.add(r)
+        return cols
+
+    def add(self, r: Record) -> None:
+        """Take what the summary needs from ``r``; ``r`` itself is not kept."""
+        self.total += 1
+        self.failures.add(r)
+        if r.error_kind == "cancelled":
+            self.cancelled += 1
+            return
+        if r.warmup or r.ramp:
+            if r.warmup:
+                self.warmup += 1
+            else:
+                self.ramp += 1
+            return
+        m = self._measured
+        m["sent"].append(r.sent_ns)
+        m["end"].append(r.end_ns)
+        m["ok"].append(1 if r.ok else 0)
+        self.reconnects += r.reconnects
+        if not r.ok:
+            kind = r.error_kind or "unknown"
+            self.errors[kind] = self.errors.get(kind, 0) + 1
+            return
+        self._add_ok(r)
+
+    def _add_ok(self, r: Record) -> None:
+        c = self._ok
+        c["start"].append(r.start_ns)
+        c["sent"].append(r.sent_ns)
+        c["end"].append(r.end_ns)
+        c["scheduled"].append(_opt(r.scheduled_ns))
+        c["first"].append(_opt(r.first_token_ns))
+        c["first_answer"].append(_opt(r.first_answer_ns))
+        c["first_reasoning"].append(_opt(r.first_reasoning_ns))
+        c["last"].append(_opt(r.last_token_ns))
+        c["stamps"].append(len(r.token_ns))
+        c["output_tokens"].append(r.output_tokens)
+        c["output_events"].append(r.output_events)
+        c["output_server"].append(_opt(r.output_tokens_server))
+        c["prompt_tokens"].append(r.prompt_tokens)
+        c["prompt_requested"].append(r.prompt_tokens_requested)
+        c["prompt_server"].append(_opt(r.prompt_tokens_server))
+        c["reasoning_tokens"].append(r.reasoning_tokens)
+        c["reasoning_events"].append(r.reasoning_events)
+        c["max_tokens"].append(r.max_tokens)
+        c["turn"].append(_opt(r.turn))
+        if r.reasoning_events:
+            self.reasoning_ok += 1
+        if len(r.token_ns) > 1:
+            self._add_gaps(r.token_ns)
+
+    def _add_gaps(self, t: list[int]) -> None:
+        """ITL gaps t[i] - t[i-1], appended in order; int32 until one does not fit."""
+        g = self._gaps
+        n = len(g)
+        try:
+            g.extend(map(operator.sub, islice(t, 1, None), t))
+        except OverflowError:
+            del g[n:]
+            self._gaps = array("q", g)
+            self._gaps.extend(map(operator.sub, islice(t, 1, None), t))
+
+    def merge(self, other: StepColumns) -> None:
+        """Append ``other``'s requests after this one's (as if added after them)."""
+        for name, col in other._measured.items():
+            self._measured[name].extend(col)
+        for name, col in other._ok.items():
+            self._ok[name].extend(col)
+        if self._gaps.typecode != other._gaps.typecode:
+            if self._gaps.typecode == "i":
+                self._gaps = array("q", self._gaps)
+            self._gaps.extend(array("q", other._gaps))
+        else:
+            self._gaps.extend(other._gaps)
+        self.total += other.total
+        self.cancelled += other.cancelled
+        self.warmup += other.warmup
+        self.ramp += other.ramp
+        self.reconnects += other.reconnects
+        self.reasoning_ok += other.reasoning_ok
+        for kind, n in other.errors.items():
+            self.errors[kind] = self.errors.get(kind, 0) + n
+        self.failures.merge(other.failures)
+
+    @property
+    def measured_count(self) -> int:
+        return len(self._measured["sent"])
+
+    @property
+    def ok_count(self) -> int:
+        return len(self._ok["sent"])
+
+    # The three readers below return views of the arrays themselves (no copy): an
+    # accumulator refuses to grow (BufferError) while one of its views lives.
+
+    def measured(self, name: str) -> Ints:
+        """A measured request's column (``sent``, ``end``, ``ok``), as int64."""
+        return np.frombuffer(self._measured[name], dtype=np.int64)
+
+    def ok(self, name: str) -> Ints:
+        """A successful request's column as int64 (None as :data:`NONE`)."""
+        return np.frombuffer(self._ok[name], dtype=np.int64)
+
+    def gaps(self) -> npt.NDArray[np.int32] | Ints:
+        """The pooled ITL gaps of the successful requests, in order."""
+        if self._gaps.typecode == "i":
+            return np.frombuffer(self._gaps, dtype=np.int32)
+        return np.frombuffer(self._gaps, dtype=np.int64)
+
+    def span(self) -> tuple[int, int]:
+        """(first measured send, last measured end); (0, 0) when nothing was measured."""
+        if not self.measured_count:
+            return 0, 0
+        return min(self._measured["sent"]), max(self._measured["end"])
