@@ -283,12 +283,14 @@ def _outcome(summary: Summary, *, fail_on_sla: bool, strict: bool) -> LoadgenErr
 
     if (reason := unusable_reason(summary)) is not None:
         return TargetUnusable(reason)
-    if fail_on_sla:
+    if fail_on_sla or strict:
+        # missed with confidence: the interval's lower end beyond the bound (or, with no
+        # interval, the value; a step with no successful request misses every bound)
         missed = [
             f"step {s.index} {c.metric}.{c.stat} {_num(c.value)} > {c.bound:g}"
             for s in summary.steps
             for c in s.sla.checks
-            if not c.passed
+            if c.verdict == "missed" or (c.verdict is None and not c.passed)
         ]
         if missed:
             return SlaMissed("SLA missed: " + "; ".join(missed))
@@ -299,6 +301,15 @@ def _outcome(summary: Summary, *, fail_on_sla: bool, strict: bool) -> LoadgenErr
                 f"--strict: step(s) {', '.join(map(str, shaky))} inconclusive "
                 "(loadgen itself was saturated; see the warnings)"
             )
+        unsure = [
+            f"step {s.index} {c.metric}.{c.stat}"
+            + (f" (about {c.requests_needed} requests needed)" if c.requests_needed else "")
+            for s in summary.steps
+            for c in s.sla.checks
+            if c.verdict == "inconclusive"
+        ]
+        if unsure:
+            return Inconclusive("--strict: too close to call with confidence: " + "; ".join(unsure))
     return None
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "GpuStats",
     "GpuTotal",
     "HostStats",
+    "Intervals",
     "LittleCheck",
     "LoadPoint",
     "Mean",
@@ -57,6 +58,20 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class Intervals(_Model):
+    """Confidence intervals, ``[low, high]`` in ms; an end is None where the sample is too small
+    to give it (docs/metrics.md: percentiles from order statistics, the mean by the normal
+    approximation)."""
+
+    confidence: float
+    mean: list[float | None]
+    p50: list[float | None]
+    p90: list[float | None]
+    p95: list[float | None]
+    p99: list[float | None]
+    p99_9: list[float | None]
+
+
 class Distribution(_Model):
     """Summary statistics of one latency metric, in ms. Empty when ``count`` is 0."""
 
@@ -70,6 +85,7 @@ class Distribution(_Model):
     p99: float | None = None
     p99_9: float | None = None
     max: float | None = None
+    ci: Intervals | None = None
 
 
 class LoadPoint(_Model):
@@ -178,7 +194,15 @@ class SlaCheck(_Model):
     bound: float
     value: float | None
     margin: float | None  # bound - value (positive = headroom)
-    passed: bool
+    passed: bool  # the point estimate is within the bound
+    #: with confidence (sla.confidence): met when the interval's upper end is within the
+    #: bound, missed when its lower end is beyond it, inconclusive otherwise (a statistic
+    #: with no interval, an error rate or a max, is decided by its value)
+    verdict: Literal["met", "missed", "inconclusive"] | None = None
+    interval: list[float | None] | None = None  # the statistic's interval, when it has one
+    #: inconclusive percentile bounds: about how many requests would decide it at the
+    #: share of values beyond the bound seen here (None: never, or not estimated)
+    requests_needed: int | None = None
 
 
 class SlaResult(_Model):
@@ -191,6 +215,12 @@ class SlaResult(_Model):
     )
     checks: list[SlaCheck] = Field(default_factory=list)
     good_requests: int | None = None
+    verdict: Literal["met", "missed", "inconclusive"] | None = Field(
+        None,
+        description="With confidence: missed when a check is missed, inconclusive when "
+        "one is inconclusive or loadgen was saturated, else met. `--fail-on-sla` fails on "
+        "missed, `--strict` on inconclusive too.",
+    )
 
 
 class ClientHealth(_Model):

@@ -19,6 +19,7 @@ Imports: loadgen.scenario.models, loadgen.summary, loadgen.records, loadgen.metr
 from __future__ import annotations
 
 from loadgen.clock import NS_PER_MS
+from loadgen.metrics.confidence import Interval, verdict
 from loadgen.metrics.latency import FIRST_STAMP
 from loadgen.metrics.profiles import PROFILES, Profile
 from loadgen.records import Record
@@ -76,21 +77,43 @@ def check_sla(step: StepSummary, sla: SlaSpec) -> SlaResult:
     """
     checks: list[SlaCheck] = []
     for metric in ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"):
-        dist = getattr(step, metric).model_dump()
+        distribution = getattr(step, metric)
+        dist = distribution.model_dump()
+        ci = distribution.ci.model_dump() if distribution.ci is not None else {}
         for stat, bound in getattr(sla, metric).items():
             value = dist.get(stat)
-            checks.append(_check(metric, stat, bound, value))
+            check = _check(metric, stat, bound, value)
+            pair = ci.get(stat)
+            if value is not None and pair is not None:
+                check.interval = pair
+                check.verdict = verdict(Interval(pair[0], pair[1], ci["confidence"]), bound)
+            checks.append(check)
     if sla.max_error_rate is not None:
         checks.append(_check("error_rate", "value", sla.max_error_rate, step.requests.error_rate))
     inconclusive = step.client.saturated
     passed = not inconclusive and step.requests.ok > 0 and all(c.passed for c in checks)
-    return SlaResult(passed=passed, inconclusive=inconclusive, checks=checks)
+    result = SlaResult(passed=passed, inconclusive=inconclusive, checks=checks)
+    if checks:
+        verdicts = {c.verdict for c in checks}
+        if step.requests.ok == 0 or "missed" in verdicts:
+            result.verdict = "missed"
+        elif inconclusive or "inconclusive" in verdicts:
+            result.verdict = "inconclusive"
+        else:
+            result.verdict = "met"
+    return result
 
 
 def _check(metric: str, stat: str, bound: float, value: float | None) -> SlaCheck:
     if value is None:
         return SlaCheck(
-            metric=metric, stat=stat, bound=bound, value=None, margin=None, passed=False
+            metric=metric,
+            stat=stat,
+            bound=bound,
+            value=None,
+            margin=None,
+            passed=False,
+            verdict="missed",
         )
     return SlaCheck(
         metric=metric,
@@ -99,4 +122,5 @@ def _check(metric: str, stat: str, bound: float, value: float | None) -> SlaChec
         value=value,
         margin=bound - value,
         passed=value <= bound,
+        verdict="met" if value <= bound else "missed",  # by the value, until an interval says
     )

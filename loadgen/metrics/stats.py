@@ -15,25 +15,38 @@ pooled ITL gaps of a step of some 130,000 128-token requests) is not copied
 at all: loadgen.metrics.bigstats reads it in chunks, with exact count, min,
 max and percentiles and a mean and std within float rounding of numpy's.
 
-Imports: numpy, loadgen.summary, loadgen.metrics.bigstats.
+Each distribution carries confidence intervals (``Distribution.ci``): every
+percentile's from order statistics (loadgen.metrics.confidence; the ranks'
+values found by partitioning the same array, or by bigstats' selection for a
+huge one), the mean's by the normal approximation.
+
+Imports: numpy, loadgen.summary, loadgen.metrics (bigstats, confidence).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
+from statistics import NormalDist
 from typing import cast
 
 import numpy as np
 import numpy.typing as npt
 
 from loadgen.metrics import bigstats
-from loadgen.summary import PERCENTILES, Distribution
+from loadgen.metrics.confidence import quantile_ranks
+from loadgen.summary import PERCENTILES, Distribution, Intervals
 
-__all__ = ["distribution_ms"]
+#: the default confidence level of every interval (sla.confidence sets it for a run)
+CONFIDENCE = 0.95
+
+__all__ = ["CONFIDENCE", "distribution_ms"]
 
 
-def distribution_ms(values_ns: Sequence[float] | npt.NDArray[np.number]) -> Distribution:
-    """Statistics of nanosecond values, reported in milliseconds."""
+def distribution_ms(
+    values_ns: Sequence[float] | npt.NDArray[np.number], confidence: float = CONFIDENCE
+) -> Distribution:
+    """Statistics of nanosecond values, reported in milliseconds, with ``confidence`` intervals."""
     if len(values_ns) == 0:
         return Distribution()
     if (
@@ -41,7 +54,10 @@ def distribution_ms(values_ns: Sequence[float] | npt.NDArray[np.number]) -> Dist
         and values_ns.dtype.kind == "i"
         and values_ns.size > bigstats.CHUNKED_ABOVE
     ):
-        return bigstats.big_distribution_ms(cast("bigstats.Ints", values_ns))  # not copied
+        ints = cast("bigstats.Ints", values_ns)  # not copied
+        d = bigstats.big_distribution_ms(ints)
+        d.ci = _intervals(d, confidence, lambda ks: bigstats.order_statistics(ints, ks), 1e6)
+        return d
     a = _ms(values_ns)
     n = a.size
     mean, lo, hi = a.mean(), a.min(), a.max()
@@ -52,7 +68,7 @@ def distribution_ms(values_ns: Sequence[float] | npt.NDArray[np.number]) -> Dist
     a = _ms(values_ns, out=a)
     pct = np.percentile(a, PERCENTILES, overwrite_input=True)
     keys = ["p" + f"{p:g}".replace(".", "_") for p in PERCENTILES]
-    return Distribution(
+    d = Distribution(
         count=int(n),
         mean=float(mean),
         std=float(std),
@@ -60,6 +76,44 @@ def distribution_ms(values_ns: Sequence[float] | npt.NDArray[np.number]) -> Dist
         max=float(hi),
         **{k: float(v) for k, v in zip(keys, pct, strict=True)},
     )
+
+    def select(ranks: list[int]) -> dict[int, float]:
+        a.partition(ranks)  # in place, O(n): the values at those ranks as if sorted
+        return {k: float(a[k]) for k in ranks}
+
+    d.ci = _intervals(d, confidence, select, 1.0)
+    return d
+
+
+def _intervals(
+    d: Distribution,
+    confidence: float,
+    select: Callable[[list[int]], Mapping[int, float]],
+    scale: float,
+) -> Intervals:
+    """Each percentile's order-statistic interval (loadgen.metrics.confidence) and the mean's.
+
+    ``select`` gives the values at 0-based ranks of the sorted sample; ``scale``
+    turns them into ms.
+    """
+    n = d.count
+    ranks = {p: quantile_ranks(n, p / 100, confidence) for p in PERCENTILES}
+    wanted = sorted({r - 1 for pair in ranks.values() for r in pair if r is not None})
+    found = select(wanted) if wanted else {}
+
+    def value(rank: int | None) -> float | None:
+        return None if rank is None else found[rank - 1] / scale
+
+    half = None
+    if n > 1 and d.std is not None:
+        # the standard error: the sample std (n - 1) over sqrt(n) = the population std / sqrt(n - 1)
+        half = NormalDist().inv_cdf(0.5 + confidence / 2) * d.std / math.sqrt(n - 1)
+    mean = [None, None] if half is None or d.mean is None else [d.mean - half, d.mean + half]
+    keys = ["p" + f"{p:g}".replace(".", "_") for p in PERCENTILES]
+    pairs = {
+        k: [value(ranks[p][0]), value(ranks[p][1])] for k, p in zip(keys, PERCENTILES, strict=True)
+    }
+    return Intervals(confidence=confidence, mean=mean, **pairs)
 
 
 def _ms(

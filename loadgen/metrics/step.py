@@ -19,12 +19,15 @@ Imports: numpy, loadgen.records, loadgen.summary, loadgen.scenario.models, loadg
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from loadgen.clock import NS_PER_S
+from loadgen.clock import NS_PER_MS, NS_PER_S
 from loadgen.metrics import vector as v
 from loadgen.metrics.aggregate import (
     completed_in,
@@ -34,6 +37,7 @@ from loadgen.metrics.aggregate import (
     token_counts,
 )
 from loadgen.metrics.columns import NONE, StepColumns
+from loadgen.metrics.confidence import requests_needed
 from loadgen.metrics.latency import FIRST_STAMP
 from loadgen.metrics.profiles import PROFILES, Profile
 from loadgen.metrics.sla import check_sla
@@ -52,6 +56,7 @@ from loadgen.summary import (
     StepSummary,
     Throughput,
 )
+from loadgen.vocab import PERCENTILE_OF
 
 __all__ = ["LITTLE_TOLERANCE", "by_endpoint", "step_cost", "summarize_step"]
 
@@ -114,9 +119,9 @@ def summarize_step(
     )
     step.requests = _counts(cols)
     ok = v.Columns(cols)
-    _latencies(step, ok, profile.name, ttft_of)
+    _latencies(step, ok, profile.name, ttft_of, sla.confidence)
     if open_loop:
-        _open_loop_latencies(step, ok, profile.name, ttft_of)
+        _open_loop_latencies(step, ok, profile.name, ttft_of, sla.confidence)
     step.tokens = token_counts(ok, expect_full_output)
     step.prompt_lengths = prompt_length_check(ok, prompt_tolerance)
     if (warning := short_output_warning(step.tokens, len(ok))) is not None:
@@ -133,6 +138,7 @@ def summarize_step(
         inside = completed_in(ok["end"], *steady)
         step.throughput = _throughput(ok, inside, good & inside, step.steady_duration_s, "steady")
     step.sla = check_sla(step, sla)
+    _requests_needed(step, ok, profile.name, ttft_of, sla.confidence)
     step.sla.good_requests = int(good.sum())
     if mean_in_flight is not None and window_s:
         step.little = little_check(mean_in_flight, len(sent), int((ended - sent).sum()), window_s)
@@ -232,29 +238,67 @@ def _counts(cols: StepColumns) -> RequestCounts:
     )
 
 
-def _latencies(step: StepSummary, ok: v.Columns, profile: str, ttft_of: str) -> None:
+def _latencies(
+    step: StepSummary, ok: v.Columns, profile: str, ttft_of: str, confidence: float
+) -> None:
     """TTFT (to the stamp ``ttft_of`` picks), its reasoning/answer split and per-turn view,
     ITL, TPOT and E2E, by the profile's formulas, from where ``step.latency_from`` says."""
     frm = step.latency_from
-    step.ttft_ms = distribution_ms(v.ttft(ok, profile, ttft_of, frm))
+    dist = functools.partial(distribution_ms, confidence=confidence)
+    step.ttft_ms = dist(v.ttft(ok, profile, ttft_of, frm))
     if ok.source.reasoning_ok:
-        step.ttft_reasoning_ms = distribution_ms(v.ttft(ok, profile, "reasoning", frm))
-        step.ttft_answer_ms = distribution_ms(v.ttft(ok, profile, "answer", frm))
+        step.ttft_reasoning_ms = dist(v.ttft(ok, profile, "reasoning", frm))
+        step.ttft_answer_ms = dist(v.ttft(ok, profile, "answer", frm))
     step.ttft_by_turn = _ttft_by_turn(ok, profile, ttft_of, frm)
-    step.itl_ms = distribution_ms(v.itl_values(ok, profile))
+    step.itl_ms = dist(v.itl_values(ok, profile))
     if profile == "aiperf":  # the profile names the pooled gaps ICL
-        step.icl_ms = distribution_ms(v.itl_values(ok, "loadgen"))
-    step.tpot_ms = distribution_ms(v.tpot(ok, profile))
-    step.e2e_ms = distribution_ms(v.latency(ok, profile, frm))
+        step.icl_ms = dist(v.itl_values(ok, "loadgen"))
+    step.tpot_ms = dist(v.tpot(ok, profile))
+    step.e2e_ms = dist(v.latency(ok, profile, frm))
 
 
-def _open_loop_latencies(step: StepSummary, ok: v.Columns, profile: str, ttft_of: str) -> None:
+def _open_loop_latencies(
+    step: StepSummary, ok: v.Columns, profile: str, ttft_of: str, confidence: float
+) -> None:
     """Both origins of TTFT and E2E, and the queue wait: the intended send time is known."""
-    step.ttft_from_scheduled_ms = distribution_ms(v.ttft_from_scheduled(ok, ttft_of))
-    step.ttft_from_sent_ms = distribution_ms(v.ttft(ok, profile, ttft_of, "sent"))
-    step.e2e_from_scheduled_ms = distribution_ms(v.latency(ok, profile, "scheduled"))
-    step.e2e_from_sent_ms = distribution_ms(v.latency(ok, profile, "sent"))
-    step.queue_wait_ms = distribution_ms(v.queue_wait(ok))
+    dist = functools.partial(distribution_ms, confidence=confidence)
+    step.ttft_from_scheduled_ms = dist(v.ttft_from_scheduled(ok, ttft_of))
+    step.ttft_from_sent_ms = dist(v.ttft(ok, profile, ttft_of, "sent"))
+    step.e2e_from_scheduled_ms = dist(v.latency(ok, profile, "scheduled"))
+    step.e2e_from_sent_ms = dist(v.latency(ok, profile, "sent"))
+    step.queue_wait_ms = dist(v.queue_wait(ok))
+
+
+def _requests_needed(
+    step: StepSummary, ok: v.Columns, profile: str, ttft_of: str, confidence: float
+) -> None:
+    """For each inconclusive percentile bound: the requests that would decide it.
+
+    At the share of values beyond the bound seen in this step
+    (loadgen.metrics.confidence.requests_needed); values are per request but
+    for ITL (gaps), whose count is turned into requests at this step's gaps
+    per request.
+    """
+    frm = step.latency_from
+    values_of: dict[str, Callable[[], npt.NDArray[Any]]] = {
+        "ttft_ms": lambda: v.ttft(ok, profile, ttft_of, frm),
+        "itl_ms": lambda: v.itl_values(ok, profile),
+        "tpot_ms": lambda: v.tpot(ok, profile),
+        "e2e_ms": lambda: v.latency(ok, profile, frm),
+    }
+    for c in step.sla.checks:
+        if c.verdict != "inconclusive" or c.stat not in PERCENTILE_OF:
+            continue
+        if (get := values_of.get(c.metric)) is None:
+            continue
+        values = np.asarray(get(), dtype=np.float64)
+        n = int(values.size)
+        if n == 0 or len(ok) == 0:
+            continue
+        beyond = int(np.count_nonzero(values > c.bound * NS_PER_MS))
+        needed = requests_needed(n, beyond, PERCENTILE_OF[c.stat] / 100, confidence)
+        if needed is not None:
+            c.requests_needed = math.ceil(needed * len(ok) / n)
 
 
 def _ttft_by_turn(

@@ -41,6 +41,31 @@ def load_label(step: StepSummary) -> str:
     return f"rate {load.rate:g} req/s ({load.arrival}{cap})"
 
 
+def confidence_lines(step: StepSummary) -> list[str]:
+    """The bounds the step's sample cannot decide: ``unsure: ttft_ms.p99 <= 400 (95% CI
+    312-..., 32 requests; about 368 needed)``; nothing when every bound is decided."""
+    out = []
+    for c in step.sla.checks:
+        if c.verdict != "inconclusive" or c.interval is None:
+            continue
+        lo, hi = c.interval
+        ci = f"{_fmt(lo) if lo is not None else '...'}-{_fmt(hi) if hi is not None else '...'}"
+        conf = next(
+            (
+                d.ci.confidence
+                for d in (getattr(step, c.metric, None),)
+                if d is not None and getattr(d, "ci", None) is not None
+            ),
+            0.95,
+        )
+        need = f"; about {c.requests_needed:,} needed" if c.requests_needed else ""
+        out.append(
+            f"unsure: {c.metric}.{c.stat} <= {c.bound:g} not decided at {conf:.0%} "
+            f"confidence (CI {ci}, {step.requests.ok:,} requests{need})"
+        )
+    return out
+
+
 def _fmt(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}"
 
@@ -146,6 +171,7 @@ def format_step(
             for c in step.sla.checks
         ]
         lines.append(f"  SLA {verdict}: " + "; ".join(parts))
+        lines += [f"  {line}" for line in confidence_lines(step)]
     if warnings:
         lines.extend(step_warning_lines(step))
     return "\n".join(lines)

@@ -186,6 +186,15 @@ def verdict(sweep: Sweep) -> Verdict:
             )
         else:
             v.text = f"max {unit} meeting the SLA: {best_p.value:g}{suffix}; {goodput}"
+        if best_s.sla.verdict == "inconclusive" and not best_s.sla.inconclusive:
+            unsure = [c for c in best_s.sla.checks if c.verdict == "inconclusive"]
+            need = max((c.requests_needed or 0 for c in unsure), default=0)
+            v.text += (
+                " (not confirmed with confidence there: "
+                + ", ".join(f"{c.metric}.{c.stat}" for c in unsure)
+                + (f", about {need:,} requests per step would decide" if need else "")
+                + ")"
+            )
         if v.bracket:
             v.text += f" (the SLA fails at {v.bracket[1]:g}{suffix})"
     if v.inconclusive_steps:

@@ -399,6 +399,14 @@ class SlaSpec(_Strict):
         "behind max_concurrency counts, as users feel it) or the actual send (sent). "
         "Closed loop sends when intended: both are the same.",
     )
+    confidence: float = Field(
+        0.95,
+        ge=0.5,
+        le=0.999,
+        description="Confidence level of every interval (percentiles, means) and of the "
+        "SLA verdicts: a bound is met when the interval's upper end is within it, missed "
+        "when its lower end is beyond it, inconclusive otherwise.",
+    )
 
 
 class TelemetrySpec(_Strict):

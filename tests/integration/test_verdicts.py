@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -122,3 +123,42 @@ def test_an_overloaded_run_is_flagged_and_inconclusive(tmp_path: Path) -> None:
     assert all(c.passed for c in step.sla.checks)
     assert summary.verdict is not None and summary.verdict.inconclusive_steps == [0]
     assert "inconclusive" in summary.verdict.text and "step 0" in summary.verdict.text
+
+
+# -- verdicts with confidence: the same server, different sample sizes -------------------
+
+FIXED_TTFT = {
+    "mock": {"args": ["--ttft-ms", "20", "--itl-ms", "1"]},
+    "extra_body": {"ignore_eos": True},
+}
+
+
+@pytest.mark.parametrize(
+    ("requests", "bound", "verdict"),
+    [(20, 30.0, "inconclusive"), (400, 30.0, "met"), (20, 10.0, "missed")],
+)
+def test_a_p99_bound_is_met_missed_or_inconclusive_by_sample_size(
+    run: Runner, scenario: Callable[..., Scenario], requests: int, bound: float, verdict: str
+) -> None:
+    """TTFT is ~20 ms every time: p99 <= 30 cannot be confirmed from 20 requests (their
+    p99 interval has no upper end) but is from 400; p99 <= 10 is missed from 20 already."""
+    sc = scenario(
+        target=FIXED_TTFT,
+        workload={"output_tokens": {"dist": "fixed", "value": 4}},
+        load={"concurrency": [4], "requests_per_step": requests},
+        sla={"ttft_ms": {"p99": bound}},
+    )
+    summary, _, _ = run(sc)
+    step = summary.steps[0]
+    (check,) = step.sla.checks
+    assert check.verdict == verdict and step.sla.verdict == verdict
+    assert check.interval is not None
+    if verdict == "inconclusive":
+        assert check.passed and check.interval[1] is None  # the point estimate alone passes
+        # no value beyond the bound: decided once 0.99^N <= 0.025, N = 368
+        assert check.requests_needed == math.ceil(math.log(0.025) / math.log(0.99))
+        assert (
+            summary.verdict is not None and "not confirmed with confidence" in summary.verdict.text
+        )
+    else:
+        assert check.requests_needed is None
