@@ -48,15 +48,30 @@ def mock_args(target: TargetSpec) -> list[str]:
 class MockServer:
     """``with MockServer(args, log) as url:`` runs ``python -m loadgen.mock --port 0 ARGS``."""
 
-    def __init__(self, args: list[str], log_path: Path, *, start_timeout_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        args: list[str],
+        log_path: Path,
+        *,
+        start_timeout_s: float = 30.0,
+        cpus: Callable[[], set[int] | None] | None = None,
+    ) -> None:
+        """``cpus``: called before the start, returns the mock's CPUs (None: leave them);
+        by default the last CPU, with loadgen moved off it (:func:`_split_cpus`)."""
         self.args = args
         self.log_path = log_path
         self.start_timeout_s = start_timeout_s
+        self.cpus = cpus or _split_cpus
         self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """The mock's process id while it runs."""
+        return self.proc.pid if self.proc is not None else None
 
     def __enter__(self) -> str:
         cmd = [sys.executable, "-m", "loadgen.mock", "--host", "127.0.0.1", "--port", "0"]
-        mock_cpus = _split_cpus()
+        mock_cpus = self.cpus()
         die_with_parent = _die_with_parent()
 
         def in_child() -> None:  # runs in the child before it starts
