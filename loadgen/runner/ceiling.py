@@ -55,8 +55,8 @@ REGIMES = ("burst", "per-token")
 
 #: per-token: the mock's gap between tokens of a stream. 256 streams at 5 ms offer
 #: 51,200 tokens/s, which the mock (whose every write is a Python ``send``) writes
-#: one by one on one core of the 2-vCPU VM; faster, it falls behind and writes
-#: several tokens at once (docs/performance.md)
+#: one by one on one core of the 2-vCPU VM; at 2 ms it falls behind and writes
+#: some tokens together (benchmarks/per_token_pace.py, docs/performance.md)
 PER_TOKEN_ITL_MS = 5.0
 
 #: the mock's share of its core from which it, not the client, is taken to be the limit

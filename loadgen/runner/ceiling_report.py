@@ -48,6 +48,9 @@ def estimate(report: CeilingReport) -> Estimate | None:
 
     The one-token-per-write figure leads, since a live server writes each token
     on its own; bursts only say how far a batching server lets a client go.
+    Where the client's core was not full (the mock's pace was the limit) and
+    tokens still came one per read, the figure is a floor: a busier client
+    handles more sockets per wake-up and spends less per token.
     """
     live = report.regime("per-token") or report.regime("burst")
     if live is None or live.tokens_per_cpu_s <= 0:
@@ -61,6 +64,12 @@ def estimate(report: CeilingReport) -> Estimate | None:
         f"{workers} x {per_core} ({kind}); workers = {cores} cores - 1 for the "
         "system - 1 for the mock, at least 1 (against a remote server, add the mock's core)"
     )
+    one_by_one = live.tokens_per_read is None or live.tokens_per_read <= TOGETHER
+    if live.regime == "per-token" and live.client_util < MOCK_BUSY and one_by_one:
+        basis += (
+            f"; a floor: the client's core was {live.client_util:.0%} busy at this pace, "
+            "and a busier client spends less per token"
+        )
     return Estimate(
         workers=workers,
         tokens_per_s=workers * live.tokens_per_cpu_s,

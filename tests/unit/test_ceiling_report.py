@@ -91,3 +91,16 @@ def test_json_has_every_figure() -> None:
 def test_about_keeps_three_significant_figures() -> None:
     assert about(146_606) == "147,000"
     assert about(1_234_567) == "1,230,000"
+
+
+def test_an_unfilled_client_core_makes_the_estimate_a_floor() -> None:
+    paced = ceiling("per-token", client_cpu_s=1.5)  # 75% of its core, one token per read
+    est = estimate(report(2, paced))
+    assert est is not None
+    assert "a floor: the client's core was 75% busy" in est.basis
+    full = estimate(report(2, ceiling("per-token")))
+    assert full is not None
+    assert "floor" not in full.basis
+    late = estimate(report(2, ceiling("per-token", client_cpu_s=1.5, reads=50_000)))
+    assert late is not None
+    assert "floor" not in late.basis  # tokens read together: flattering, not a floor
