@@ -391,6 +391,70 @@ _RATE_ONLY = ("arrival", "burstiness", "max_concurrency", "auto_points", "probe_
 _TRACE_ONLY = ("trace", "trace_format", "time_scale", "window_s")
 
 
+@cli.command()
+@click.option(
+    "--seconds",
+    type=click.FloatRange(min=0, min_open=True, max=600),
+    default=5.0,
+    show_default=True,
+    help="How long each regime is measured.",
+)
+@click.option(
+    "--transport",
+    type=click.Choice(["h1", "aiohttp", "httpx"]),
+    default="h1",
+    show_default=True,
+    help="The client transport to measure (h1 is the default of runs).",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1, max=4096),
+    default=256,
+    show_default=True,
+    help="Streams in flight.",
+)
+@click.option(
+    "--tokens",
+    type=click.IntRange(min=1, max=65536),
+    default=128,
+    show_default=True,
+    help="Output tokens per response.",
+)
+@click.option(
+    "--itl-ms",
+    type=click.FloatRange(min=0.1, max=1000),
+    default=5.0,
+    show_default=True,
+    help="Per-token regime: the mock's gap between a stream's tokens.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
+def calibrate(as_json: bool, **settings: Any) -> None:
+    """Measure what this machine can drive: the client's ceiling against the built-in mock.
+
+    The mock runs on loopback pinned to one core, loadgen on another (where
+    affinity can be set), in two regimes: bursts (each response in one
+    write) and one token per write (a live server's case). Prints output
+    tokens/s, client CPU-seconds, tokens per CPU-second, the mock's CPU use,
+    and an estimate for this machine's cores (docs/performance.md).
+
+    \b
+    Example:
+      loadgen calibrate --seconds 5
+    """
+    from loadgen.runner.ceiling import measure_ceiling
+    from loadgen.runner.ceiling_report import caveats, ceiling_json, format_ceiling
+
+    report = measure_ceiling(**settings)
+    if as_json:
+        import json
+
+        click.echo(json.dumps(ceiling_json(report), indent=2))
+    else:
+        click.echo(format_ceiling(report))
+    for line in caveats(report):
+        click.echo(f"warning: {line}", err=True)
+
+
 _PASSTHROUGH = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []}
 
 

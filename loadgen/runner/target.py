@@ -112,6 +112,11 @@ class MockServer:
         self.cpus = cpus
         self.proc: subprocess.Popen[bytes] | None = None
 
+    @property
+    def pid(self) -> int | None:
+        """The mock's process id while it runs."""
+        return self.proc.pid if self.proc is not None else None
+
     def __enter__(self) -> str:
         cmd = [sys.executable, "-m", "loadgen.mock", "--host", "127.0.0.1", "--port", "0"]
         mock_cpus = _split_cpus() if isinstance(self.cpus, str) else self.cpus

@@ -186,7 +186,7 @@ def test_strict_fails_on_an_inconclusive_step() -> None:
     assert "step(s) 1 inconclusive" in str(failure)
 
 
-COMMANDS = ["run", "workload", "report", "compare", "mock", "agent"]
+COMMANDS = ["run", "workload", "report", "compare", "mock", "agent", "calibrate"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
