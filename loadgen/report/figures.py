@@ -155,6 +155,11 @@ def draw_curve(summary: Summary) -> Figure:
                     color=colours[metric],
                     label=label,
                 )
+                bars = p.curve_intervals(summary, metric, stat)
+                if bars:  # each point's confidence interval, where its sample gives both ends
+                    bx, lo, hi = zip(*bars, strict=True)
+                    ax.vlines(bx, lo, hi, color=colours[metric], lw=1.2, alpha=0.55)
+                    ys += [*lo, *hi]
                 if label in bounds:
                     ys.append(bounds[label])
                     ax.axhline(

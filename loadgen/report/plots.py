@@ -264,6 +264,18 @@ def curve_series(summary: Summary) -> Series:
     return out
 
 
+def curve_intervals(summary: Summary, metric: str, stat: str) -> list[tuple[float, float, float]]:
+    """Error bars for the latency curve: (output tokens/s, low, high) of ``metric stat``'s
+    confidence interval (Distribution.ci), for the steps whose sample gives both ends."""
+    out = []
+    for s in curve_steps(summary):
+        ci = getattr(getattr(s, metric), "ci", None)
+        pair = getattr(ci, stat, None) if ci is not None else None
+        if pair is not None and pair[0] is not None and pair[1] is not None:
+            out.append((s.throughput.output_tokens_per_s, float(pair[0]), float(pair[1])))
+    return out
+
+
 def point_labels(summary: Summary, metric: str, stat: str) -> list[tuple[float, float, str]]:
     """(x, y, load label) of each step on the ``metric stat`` line of the curve."""
     return [
