@@ -61,3 +61,13 @@ def run(tmp_path: Path) -> Runner:
 def scenario() -> Callable[..., Scenario]:
     """Builds a scenario: the base below with each given section merged in."""
     return make_scenario
+
+
+def most_in_flight(records: list[Record]) -> int:
+    """The most requests in flight at once, from the records' send and end times."""
+    events = sorted([(r.start_ns, 1) for r in records] + [(r.end_ns, -1) for r in records])
+    now = most = 0
+    for _, change in events:
+        now += change
+        most = max(most, now)
+    return most

@@ -7,17 +7,9 @@ from collections.abc import Callable
 import pytest
 
 from loadgen.errors import ScenarioError
-from loadgen.records import Record
 from loadgen.scenario import Scenario, parse_scenario
 
-
-def most_in_flight(records: list[Record]) -> int:
-    events = sorted([(r.start_ns, 1) for r in records] + [(r.end_ns, -1) for r in records])
-    now = most = 0
-    for _, change in events:
-        now += change
-        most = max(most, now)
-    return most
+from .conftest import most_in_flight
 
 
 def test_offline_sends_the_batch_at_once_and_reports_its_throughput(

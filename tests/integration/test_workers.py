@@ -18,10 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from loadgen.records import Record, read_records
+from loadgen.records import read_records
 from loadgen.report.files import read_summary
 from loadgen.scenario import Scenario
 from loadgen.workload import Workload, plan_step
+
+from .conftest import most_in_flight
 
 ROOT = Path(__file__).resolve().parents[2]
 MOCK = {"args": ["--ttft-ms", "20", "--itl-ms", "4"]}
@@ -29,16 +31,6 @@ WORKLOAD = {
     "prompt_tokens": {"dist": "fixed", "value": 16},
     "output_tokens": {"dist": "fixed", "value": 24},
 }
-
-
-def most_in_flight(records: list[Record]) -> int:
-    """The most requests in flight at once, from the records' send and end times."""
-    events = sorted([(r.start_ns, 1) for r in records] + [(r.end_ns, -1) for r in records])
-    now = most = 0
-    for _, change in events:
-        now += change
-        most = max(most, now)
-    return most
 
 
 def test_two_workers_give_one_workers_numbers(
