@@ -28,6 +28,7 @@ from loadgen.vocab import CURVE_STATS, DISTRIBUTION_STATS
 
 __all__ = [
     "BASE_COLUMNS",
+    "CI_COLUMNS",
     "LATENCY_COLUMNS",
     "OPTIONAL_COLUMNS",
     "STATS",
@@ -43,6 +44,13 @@ __all__ = [
 STATS = DISTRIBUTION_STATS
 _LATENCY_METRICS = ("ttft_ms", "ttft_from_scheduled_ms", "itl_ms", "tpot_ms", "e2e_ms")
 LATENCY_COLUMNS = tuple(f"{m}_{s}" for m in _LATENCY_METRICS for s in STATS)
+#: each curve percentile's confidence interval (Distribution.ci), its low and high ends
+CI_COLUMNS = tuple(
+    f"{m}_{s}_ci_{end}"
+    for m in ("ttft_ms", "itl_ms", "tpot_ms", "e2e_ms")
+    for s in CURVE_STATS
+    for end in ("low", "high")
+)
 
 BASE_COLUMNS = (
     "step",
@@ -61,6 +69,7 @@ BASE_COLUMNS = (
     "error_rate",
     "errors",
     *LATENCY_COLUMNS,
+    *CI_COLUMNS,
     "requests_per_s",
     "output_tokens_per_s",
     "input_tokens_per_s",
@@ -70,6 +79,7 @@ BASE_COLUMNS = (
     "token_count_mismatches",
     "sla_passed",
     "sla_failed_checks",
+    "sla_verdict",
     "client_cpu_util",
     "client_rss_peak_mib",
     "client_loop_lag_p99_ms",
@@ -217,6 +227,13 @@ def step_row(step: StepSummary, metrics_profile: str = "loadgen") -> dict[str, A
         dist = getattr(step, metric)
         for stat in STATS:
             row[f"{metric}_{stat}"] = None if dist is None else getattr(dist, stat)
+    for name in CI_COLUMNS:
+        metric, _, rest = name.partition("_ms_")
+        stat, _, end = rest.partition("_ci_")
+        ci = getattr(step, f"{metric}_ms").ci
+        pair = getattr(ci, stat) if ci is not None else None
+        row[name] = None if pair is None else pair[0 if end == "low" else 1]
+    row["sla_verdict"] = step.sla.verdict
     row.update(
         requests_per_s=t.requests_per_s,
         output_tokens_per_s=t.output_tokens_per_s,
