@@ -196,7 +196,10 @@ def verdict(sweep: Sweep) -> Verdict:
                 + ")"
             )
         if v.bracket:
-            v.text += f" (the SLA fails at {v.bracket[1]:g}{suffix})"
+            failing = [st for pt, st in steps if pt.value == v.bracket[1]]
+            sure = failing and failing[-1].sla.verdict == "missed"
+            how = "" if sure or not failing else ", not confirmed with confidence"
+            v.text += f" (the SLA fails at {v.bracket[1]:g}{suffix}{how})"
     if v.inconclusive_steps:
         which = ", ".join(str(i) for i in v.inconclusive_steps)
         v.text += f"; inconclusive (loadgen saturated, neither pass nor fail): step {which}"
