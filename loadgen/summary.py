@@ -125,6 +125,8 @@ class Throughput(_Model):
     output_tokens_per_s: float = 0.0
     input_tokens_per_s: float = 0.0
     goodput_requests_per_s: float | None = None
+    #: requests_per_s's confidence interval (the count as Poisson; docs/metrics.md)
+    requests_per_s_ci: list[float | None] | None = None
     window: Literal["steady", "whole"] = Field(
         "whole",
         description="What the rates are over: the step's steady window (requests that "

@@ -37,7 +37,7 @@ from loadgen.metrics.aggregate import (
     token_counts,
 )
 from loadgen.metrics.columns import NONE, StepColumns
-from loadgen.metrics.confidence import requests_needed
+from loadgen.metrics.confidence import rate_interval, requests_needed
 from loadgen.metrics.latency import FIRST_STAMP
 from loadgen.metrics.profiles import PROFILES, Profile
 from loadgen.metrics.sla import check_sla
@@ -137,6 +137,7 @@ def summarize_step(
         step.steady_duration_s = (steady[1] - steady[0]) / NS_PER_S
         inside = completed_in(ok["end"], *steady)
         step.throughput = _throughput(ok, inside, good & inside, step.steady_duration_s, "steady")
+    _rate_intervals(step, window_s, sla.confidence)
     step.sla = check_sla(step, sla)
     _requests_needed(step, ok, profile.name, ttft_of, sla.confidence)
     step.sla.good_requests = int(good.sum())
@@ -267,6 +268,19 @@ def _open_loop_latencies(
     step.e2e_from_scheduled_ms = dist(v.latency(ok, profile, "scheduled"))
     step.e2e_from_sent_ms = dist(v.latency(ok, profile, "sent"))
     step.queue_wait_ms = dist(v.queue_wait(ok))
+
+
+def _rate_intervals(step: StepSummary, window_s: float, confidence: float) -> None:
+    """requests_per_s's interval for the throughput figures (the count as Poisson)."""
+    figures = [step.throughput]
+    if step.throughput_whole is not None and step.throughput_whole is not step.throughput:
+        figures.append(step.throughput_whole)
+    for t in figures:
+        seconds = step.steady_duration_s if t.window == "steady" else window_s
+        if not seconds:
+            continue
+        ci = rate_interval(round(t.requests_per_s * seconds), seconds, confidence)
+        t.requests_per_s_ci = [ci.low, ci.high]
 
 
 def _requests_needed(

@@ -102,7 +102,32 @@ def _latency_rows(step: StepSummary) -> list[str]:
     )
     rows += [_row(name, d) for name, d in extra if d is not None]
     rows += [_row("ITL", step.itl_ms), _row("TPOT", step.tpot_ms), _row("E2E", step.e2e_ms)]
+    if (ci := _ci_row(step)) is not None:
+        rows.append(ci)
     return rows
+
+
+def _ci_row(step: StepSummary) -> str | None:
+    """``p99 95% CI  TTFT 18.9-19.1 · ITL 6.5-6.6 · ...`` (``...``: an end the sample cannot
+    give); None when no metric has an interval."""
+    cells = []
+    confidence = None
+    for name, d in (("TTFT", step.ttft_ms), ("ITL", step.itl_ms), ("TPOT", step.tpot_ms)):
+        if d.ci is None:
+            continue
+        confidence = d.ci.confidence
+        lo, hi = d.ci.p99
+        cells.append(f"{name} {_end(lo)}-{_end(hi)}")
+    if step.e2e_ms.ci is not None:
+        lo, hi = step.e2e_ms.ci.p99
+        cells.append(f"E2E {_end(lo)}-{_end(hi)}")
+    if not cells or confidence is None:
+        return None
+    return f"  {f'p99 {confidence:.0%} CI':<12}" + " · ".join(cells)
+
+
+def _end(v: float | None) -> str:
+    return "..." if v is None else f"{v:.2f}"
 
 
 def _notes(step: StepSummary, prompt_length_source: str | None) -> list[str]:
