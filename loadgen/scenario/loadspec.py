@@ -18,7 +18,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
 from loadgen.scenario.limits import (
     MAX_CONCURRENCY,
@@ -84,12 +92,20 @@ class _Common(_Strict):
         "built-in mock).",
     )
 
-    @model_validator(mode="after")
-    def _workers(self) -> _Common:
-        w = self.workers
-        if w != "auto" and not 1 <= w <= MAX_WORKERS:
-            raise ValueError(f"workers: an integer from 1 to {MAX_WORKERS}, or `auto`")
-        return self
+    @field_validator("workers", mode="before")
+    @classmethod
+    def _workers(cls, w: Any) -> Any:
+        """A number of processes 1..MAX_WORKERS (a flag gives it as text), or ``auto``."""
+        if w == "auto":
+            return w
+        text = w.strip() if isinstance(w, str) else None
+        if isinstance(w, int) and not isinstance(w, bool):
+            n: int | None = w
+        else:
+            n = int(text) if text is not None and text.isdigit() else None
+        if n is None or not 1 <= n <= MAX_WORKERS:
+            raise ValueError(f"expected an integer from 1 to {MAX_WORKERS}, or auto")
+        return n
 
     @property
     def points(self) -> list[float]:

@@ -134,6 +134,13 @@ def test_bad_scenario_is_one_line_and_exit_2(
         (["--duration", "0"], "Invalid value for '--duration': 0.0 is not in the range x>0"),
         (["--api", "soap"], "Invalid value for '--api': 'soap' is not one of 'openai-completions'"),
         (["--concurrency", "1", "--rate", "2"], "give only one of --concurrency and --rate"),
+        (
+            ["--workers", "abc"],
+            "command line --workers: load.workers: expected an integer from 1 to 256, or auto",
+        ),
+        (["--workers", "0"], "command line --workers: load.workers: expected an integer"),
+        (["--repeat", "0"], "Invalid value for '--repeat'"),
+        (["--ray", " "], "--ray: expected local, auto or a cluster address"),
     ],
 )
 def test_bad_overrides(
