@@ -141,7 +141,8 @@ def summarize_step(
     step.sla = check_sla(step, sla)
     _requests_needed(step, ok, profile.name, ttft_of, sla.confidence)
     step.sla.good_requests = int(good.sum())
-    if mean_in_flight is not None and window_s:
+    # a step where nothing succeeded (a server down) has no latency to check it with
+    if mean_in_flight is not None and window_s and len(ok):
         step.little = little_check(mean_in_flight, len(sent), int((ended - sent).sum()), window_s)
     if len(endpoints) > 1:
         parts = list(endpoint_columns)

@@ -107,7 +107,7 @@ def summarize_step_reference(
         )
     step.sla = check_sla(step, sla)
     step.sla.good_requests = len(good)
-    if mean_in_flight is not None and window_s:
+    if mean_in_flight is not None and window_s and ok:  # as loadgen.metrics.step now
         step.little = little_check(mean_in_flight, measured, window_s)
     return step
 

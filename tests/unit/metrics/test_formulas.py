@@ -155,3 +155,12 @@ def test_littles_law_flags_a_disagreement() -> None:
     assert agree.little.predicted == pytest.approx(1.0)
     off = summarize_step(0, lp, records, SlaSpec(), mean_in_flight=2.0)
     assert off.little is not None and off.little.flagged
+
+
+def test_littles_law_is_not_checked_when_nothing_succeeded() -> None:
+    """A server that is down gives failures microseconds long: no latency to check against."""
+    records = [
+        rec(i, i * MS, [], i * MS + 10_000, ok=False, error="connect_error") for i in range(10)
+    ]
+    lp = LoadPoint(mode="concurrency", concurrency=1)
+    assert summarize_step(0, lp, records, SlaSpec(), mean_in_flight=1.0).little is None
