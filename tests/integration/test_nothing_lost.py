@@ -21,6 +21,8 @@ import pytest
 from loadgen.records import read_records
 from loadgen.report.files import read_summary
 
+from .conftest import children
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # step 0: 40 requests of ~0.2 s at 4 streams (~2 s); step 1: the same at 2 streams (~4 s)
@@ -48,22 +50,6 @@ def wait_for(what: str, ready: Callable[[], bool], proc: subprocess.Popen[str]) 
         assert proc.poll() is None, f"the run ended (exit {proc.returncode}) before {what}"
         time.sleep(0.02)
     raise AssertionError(f"no {what} within {WAIT_S} s")
-
-
-def children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid`` (Linux /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[1]) == pid:
-            found.append(int(entry.name))
-    return found
 
 
 def gone(pid: int) -> bool:

@@ -23,7 +23,7 @@ from loadgen.report.files import read_summary
 from loadgen.scenario import Scenario
 from loadgen.workload import Workload, plan_step
 
-from .conftest import most_in_flight
+from .conftest import children, most_in_flight
 
 ROOT = Path(__file__).resolve().parents[2]
 MOCK = {"args": ["--ttft-ms", "20", "--itl-ms", "4"]}
@@ -100,22 +100,9 @@ load: {concurrency: [4, 4], requests_per_step: 60, workers: 2}
 WAIT_S = 60
 
 
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat[stat.rindex(")") + 2 :].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
-
-
 def _workers_of(pid: int) -> list[int]:
     out = []
-    for child in _children(pid):
+    for child in children(pid):
         try:
             cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
         except OSError:
