@@ -7,7 +7,7 @@ to another CPU, through loadgen's real client path: transport, SSE splitter,
 adapter, records. Prints tokens/s, the client's CPU use and tokens per CPU
 second, for each transport: h1 (loadgen's own, the default), aiohttp and
 httpx (used for HTTP/2; driven here over HTTP/1.1). The measurement is
-``loadgen.runner.ceiling``'s, the one ``loadgen calibrate`` makes.
+``loadgen.ceiling.measure``'s, the one ``loadgen calibrate`` makes.
 
     python benchmarks/client_throughput.py [--concurrency 256] [--tokens 128] [--seconds 8]
         [--itl-ms 0]   # > 0: tokens paced, one per write, instead of a burst
@@ -22,10 +22,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from loadgen.ceiling.measure import drive, mock_flags, pin_one_core_each
 from loadgen.client.transport import TlsOptions
-from loadgen.runner.ceiling import drive, mock_flags, pin_one_core_each
-from loadgen.runner.setup import loop_factory
-from loadgen.runner.target import MockServer
+from loadgen.execute.loop import loop_factory
+from loadgen.target.mock import MockServer
 
 
 def make_certificate(folder: Path) -> Path:

@@ -30,7 +30,7 @@ from pathlib import Path
 CHILD = """
 import json, sys
 from pathlib import Path
-from loadgen.runner.run import RunOptions, run_scenario
+from loadgen.run import RunOptions, run_scenario
 from loadgen.scenario.models import Scenario
 sc = Scenario.model_validate(json.loads(sys.argv[1]))
 run_scenario(sc, RunOptions(out_dir=Path(sys.argv[2]), quiet=True, reports=False))

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import orjson
 
-from loadgen.runner.ceiling import drive, mock_flags, pin_one_core_each
-from loadgen.runner.setup import loop_factory
-from loadgen.runner.target import MockServer
+from loadgen.ceiling.measure import drive, mock_flags, pin_one_core_each
+from loadgen.execute.loop import loop_factory
+from loadgen.target.mock import MockServer
 
 TOGETHER_NS = 500_000
 

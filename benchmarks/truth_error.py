@@ -13,7 +13,7 @@ mock write), and the step's own saturation figures (CPU, loop lag, read lag).
 ``tests/integration/test_ground_truth.py`` holds the default transport to 1 ms
 at 1, 16 and 64 streams; this script is for other loads and for comparing
 transports (docs/performance.md quotes both). The saturation thresholds
-(``loadgen.runner.monitor.SATURATION``) were chosen from its figures at loads
+(``loadgen.execute.monitor.SATURATION``) were chosen from its figures at loads
 where the error stays tiny and where it grows: docs/metrics.md has the table.
 Prefix the command with ``taskset -c 0`` to give loadgen and the mock one core.
 """
@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from loadgen.execute.monitor import SATURATION
 from loadgen.records import read_records
-from loadgen.runner.monitor import SATURATION
-from loadgen.runner.run import RunOptions, run_scenario
+from loadgen.run import RunOptions, run_scenario
 from loadgen.scenario import Scenario
 
 MS = 1e6

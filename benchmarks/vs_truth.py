@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from loadgen.records import read_records
-from loadgen.runner.run import RunOptions, run_scenario
+from loadgen.run import RunOptions, run_scenario
 from loadgen.scenario import Scenario
 
 REPO = Path(__file__).resolve().parent.parent

@@ -34,7 +34,7 @@ from typing import Any
 from loadgen.metrics import summarize_step
 from loadgen.metrics.profiles import PROFILES
 from loadgen.records import read_records
-from loadgen.runner.run import RunOptions, run_scenario
+from loadgen.run import RunOptions, run_scenario
 from loadgen.scenario import Scenario
 from loadgen.summary import StepSummary
 

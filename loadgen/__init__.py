@@ -13,12 +13,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from loadgen._version import __version__
 
 _EXPORTS = {
     "LoadgenError": "loadgen.errors",
     "Record": "loadgen.records",
-    "RunOptions": "loadgen.runner.run",
+    "RunOptions": "loadgen.run",
     "Scenario": "loadgen.scenario",
     "ScenarioError": "loadgen.errors",
     "StepSummary": "loadgen.summary",
@@ -27,7 +27,7 @@ _EXPORTS = {
     "load_scenario": "loadgen.scenario",
     "read_records": "loadgen.records",
     "read_summary": "loadgen.report.files",
-    "run_scenario": "loadgen.runner.run",
+    "run_scenario": "loadgen.run",
     "write_reports": "loadgen.report.writer",
 }
 
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from loadgen.records import Record, read_records
     from loadgen.report.files import read_summary
     from loadgen.report.writer import write_reports
-    from loadgen.runner.run import RunOptions, run_scenario
+    from loadgen.run import RunOptions, run_scenario
     from loadgen.scenario import Scenario, load_scenario
     from loadgen.summary import StepSummary, Summary
 

@@ -11,12 +11,14 @@ Exit codes (README.md lists the same):
     130  interrupted (a partial report is still written)
     143  stopped by SIGTERM (handled like Ctrl-C: a partial report is still written)
 
-Every failure is a :class:`loadgen.errors.LoadgenError`; :func:`main` maps
-its class to a code in one place (:data:`EXIT_CODES`). Warnings and errors
-go to stderr; a run's last lines on stdout are its verdict and results path,
-with ``-q`` too.
+Every failure is a :class:`loadgen.errors.LoadgenError` whose class carries
+its exit code (``exit_code``, defined once in :mod:`loadgen.errors`); what a
+run amounts to is judged in the library (:mod:`loadgen.results.outcome`),
+and :func:`main` prints the one line and exits with the code. Warnings and
+errors go to stderr; a run's last lines on stdout are its verdict and results
+path, with ``-q`` too.
 
-Imports: click, loadgen.* (heavy modules lazily, so ``--help`` is fast).
+Imports: click, loadgen.errors, loadgen.vocab, loadgen.* lazily (so ``--help`` is fast).
 """
 
 from __future__ import annotations
@@ -24,61 +26,14 @@ from __future__ import annotations
 import functools
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from loadgen.errors import (
-    Inconclusive,
-    Interrupted,
-    LoadgenError,
-    OutputError,
-    Regression,
-    ScenarioError,
-    SlaMissed,
-    TargetError,
-    TargetUnusable,
-    Terminated,
-)
+from loadgen.errors import Interrupted, LoadgenError, OutputError, ScenarioError
+from loadgen.vocab import API_NAMES, PROFILE_NAMES
 
-if TYPE_CHECKING:
-    from loadgen.runner.run import RunOptions
-    from loadgen.scenario import Scenario
-    from loadgen.scenario.load import Overrides
-    from loadgen.summary import Summary
-
-__all__ = ["EXIT_CODES", "cli", "exit_code", "main"]
-
-EXIT_SLA_MISSED = 1
-EXIT_BAD_INPUT = 2
-EXIT_TARGET_UNUSABLE = 3
-EXIT_INTERRUPTED = 130  # 128 + SIGINT
-EXIT_TERMINATED = 143  # 128 + SIGTERM
-
-#: The one table of error class -> exit code (most specific class first wins).
-EXIT_CODES: dict[type[LoadgenError], int] = {
-    LoadgenError: 1,
-    ScenarioError: EXIT_BAD_INPUT,
-    OutputError: EXIT_BAD_INPUT,
-    TargetError: 1,
-    TargetUnusable: EXIT_TARGET_UNUSABLE,
-    SlaMissed: EXIT_SLA_MISSED,
-    Inconclusive: 1,
-    Regression: 1,
-    Interrupted: EXIT_INTERRUPTED,
-    Terminated: EXIT_TERMINATED,
-}
-
-#: the API names, as in loadgen.scenario.models.API_NAMES (not imported: --help stays fast)
-_APIS = ("openai-completions", "openai-chat", "tgi")
-
-
-def exit_code(exc: LoadgenError) -> int:
-    """The code :data:`EXIT_CODES` gives ``exc``'s class, or its nearest listed base."""
-    for cls in type(exc).__mro__:
-        if cls in EXIT_CODES:
-            return EXIT_CODES[cls]
-    return 1
+__all__ = ["cli", "main"]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -131,7 +86,7 @@ def _sweep_options(f: Any) -> Any:
     help="Override target.url (a base URL, or `mock`; replaces target.urls).",
 )
 @click.option("--model", help="Override target.model (`auto`: the one the server lists).")
-@click.option("--api", type=click.Choice(_APIS), help="Override target.api.")
+@click.option("--api", type=click.Choice(API_NAMES), help="Override target.api.")
 @_sweep_options
 @click.option(
     "--quiet", "-q", is_flag=True, help="No progress and no step tables (verdict still printed)."
@@ -160,7 +115,7 @@ def _sweep_options(f: Any) -> Any:
 )
 @click.option(
     "--metrics-profile",
-    type=click.Choice(["loadgen", "vllm", "aiperf", "guidellm"]),
+    type=click.Choice(PROFILE_NAMES),
     default="loadgen",
     show_default=True,
     help="Whose metric definitions the summary uses (docs/metrics.md).",
@@ -188,11 +143,11 @@ def run(
       loadgen run my-endpoint.yaml --rate 2,4,8 --requests 300 --fail-on-sla
     """
     from loadgen.clock import anchor
-    from loadgen.report.console import format_verdict
-    from loadgen.runner.run import RunOptions, run_scenario
+    from loadgen.run import RunOptions, run_judged, run_repeats
     from loadgen.scenario import load_scenario
+    from loadgen.scenario.overrides import flag_overrides
 
-    sc = load_scenario(scenario, _overrides(flags))
+    sc = load_scenario(scenario, flag_overrides(flags))
     if out_dir is None:
         import time
 
@@ -208,113 +163,11 @@ def run(
         on_signal=signals.append,
         ray=ray_address,
     )
+    judged = {"fail_on_sla": fail_on_sla, "strict": strict, "say": click.echo}
     if repeat > 1:
-        _run_repeats(sc, opts, repeat, signals, fail_on_sla=fail_on_sla, strict=strict)
-        return
-    try:
-        summary = run_scenario(sc, opts)
-    except KeyboardInterrupt:
-        if not signals:
-            raise
-        raise Terminated(f"stopped by SIGTERM: partial results in {out_dir}") from None
-    click.echo(format_verdict(summary, out_dir))
-    if summary.interrupted:
-        error = Terminated if signals else Interrupted
-        raise error(f"interrupted: partial results in {out_dir}")
-    if (failure := _outcome(summary, fail_on_sla=fail_on_sla, strict=strict)) is not None:
-        raise failure
-
-
-def _run_repeats(
-    sc: Scenario,
-    opts: RunOptions,
-    n: int,
-    signals: list[int],
-    *,
-    fail_on_sla: bool,
-    strict: bool,
-) -> None:
-    """``--repeat N``: N whole sweeps in repeat-k folders, then their spread (report.repeats)."""
-    import dataclasses
-    import uuid
-
-    from loadgen.report.console import format_verdict
-    from loadgen.report.repeats import render_console, repeat_dirs, spread, write_spread
-    from loadgen.runner.run import run_scenario
-
-    out_dir = opts.out_dir
-    summaries: list[Summary] = []
-    failures: list[LoadgenError] = []
-    stopped = False
-    for k, folder in enumerate(repeat_dirs(out_dir, n), start=1):
-        if not opts.quiet:
-            click.echo(f"repeat {k} of {n} -> {folder}")
-        one = dataclasses.replace(opts, out_dir=folder, run_id=uuid.uuid4().hex[:8])
-        try:
-            summary = run_scenario(sc, one)
-        except KeyboardInterrupt:
-            if not signals:
-                raise
-            stopped = True
-            break
-        summaries.append(summary)
-        click.echo(format_verdict(summary, folder))
-        if summary.interrupted:
-            stopped = True
-            break
-        if (failure := _outcome(summary, fail_on_sla=fail_on_sla, strict=strict)) is not None:
-            failures.append(failure)
-    done = [s for s in summaries if not s.interrupted]
-    if done:
-        result = spread(done, [f"repeat-{k}" for k in range(1, len(done) + 1)])
-        write_spread(result, out_dir)
-        click.echo(render_console(result))
-        click.echo(f"repeats: {out_dir} (repeats.json, repeats.md)")
-    if stopped:
-        error = Terminated if signals else Interrupted
-        raise error(f"interrupted: {len(done)} of {n} repeats complete in {out_dir}")
-    if failures:
-        raise failures[0]
-
-
-def _outcome(summary: Summary, *, fail_on_sla: bool, strict: bool) -> LoadgenError | None:
-    """What a completed run amounts to, as an error for :func:`main` to map, or None."""
-    from loadgen.runner.hints import unusable_reason
-
-    if (reason := unusable_reason(summary)) is not None:
-        return TargetUnusable(reason)
-    if fail_on_sla or strict:
-        # missed with confidence: the interval's lower end beyond the bound (or, with no
-        # interval, the value; a step with no successful request misses every bound)
-        missed = [
-            f"step {s.index} {c.metric}.{c.stat} {_num(c.value)} > {c.bound:g}"
-            for s in summary.steps
-            for c in s.sla.checks
-            if c.verdict == "missed" or (c.verdict is None and not c.passed)
-        ]
-        if missed:
-            return SlaMissed("SLA missed: " + "; ".join(missed))
-    if strict:
-        shaky = [s.index for s in summary.steps if s.sla.inconclusive]
-        if shaky:
-            return Inconclusive(
-                f"--strict: step(s) {', '.join(map(str, shaky))} inconclusive "
-                "(loadgen itself was saturated; see the warnings)"
-            )
-        unsure = [
-            f"step {s.index} {c.metric}.{c.stat}"
-            + (f" (about {c.requests_needed} requests needed)" if c.requests_needed else "")
-            for s in summary.steps
-            for c in s.sla.checks
-            if c.verdict == "inconclusive"
-        ]
-        if unsure:
-            return Inconclusive("--strict: too close to call with confidence: " + "; ".join(unsure))
-    return None
-
-
-def _num(v: float | None) -> str:
-    return "-" if v is None else f"{v:.4g}"
+        run_repeats(sc, opts, repeat, terminated=lambda: bool(signals), **judged)
+    else:
+        run_judged(sc, opts, terminated=lambda: bool(signals), **judged)
 
 
 @cli.command()
@@ -334,61 +187,14 @@ def workload(scenario: Path, **flags: Any) -> None:
     """
     from loadgen.scenario import load_scenario
     from loadgen.scenario.models import TraceLoad
+    from loadgen.scenario.overrides import flag_overrides
     from loadgen.workload.describe import workload_report
     from loadgen.workload.source import Workload
 
-    sc = load_scenario(scenario, _overrides(flags))
+    sc = load_scenario(scenario, flag_overrides(flags))
     trace = sc.load if isinstance(sc.load, TraceLoad) else None
     prepared = Workload.prepare(sc.workload, chat=sc.target.api == "openai-chat", trace=trace)
     click.echo(workload_report(sc, prepared))
-
-
-def _overrides(flags: dict[str, Any]) -> Overrides:
-    """The fields each given flag sets (validated with the scenario, so errors name the flag)."""
-    from loadgen.scenario import split_list
-    from loadgen.scenario.load import DROP
-
-    if flags.get("concurrency") and flags.get("rate"):
-        raise ScenarioError("command line: give only one of --concurrency and --rate")
-    out: dict[str, dict[tuple[str, ...], Any]] = {}
-    for flag, path in (("url", "url"), ("model", "model"), ("api", "api")):
-        if flags.get(flag) is not None:  # an empty --url is an error, not "no flag"
-            out[f"--{flag}"] = {("target", path): flags[flag]}
-    if "--url" in out:  # one URL replaces the scenario's list of replicas
-        out["--url"][("target", "urls")] = DROP
-    if c := flags.get("concurrency"):
-        values = split_list("--concurrency", c, int)
-        fields: dict[tuple[str, ...], Any] = {
-            ("load", f): DROP for f in (*_RATE_ONLY, *_TRACE_ONLY, "rate")
-        }
-        out["--concurrency"] = {
-            **fields,
-            ("load", "concurrency"): values,
-            ("load", "mode"): "concurrency",
-        }
-    if r := flags.get("rate"):
-        drop: dict[tuple[str, ...], Any] = {
-            ("load", f): DROP for f in (*_TRACE_ONLY, "concurrency")
-        }
-        out["--rate"] = {
-            **drop,
-            ("load", "rate"): split_list("--rate", r, float),
-            ("load", "mode"): "rate",
-        }
-    if (n := flags.get("requests")) is not None:
-        out["--requests"] = {("load", "requests_per_step"): n, ("load", "duration_s"): None}
-    if (d := flags.get("duration")) is not None:
-        out["--duration"] = {("load", "duration_s"): d, ("load", "requests_per_step"): None}
-    if (w := flags.get("workers")) is not None:
-        out["--workers"] = {("load", "workers"): w}
-    if (usd := flags.get("usd_per_hour")) is not None:
-        out["--usd-per-hour"] = {("cost", "usd_per_hour"): usd}
-    return out
-
-
-#: load fields of one mode, dropped when a flag switches the mode
-_RATE_ONLY = ("arrival", "burstiness", "max_concurrency", "auto_points", "probe_concurrency")
-_TRACE_ONLY = ("trace", "trace_format", "time_scale", "window_s")
 
 
 @cli.command()
@@ -441,8 +247,8 @@ def calibrate(as_json: bool, **settings: Any) -> None:
     Example:
       loadgen calibrate --seconds 5
     """
-    from loadgen.runner.ceiling import measure_ceiling
-    from loadgen.runner.ceiling_report import caveats, ceiling_json, format_ceiling
+    from loadgen.ceiling.measure import measure_ceiling
+    from loadgen.ceiling.report import caveats, ceiling_json, format_ceiling
 
     report = measure_ceiling(**settings)
     if as_json:
@@ -500,7 +306,7 @@ def _rebuilding(report: click.Command) -> click.Command:
     """``loadgen report DIR``: first rebuild a missing summary.json from the records.
 
     Only a run killed before its first step ended lacks one; the rebuild needs
-    the measuring side (loadgen.runner.rebuild), which the outputs never import.
+    the results stage (loadgen.results.rebuild), which the outputs never import.
     """
     inner = report.callback
     assert inner is not None
@@ -511,7 +317,7 @@ def _rebuilding(report: click.Command) -> click.Command:
 
         from loadgen.records import DamagedRecords
         from loadgen.report.files import write_summary
-        from loadgen.runner.rebuild import PROFILE, can_rebuild, rebuild_summary
+        from loadgen.results.rebuild import PROFILE, can_rebuild, rebuild_summary
 
         if can_rebuild(results_dir):
             with warnings.catch_warnings():  # the report reads the same rows and says it
@@ -537,18 +343,18 @@ _register_output_commands()
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: one line on stderr for any error loadgen expects, its code from EXIT_CODES."""
+    """Entry point: one line on stderr for any error loadgen expects, and its class's exit code."""
     try:
         cli.main(args=argv, prog_name="loadgen", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(Interrupted.exit_code)
     except click.ClickException as exc:
         click.echo(f"loadgen: {exc.format_message()}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
+        sys.exit(ScenarioError.exit_code)
     except LoadgenError as exc:
         click.echo(f"loadgen: {exc}", err=True)
-        sys.exit(exit_code(exc))
+        sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(Interrupted.exit_code)

@@ -4,7 +4,8 @@ Three kinds of secret reach loadgen from a scenario: a password in a URL
 (``http://user:pw@host``), a header value (``Authorization``, ``x-goog-api-key``,
 ...) and a credential-like key in ``extra_body``. Outputs (summary.json, the
 reports, scenario.yaml, warnings) pass through these functions; the client is
-given the original values.
+given the original values. :func:`warn` is the one way a warning or error line
+reaches stderr, redacted.
 
 Header values are shown only for names on :data:`SAFE_HEADERS`: a deny-list
 cannot know every vendor's key header.
@@ -15,6 +16,7 @@ Imports: the standard library only.
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -25,6 +27,7 @@ __all__ = [
     "redact_headers",
     "redact_text",
     "strip_userinfo",
+    "warn",
 ]
 
 REDACTED = "<redacted>"
@@ -89,3 +92,8 @@ def redact_body(body: Any) -> Any:
     if isinstance(body, list):
         return [redact_body(v) for v in body]
     return body
+
+
+def warn(text: str) -> None:
+    """One warning or error line, on stderr; a URL's password is left out."""
+    print(redact_text(text), file=sys.stderr, flush=True)

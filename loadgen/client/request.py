@@ -118,6 +118,20 @@ class Requester:
         #: records of requests cut short by cancellation (Ctrl-C), kept for the report
         self.cancelled: list[Record] = []
 
+    def take_read_lag(self) -> tuple[int, float, int] | None:
+        """How late the transport read its sockets since the last call: (count, p99 ns, max ns);
+        None where the transport cannot see it (its stamps are taken as the loop reads)."""
+        lag = self.transport.read_lag
+        return None if lag is None else lag.take()
+
+    def http_versions(self) -> set[str]:
+        """The HTTP versions responses came back in, where the transport records them."""
+        return set(getattr(self.transport, "http_versions", None) or ())
+
+    async def aclose(self) -> None:
+        """Close the transport's connections."""
+        await self.transport.aclose()
+
     def build(
         self, spec: RequestSpec, step: int, endpoint: int | None = None
     ) -> tuple[Record, HttpRequest]:

@@ -6,7 +6,10 @@ the live rate), live req/s and TTFT p50 so far, in one line of at most
 :data:`WIDTH` columns. Rendering runs in rich's refresh thread at 4 Hz; the
 event loop only bumps counters.
 
-Imports: rich (lazily), loadgen.clock, loadgen.records.
+The time comes from the caller (``now``: the run passes
+:func:`loadgen.clock.now_ns`), so the outputs never read the clock.
+
+Imports: rich (lazily), loadgen.records.
 """
 
 from __future__ import annotations
@@ -14,16 +17,19 @@ from __future__ import annotations
 import statistics
 import sys
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from loadgen.clock import NS_PER_MS, NS_PER_S, now_ns
 from loadgen.records import Record
 
 __all__ = ["WIDTH", "Progress"]
 
 #: the progress line is cut to this many columns
 WIDTH = 80
+
+_NS_PER_MS = 1_000_000
+_NS_PER_S = 1_000_000_000
 
 
 @dataclass(slots=True)
@@ -41,14 +47,17 @@ class _State:
 class Progress:
     """``enabled`` only when stdout is a terminal and not ``--quiet``."""
 
-    def __init__(self, *, enabled: bool | None = None) -> None:
+    def __init__(self, *, now: Callable[[], int], enabled: bool | None = None) -> None:
+        self._now = now  # monotonic ns
         self.enabled = sys.stdout.isatty() if enabled is None else enabled
         self._state = _State()
         self._live: Any = None
 
     def start_step(self, label: str, total: int | None, duration_s: float | None = None) -> None:
         """``label`` such as ``step 2/7 c=4``; ``total`` requests or ``duration_s`` when known."""
-        self._state = _State(label=label, total=total, duration_s=duration_s, started_ns=now_ns())
+        self._state = _State(
+            label=label, total=total, duration_s=duration_s, started_ns=self._now()
+        )
         if self.enabled and self._live is None:
             from rich.live import Live
 
@@ -62,7 +71,7 @@ class Progress:
             s.failed += 1
         s.tokens += rec.output_tokens
         if rec.first_token_ns is not None and rec.ok:
-            s.ttft_ms.append((rec.first_token_ns - rec.sent_ns) / NS_PER_MS)
+            s.ttft_ms.append((rec.first_token_ns - rec.sent_ns) / _NS_PER_MS)
 
     def print(self, text: str) -> None:
         if self._live is not None:
@@ -90,7 +99,7 @@ class Progress:
         rate) until the line fits :data:`WIDTH`.
         """
         s = self._state
-        elapsed = max((now_ns() - s.started_ns) / NS_PER_S, 1e-9)
+        elapsed = max((self._now() - s.started_ns) / _NS_PER_S, 1e-9)
         rate = s.done / elapsed
         left = _time_left(s, elapsed, rate)
         requests = f"{s.done}/{s.total} req" if s.total else f"{s.done} req"

@@ -16,14 +16,14 @@ import orjson
 import pytest
 
 from loadgen.records import Record, read_records
-from loadgen.runner.cache import scrape_prefix_cache
-from loadgen.runner.endpoints import preflight_all, scrape_cache_all
-from loadgen.runner.rebuild import rebuild_summary
-from loadgen.runner.run import RunOptions, run_scenario
-from loadgen.runner.setup import tls_options
-from loadgen.runner.target import MockServer
+from loadgen.results.rebuild import rebuild_summary
+from loadgen.run import RunOptions, run_scenario
 from loadgen.scenario import Scenario
 from loadgen.summary import Summary
+from loadgen.target.cache import scrape_prefix_cache
+from loadgen.target.endpoints import preflight_all, scrape_cache_all
+from loadgen.target.mock import MockServer
+from loadgen.target.options import tls_options
 
 FAST = ["--ttft-ms", "5", "--itl-ms", "1"]
 WORKLOAD = {

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from loadgen.runner.monitor import SATURATION
+from loadgen.execute.monitor import SATURATION
 from loadgen.scenario import Scenario
 from loadgen.scenario.load import load_scenario
 from loadgen.summary import Summary
@@ -92,7 +92,7 @@ def test_the_readme_demo_is_not_flagged(run: Runner) -> None:
 OVERLOAD = """
 import sys
 from pathlib import Path
-from loadgen.runner.run import RunOptions, run_scenario
+from loadgen.run import RunOptions, run_scenario
 from loadgen.scenario import Scenario
 sc = Scenario.model_validate({
     "name": "overload",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from loadgen.runner.ceiling import Ceiling, CeilingReport, Pinning
-from loadgen.runner.ceiling_report import about, caveats, ceiling_json, estimate, format_ceiling
+from loadgen.ceiling.measure import Ceiling, CeilingReport, Pinning
+from loadgen.ceiling.report import about, caveats, ceiling_json, estimate, format_ceiling
 
 
 def ceiling(regime: str, **kw: float | int | None) -> Ceiling:

@@ -25,7 +25,7 @@ from loadgen.errors import (
     TargetError,
     TargetUnusable,
 )
-from loadgen.runner.run import RunOptions, run_scenario
+from loadgen.run import RunOptions, run_scenario
 from loadgen.scenario import parse_scenario
 from loadgen.summary import (
     ClockAnchor,
@@ -254,11 +254,11 @@ def test_report_into_an_unwritable_folder_is_one_line_and_exit_2(
 def test_strict_through_the_cli_ends_with_the_verdict_then_exit_1(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import loadgen.runner.run
+    import loadgen.run
 
     done = summary(step(0), step(1))
     done.steps[1].sla.inconclusive = True
-    monkeypatch.setattr(loadgen.runner.run, "run_scenario", lambda sc, opts: done)
+    monkeypatch.setattr(loadgen.run, "run_scenario", lambda sc, opts: done)
     path = tmp_path / "s.yaml"
     path.write_text(SCENARIO)
     out_dir = tmp_path / "out"

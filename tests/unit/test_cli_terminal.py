@@ -13,8 +13,7 @@ from loadgen.errors import TargetError
 from loadgen.records import Record
 from loadgen.report.console import format_step, format_verdict, step_warning_lines
 from loadgen.report.progress import WIDTH, Progress
-from loadgen.runner.hints import TargetFacts, error_lines, hint, unusable_reason
-from loadgen.runner.preflight import pick_model
+from loadgen.results.hints import TargetFacts, error_lines, hint, unusable_reason
 from loadgen.summary import (
     ClientHealth,
     ClockAnchor,
@@ -24,6 +23,7 @@ from loadgen.summary import (
     Summary,
     Verdict,
 )
+from loadgen.target.preflight import pick_model
 
 URL = "http://127.0.0.1:9"
 
@@ -163,16 +163,27 @@ def test_model_auto_takes_the_only_listed_model() -> None:
         pick_model(None, URL)
 
 
+class FakeClock:
+    """The monotonic time Progress is given, moved by hand."""
+
+    def __init__(self) -> None:
+        self.ns = 10 * NS_PER_S
+
+    def __call__(self) -> int:
+        return self.ns
+
+
 def test_progress_shows_step_i_of_n_and_time_left_within_80_columns() -> None:
-    p = Progress(enabled=False)
+    clock = FakeClock()
+    p = Progress(enabled=False, now=clock)
     p.start_step("[3/7] concurrency 16", None, duration_s=30.0)
     line = p.line()
     assert line.startswith("[3/7] concurrency 16 · 0 req · 30 s left · 0.0 req/s")
     assert len(line) <= WIDTH
-    p._state.started_ns -= 31 * NS_PER_S  # past the end: in-flight requests finish
+    clock.ns += 31 * NS_PER_S  # past the end: in-flight requests finish
     assert " · 0 req · draining · " in p.line()
     p.start_step("[2/2] rate 1000", 400)
-    p._state.started_ns -= 2 * NS_PER_S  # two seconds in, 100 done
+    clock.ns += 2 * NS_PER_S  # two seconds in, 100 done
     for i in range(100):
         p.record(failed("http_500", "", i))
     line = p.line()
@@ -181,15 +192,16 @@ def test_progress_shows_step_i_of_n_and_time_left_within_80_columns() -> None:
 
 
 def test_progress_without_a_known_end_shows_the_time_passed() -> None:
-    p = Progress(enabled=False)
+    p = Progress(enabled=False, now=FakeClock())
     p.start_step("[1] rate 4", None)
     assert p.line().startswith("[1] rate 4 · 0 req · 0 s · ")
 
 
 def test_a_long_progress_line_drops_ttft_and_rate_before_it_is_cut() -> None:
-    p = Progress(enabled=False)
+    clock = FakeClock()
+    p = Progress(enabled=False, now=clock)
     p.start_step("[12/12] concurrency 256", 20000)
-    p._state.started_ns -= 10 * NS_PER_S
+    clock.ns += 10 * NS_PER_S
     p._state.done, p._state.failed = 12345, 1234
     p._state.ttft_ms.append(1234.0)
     line = p.line()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from loadgen.records import Record
-from loadgen.runner.hints import TargetFacts, error_lines
+from loadgen.results.hints import TargetFacts, error_lines
 
 URLS = ("http://a:1", "http://b:2")
 

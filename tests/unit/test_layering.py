@@ -66,7 +66,5 @@ def test_imports_flow_one_way(part: str) -> None:
 
 def test_the_checker_sees_lazy_imports(tmp_path: Path) -> None:
     src = tmp_path / "x.py"
-    src.write_text(
-        "def f():\n    from loadgen.runner.run import run_scenario\n    import loadgen.mock\n"
-    )
+    src.write_text("def f():\n    from loadgen.run import run_scenario\n    import loadgen.mock\n")
     assert loadgen_imports(src) == {"runner", "mock"}

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from loadgen.runner.drivers import open_loop
-from loadgen.runner.monitor import SATURATION, LoopMonitor
+from loadgen.execute.drivers import open_loop
+from loadgen.execute.monitor import SATURATION, LoopMonitor
 
 MS = 1_000_000
 

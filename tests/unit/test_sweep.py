@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from pydantic import TypeAdapter
 
-from loadgen.runner.sweep import Point, make_sweep, verdict
+from loadgen.results.sweep import Point, make_sweep, verdict
 from loadgen.scenario.models import LoadSpec
 from loadgen.summary import (
     Distribution,

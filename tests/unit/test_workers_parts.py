@@ -8,9 +8,9 @@ import pickle
 
 import pytest
 
-from loadgen.runner.execute import StepOutcome
-from loadgen.runner.wire import frame, open_stream, read_frame
-from loadgen.runner.workers import merge_health
+from loadgen.execute.executor import StepOutcome
+from loadgen.scale.pool import merge_health
+from loadgen.scale.wire import frame, open_stream, read_frame
 from loadgen.summary import ClientHealth
 
 
@@ -78,7 +78,7 @@ def test_in_flight_of_several_processes_adds_their_means() -> None:
 
 def test_shift_record_moves_every_clock_reading_and_no_duration() -> None:
     from loadgen.records import Record
-    from loadgen.runner.workers import shift_record
+    from loadgen.scale.pool import shift_record
 
     rec = Record(
         step=0,

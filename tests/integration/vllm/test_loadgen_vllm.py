@@ -26,7 +26,7 @@ from loadgen.client.h1_transport import H1Transport
 from loadgen.metrics import summarize_step
 from loadgen.metrics.profiles import PROFILES
 from loadgen.records import Record, read_records
-from loadgen.runner.run import RunOptions, run_scenario
+from loadgen.run import RunOptions, run_scenario
 from loadgen.scenario import Scenario
 from loadgen.summary import StepSummary, Summary
 from loadgen.workload.plan import RequestSpec

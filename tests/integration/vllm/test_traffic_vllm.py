@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from loadgen.records import Record, read_records
-from loadgen.runner.run import RunOptions, run_scenario
+from loadgen.run import RunOptions, run_scenario
 from loadgen.scenario import Scenario
 from loadgen.summary import Summary
 

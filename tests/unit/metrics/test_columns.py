@@ -17,7 +17,7 @@ from loadgen.metrics.columns import ErrorTally, StepColumns
 from loadgen.metrics.profiles import PROFILES
 from loadgen.metrics.stats import distribution_ms
 from loadgen.records import Record
-from loadgen.runner.hints import TargetFacts, error_lines
+from loadgen.results.hints import TargetFacts, error_lines
 from loadgen.scenario.models import SlaSpec
 from loadgen.summary import PERCENTILES, LoadPoint
 

@@ -10,9 +10,9 @@ import yaml
 from loadgen.cli import _overrides
 from loadgen.errors import ScenarioError
 from loadgen.report.files import resolved_scenario, write_resolved_scenario
-from loadgen.runner.target import replica_args
 from loadgen.scenario.load import load_scenario, parse_scenario
 from loadgen.scenario.models import MAX_ENDPOINTS, MAX_MOCK_REPLICAS, TargetSpec
+from loadgen.target.mock import replica_args
 
 REST = """
 workload:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from loadgen.runner.target import mock_args
 from loadgen.scenario.models import MOCK_MODEL, TargetSpec
+from loadgen.target.mock import mock_args
 
 
 @pytest.mark.parametrize(

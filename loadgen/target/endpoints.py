@@ -1,6 +1,6 @@
 """Several endpoints (``target.urls``, ``target.mock.replicas``) before and between steps.
 
-Owns what the runner does once per endpoint rather than once per run:
+Owns what the run does once per endpoint rather than once per run:
 
 - :func:`open_endpoints`: the base URLs requests go to: ``target.url``, the
   ``target.urls`` list, or the local URLs of the built-in mock's replicas;
@@ -15,8 +15,8 @@ Owns what the runner does once per endpoint rather than once per run:
 Calibration (``/tokenize``) and ``telemetry.server_metrics: target`` use the
 first endpoint: replicas of one model share its tokenizer.
 
-Imports: loadgen.client (TLS), loadgen.redact, loadgen.scenario, loadgen.summary,
-loadgen.runner.cache/preflight/setup/target.
+Imports: loadgen.redact, loadgen.scenario, loadgen.summary,
+loadgen.target (cache, mock, options, preflight).
 """
 
 from __future__ import annotations
@@ -24,15 +24,15 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from loadgen.redact import redact_text
-from loadgen.runner.cache import scrape_prefix_cache
-from loadgen.runner.preflight import check_target
-from loadgen.runner.setup import preflight, target_headers, tls_options, warn
-from loadgen.runner.target import start_mocks
+from loadgen.redact import redact_text, warn
 from loadgen.scenario.models import Scenario
 from loadgen.summary import TargetCheck
+from loadgen.target.cache import scrape_prefix_cache
+from loadgen.target.mock import start_mocks
+from loadgen.target.options import target_headers, tls_options
+from loadgen.target.preflight import check_target
 
-__all__ = ["open_endpoints", "preflight_all", "scrape_cache_all"]
+__all__ = ["open_endpoints", "preflight", "preflight_all", "scrape_cache_all"]
 
 
 def open_endpoints(sc: Scenario, out_dir: Path, stack: contextlib.ExitStack) -> list[str]:
@@ -43,6 +43,18 @@ def open_endpoints(sc: Scenario, out_dir: Path, stack: contextlib.ExitStack) -> 
     if "url" not in target.model_fields_set:
         warn("warning: the scenario gives no target.url: the built-in mock is the target")
     return start_mocks(target, out_dir, stack)
+
+
+def preflight(sc: Scenario, url: str) -> TargetCheck:
+    """One endpoint's check; its warnings (redacted) on stderr too."""
+    t = sc.target
+    check = check_target(
+        url, t.model, t.api, target_headers(sc), t.wait_for_health_s, tls_options(sc)
+    )
+    warnings = [redact_text(w) for w in check.warnings]  # no URL password on screen
+    for warning in warnings:
+        warn(f"warning: {warning}")
+    return TargetCheck(healthy=check.healthy, models=check.models, warnings=warnings)
 
 
 def preflight_all(sc: Scenario, urls: list[str]) -> TargetCheck:
@@ -73,7 +85,7 @@ def preflight_all(sc: Scenario, urls: list[str]) -> TargetCheck:
 
 
 def scrape_cache_all(sc: Scenario, urls: list[str]) -> dict[str, float] | None:
-    """:func:`~loadgen.runner.cache.scrape_prefix_cache` over every endpoint, combined."""
+    """:func:`~loadgen.target.cache.scrape_prefix_cache` over every endpoint, combined."""
     headers, tls = target_headers(sc), tls_options(sc)
     scrapes = [scrape_prefix_cache(u, headers, tls) for u in urls]
     if len(scrapes) == 1:

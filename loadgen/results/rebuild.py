@@ -11,7 +11,8 @@ prefix-cache counters, the pre-flight check, the workload description; the
 metrics profile is loadgen's own. The clock anchor pairs the last request's
 end with the records file's modification time (flushed within 100 ms of it).
 
-Imports: loadgen.* (like the runner).
+Imports: yaml, pydantic, loadgen.errors, loadgen.metrics, loadgen.records,
+loadgen.results (assemble, sweep), loadgen.scenario, loadgen.summary.
 """
 
 from __future__ import annotations
@@ -23,13 +24,11 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
-from loadgen import __version__
 from loadgen.errors import ScenarioError
-from loadgen.metrics import StepColumns, step_cost, summarize_step
-from loadgen.metrics.profiles import PROFILES
+from loadgen.metrics import StepColumns
 from loadgen.records import Record, read_records
-from loadgen.runner.run import expects_full_output, load_point
-from loadgen.runner.sweep import make_sweep, verdict
+from loadgen.results.assemble import start_summary, step_summary
+from loadgen.results.sweep import make_sweep, verdict
 from loadgen.scenario import load_scenario
 from loadgen.scenario.load import DROP, Overrides
 from loadgen.scenario.models import (
@@ -80,21 +79,12 @@ def rebuild_summary(results_dir: Path) -> Summary:
             firsts[r.step] = r
         last_end = max(last_end, r.end_ns)
     first = min(firsts.values(), key=lambda r: r.start_ns, default=None)
-    summary = Summary(
-        loadgen_version=__version__,
-        name=scenario.name,
+    summary = start_summary(
+        scenario,
         run_id=first.request_id.split("-")[0] if first is not None else "rebuilt",
-        target_url=scenario.target.endpoints[0],
-        endpoints=urls if len(urls) > 1 else None,
-        routing=scenario.target.routing if len(urls) > 1 else None,
-        api=scenario.target.api,
-        model=scenario.target.model,
-        clock_anchor=ClockAnchor(
-            monotonic_ns=last_end,
-            wall_ns=records_path.stat().st_mtime_ns,
-        ),
+        endpoints=urls,
+        anchor=ClockAnchor(monotonic_ns=last_end, wall_ns=records_path.stat().st_mtime_ns),
         metrics_profile=PROFILE,
-        sla={k: v for k, v in scenario.sla.model_dump(exclude_none=True).items() if v != {}},
         interrupted=True,
     )
     sweep = make_sweep(scenario.load)
@@ -103,22 +93,16 @@ def rebuild_summary(results_dir: Path) -> Summary:
         point = sweep.next_point()
         if point is None:  # records of steps the sweep would not have run: not this scenario's
             break
-        step = summarize_step(
+        step = step_summary(
+            scenario,
             index,
-            load_point(scenario, point),
+            point,
             by_step.get(index) or StepColumns(),
-            scenario.sla,
-            interrupted=index == last,
-            profile=PROFILES[PROFILE],
-            ttft_of=scenario.sla.ttft_of,
-            expect_full_output=expects_full_output(scenario),
-            prompt_tolerance=scenario.workload.prompt_tolerance,
+            metrics_profile=PROFILE,
             endpoints=urls,
             endpoint_columns=parts[index] if len(urls) > 1 else (),
+            interrupted=index == last,
         )
-        step.role = point.role
-        if scenario.cost.usd_per_hour is not None:
-            step.cost = step_cost(step, scenario.cost.usd_per_hour)
         sweep.observe(point, step)
         summary.steps.append(step)
     summary.verdict = verdict(sweep)

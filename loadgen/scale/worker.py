@@ -1,8 +1,8 @@
 """One worker: carries out its share of each step and streams its records back.
 
-A local worker is a process started by :mod:`loadgen.runner.workers` (the
+A local worker is a process started by :mod:`loadgen.scale.pool` (the
 spawn method: a fresh interpreter, no inherited threads or event loop),
-entering at :func:`main`; a Ray actor (:mod:`loadgen.runner.ray_pool`)
+entering at :func:`main`; a Ray actor (:mod:`loadgen.scale.ray_pool`)
 enters at :func:`serve` over a TCP connection. The worker prepares the
 same workload as the parent and plans each step itself (planning is
 deterministic), keeping the share :func:`loadgen.workload.deal.deal` gives
@@ -13,7 +13,7 @@ A local worker ignores SIGINT and SIGTERM (the parent tells it when to
 stop, so it can keep what it measured) and dies with its parent
 (PR_SET_PDEATHSIG).
 
-Protocol, in :mod:`loadgen.runner.wire` frames over a socket:
+Protocol, in :mod:`loadgen.scale.wire` frames over a socket:
 
 - parent to worker, pickled tuples: ``("step", index, mode, value, rank,
   ranks)`` (plan it: ``rank`` of ``ranks`` is the worker's share, -1 sits the
@@ -25,7 +25,8 @@ Protocol, in :mod:`loadgen.runner.wire` frames over a socket:
   ``D`` + JSON: the step is done (health, in-flight samples, interrupted,
   HTTP versions).
 
-Imports: asyncio, orjson, loadgen.records, loadgen.runner (execute, setup),
+Imports: asyncio, orjson, loadgen.records, loadgen.execute (executor, loop,
+requester), loadgen.scale.wire,
 loadgen.scenario, loadgen.workload.
 """
 
@@ -46,10 +47,11 @@ import orjson
 
 from loadgen.clock import now_ns, sleep_until
 from loadgen.errors import LoadgenError
+from loadgen.execute.executor import LocalExecutor
+from loadgen.execute.loop import loop_factory, quiet_gc
+from loadgen.execute.requester import make_requester, pool_limit
 from loadgen.records import Record
-from loadgen.runner.execute import LocalExecutor
-from loadgen.runner.setup import loop_factory, make_requester, pool_limit, quiet_gc
-from loadgen.runner.wire import frame, open_stream, read_frame
+from loadgen.scale.wire import frame, open_stream, read_frame
 from loadgen.scenario.models import Scenario, TraceLoad
 from loadgen.workload.deal import deal
 from loadgen.workload.prompts import Calibration

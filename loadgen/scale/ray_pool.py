@@ -1,6 +1,6 @@
 """Workers as Ray actors, for load that one machine cannot send (``--ray``).
 
-The same worker code as :mod:`loadgen.runner.worker` runs inside each
+The same worker code as :mod:`loadgen.scale.worker` runs inside each
 actor; only the way it reaches the parent differs. The parent listens on a
 TCP port; each actor connects back and names itself with a secret made for
 this run, then speaks the same frames as a local worker. Records and
@@ -20,7 +20,7 @@ started with ``ray start`` on this machine); anything else is a cluster
 address (``ray://head:10001``, ``host:6379``).
 
 Imports: asyncio, ray (lazily: the optional extra ``loadgen[ray]``),
-loadgen.errors, loadgen.runner (wire, worker, workers), loadgen.scenario.
+loadgen.errors, loadgen.scale (wire, worker, pool), loadgen.scenario.
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ import socket
 from typing import Any
 
 from loadgen.errors import LoadgenError, ScenarioError
-from loadgen.runner.wire import read_frame
-from loadgen.runner.worker import WorkerConfig, serve
-from loadgen.runner.workers import START_TIMEOUT_S, Worker, WorkerPool
+from loadgen.scale.pool import START_TIMEOUT_S, Worker, WorkerPool
+from loadgen.scale.wire import read_frame
+from loadgen.scale.worker import WorkerConfig, serve
 from loadgen.scenario.models import Scenario
 from loadgen.workload.source import Workload
 

@@ -1,14 +1,14 @@
 """What ``loadgen calibrate`` prints: the ceiling's table, the machine's estimate, caveats.
 
 Owns the estimate (workers x tokens per client CPU-second) and the rules that
-say when a figure is not the client's ceiling. Imports: loadgen.runner.ceiling.
+say when a figure is not the client's ceiling. Imports: loadgen.ceiling.measure.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from loadgen.runner.ceiling import MOCK_BUSY, CeilingReport
+from loadgen.ceiling.measure import MOCK_BUSY, CeilingReport
 
 __all__ = [
     "CLIENT_LATE_MS",

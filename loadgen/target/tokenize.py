@@ -6,7 +6,10 @@ template). Two prompts of known word counts, counted by the server, give both:
 tokens = overhead + per_word x words. Servers without ``/tokenize`` (or that
 refuse it) leave the word approximation in place.
 
-Imports: httpx, numpy, loadgen.client.transport (TLS), loadgen.workload.prompts.
+:func:`calibrate_prompts` decides whether a scenario needs it at all.
+
+Imports: httpx, numpy, loadgen.client.transport (TLS), loadgen.scenario,
+loadgen.target.options, loadgen.workload.prompts.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ import httpx
 import numpy as np
 
 from loadgen.client.transport import TlsOptions
+from loadgen.scenario.models import Scenario
+from loadgen.target.options import target_headers, tls_options
 from loadgen.workload.prompts import Calibration, make_prompt
 
-__all__ = ["calibrate"]
+__all__ = ["calibrate", "calibrate_prompts"]
 
 #: Word counts of the two calibration prompts.
 SHORT_WORDS, LONG_WORDS = 16, 528
@@ -53,3 +58,14 @@ def calibrate(
     if per_word <= 0:
         return None
     return Calibration(per_word=per_word, overhead=counts[0] - per_word * SHORT_WORDS)
+
+
+def calibrate_prompts(sc: Scenario, url: str) -> Calibration | None:
+    """Words per token from the server's /tokenize, when no tokenizer makes prompts exact."""
+    w = sc.workload
+    exact = w.tokenizer is not None or w.prompt_as == "token_ids"
+    if exact or not w.calibrate or not sc.target.api.startswith("openai"):
+        return None
+    return calibrate(
+        url, sc.target.model, sc.target.api == "openai-chat", target_headers(sc), tls_options(sc)
+    )

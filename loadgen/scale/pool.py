@@ -1,6 +1,6 @@
 """Worker processes on one machine: the parent's side (``load.workers``).
 
-:class:`WorkerPool` starts N worker processes (:mod:`loadgen.runner.worker`),
+:class:`WorkerPool` starts N worker processes (:mod:`loadgen.scale.worker`),
 and carries out each step with them: every worker plans the step and keeps
 its share (:mod:`loadgen.workload.deal`); once all have planned, the parent
 gives one common start a little ahead, and the workers send. Their records
@@ -17,7 +17,8 @@ to stop and waits for what they measured. A worker that dies is reported
 (its finished records are kept) and later steps are dealt among the rest.
 
 Imports: asyncio, multiprocessing, orjson, loadgen.clock, loadgen.errors,
-loadgen.records, loadgen.runner (execute, worker), loadgen.scenario,
+loadgen.records, loadgen.execute (executor, drivers, monitor), loadgen.scale (wire,
+worker), loadgen.scenario,
 loadgen.summary, loadgen.workload.
 """
 
@@ -37,12 +38,12 @@ import orjson
 
 from loadgen.clock import NS_PER_MS, cpu_ns, now_ns
 from loadgen.errors import LoadgenError
+from loadgen.execute.drivers import OnRecord
+from loadgen.execute.executor import StepOutcome
+from loadgen.execute.monitor import rss_bytes
 from loadgen.records import Record
-from loadgen.runner.drivers import OnRecord
-from loadgen.runner.execute import StepOutcome
-from loadgen.runner.monitor import rss_bytes
-from loadgen.runner.wire import frame, open_stream, read_frame
-from loadgen.runner.worker import WorkerConfig, main
+from loadgen.scale.wire import frame, open_stream, read_frame
+from loadgen.scale.worker import WorkerConfig, main
 from loadgen.scenario.models import Scenario
 from loadgen.summary import ClientHealth
 from loadgen.workload.deal import workers_for

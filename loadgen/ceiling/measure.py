@@ -12,7 +12,7 @@ tokens each socket read carried. ``ceiling_report`` turns the figures into
 the estimate and the text.
 
 Imports: asyncio, loadgen.client, loadgen.clock, loadgen.records,
-loadgen.runner.{drivers,setup,target}, loadgen.scenario, loadgen.workload.
+loadgen.execute (drivers, loop), loadgen.target.mock, loadgen.scenario, loadgen.workload.
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ from pathlib import Path
 
 from loadgen.client import ADAPTERS, Requester, RequestTimeouts, TlsOptions, make_transport
 from loadgen.clock import NS_PER_MS, NS_PER_S, cpu_ns, now_ns
+from loadgen.execute.drivers import Budget, closed_loop, send_each
+from loadgen.execute.loop import loop_factory, quiet_gc
 from loadgen.records import Record
-from loadgen.runner.drivers import Budget, closed_loop, send_each
-from loadgen.runner.setup import loop_factory, quiet_gc
-from loadgen.runner.target import MockServer
 from loadgen.scenario import WorkloadSpec
+from loadgen.target.mock import MockServer
 from loadgen.workload import Workload, step_rng
 from loadgen.workload.plan import RequestSpec
 

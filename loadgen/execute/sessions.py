@@ -5,7 +5,7 @@ prompt grows turn by turn as in a chat product and the server's prefix cache
 matters. A failed turn ends its session (a user would not go on). Think time
 is waited from the end of the previous answer, to an absolute deadline.
 
-Imports: numpy, loadgen.clock, loadgen.records, loadgen.workload, loadgen.runner.drivers.
+Imports: numpy, loadgen.clock, loadgen.records, loadgen.workload, loadgen.execute.drivers.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from loadgen.clock import sleep_until
-from loadgen.runner.drivers import OnRecord, Send
+from loadgen.execute.drivers import OnRecord, Send
 from loadgen.workload.plan import Message
 from loadgen.workload.source import SessionPlan, Workload
 

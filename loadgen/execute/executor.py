@@ -1,12 +1,12 @@
 """Carrying out one step's plan in this process: the same code in the run and in a worker.
 
 :class:`LocalExecutor` sends a plan (or one worker's share of it) through a
-requester, watching this process (:class:`~loadgen.runner.monitor.LoopMonitor`)
+requester, watching this process (:class:`~loadgen.execute.monitor.LoopMonitor`)
 and handing each finished record on; :class:`StepOutcome` is what a step's
 summary needs from whoever carried it out, one process or several.
 
 Imports: asyncio, itertools, loadgen.client, loadgen.clock, loadgen.records,
-loadgen.runner (drivers, monitor, sessions), loadgen.summary, loadgen.workload.
+loadgen.execute (drivers, monitor, sessions), loadgen.summary, loadgen.workload.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from typing import Protocol
 
 from loadgen.client import Requester
 from loadgen.clock import now_ns
-from loadgen.records import Record
-from loadgen.runner.drivers import (
+from loadgen.execute.drivers import (
     Budget,
     OnRecord,
     Send,
@@ -28,8 +27,9 @@ from loadgen.runner.drivers import (
     run_jobs,
     send_each,
 )
-from loadgen.runner.monitor import LoopMonitor
-from loadgen.runner.sessions import SessionRunner
+from loadgen.execute.monitor import LoopMonitor
+from loadgen.execute.sessions import SessionRunner
+from loadgen.records import Record
 from loadgen.summary import ClientHealth
 from loadgen.workload.plan import RequestSpec
 from loadgen.workload.source import Workload
@@ -83,7 +83,7 @@ class LocalExecutor:
         return await self.run(plan, index, on_record)
 
     async def aclose(self) -> None:
-        await self.requester.transport.aclose()
+        await self.requester.aclose()
 
     async def run(
         self,
@@ -110,9 +110,7 @@ class LocalExecutor:
             finally:
                 monitor.in_flight -= 1
 
-        read_lag = requester.transport.read_lag
-        if read_lag is not None:
-            read_lag.take()  # what came before this step is not its own
+        requester.take_read_lag()  # what came before this step is not its own
         monitor.start()
         interrupted = False
         try:
@@ -135,9 +133,8 @@ class LocalExecutor:
                 on_record(rec)
             requester.cancelled.clear()
         await monitor.stop()
-        health = monitor.health(send_lags, read_lag.take() if read_lag is not None else None)
-        versions = getattr(requester.transport, "http_versions", None) or set()
-        return StepOutcome(health, interrupted, [monitor.samples], set(versions))
+        health = monitor.health(send_lags, requester.take_read_lag())
+        return StepOutcome(health, interrupted, [monitor.samples], requester.http_versions())
 
 
 async def carry_out(

@@ -1,0 +1,66 @@
+"""The requester one process sends through, built from the scenario's target.
+
+Imports: loadgen.client, loadgen.scenario, loadgen.target.options.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from loadgen.client import (
+    ADAPTERS,
+    Requester,
+    RequestTimeouts,
+    make_transport,
+    transport_kind,
+)
+from loadgen.client.request import RequestLimits
+from loadgen.scenario.models import ConcurrencyLoad, LoadSpec, OfflineLoad, Scenario
+from loadgen.target.options import target_headers, tls_options
+
+__all__ = ["make_requester", "pool_limit"]
+
+
+def pool_limit(load: LoadSpec, workers: int = 1) -> int:
+    """Connections one process may need at once (0 = no limit): never a cap on the load.
+
+    With ``workers`` processes, each gets its share of the largest concurrency
+    (or ``max_concurrency``) rounded up.
+    """
+    if isinstance(load, ConcurrencyLoad):
+        most: int | None = int(max(load.points))
+    elif isinstance(load, OfflineLoad):  # no cap: the whole batch in flight
+        most = 0 if load.max_concurrency is None else max(load.max_concurrency)
+    else:
+        most = load.max_concurrency
+    return -(-(most or 0) // workers)
+
+
+def make_requester(
+    sc: Scenario, urls: Sequence[str], run_id: str, limit: int, *, worker: int = 0
+) -> Requester:
+    """The transport and requester the scenario's target asks for (``limit``: the pool size);
+    several ``urls`` are spread over by ``target.routing``, worker k's round robin from k."""
+    t = sc.target
+    transport = make_transport(
+        transport_kind(t.transport, url=urls[0], http2=t.http2),
+        http2=t.http2,
+        limit=limit,
+        connect_timeout_s=t.timeouts_s.connect,
+        tls=tls_options(sc),
+    )
+    s = t.timeouts_s
+    return Requester(
+        transport,
+        ADAPTERS[t.api],
+        base_url=list(urls),
+        routing=t.routing,
+        route_first=worker,
+        model=t.model,
+        extra_body=dict(t.extra_body),
+        headers=target_headers(sc),
+        timeouts=RequestTimeouts.from_seconds(s.first_token, s.idle, s.total),
+        run_id=run_id,
+        stream=t.stream,
+        limits=RequestLimits(**t.limits.model_dump()),
+    )

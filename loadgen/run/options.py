@@ -1,0 +1,27 @@
+"""How a run is asked for beyond its scenario: where it writes, what it shows, who sends.
+
+Imports: the standard library only.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["RunOptions"]
+
+
+@dataclass(slots=True)
+class RunOptions:
+    out_dir: Path
+    quiet: bool = False
+    progress: bool | None = None  # None: only on a terminal
+    reports: bool = True  # steps.csv, report.md, report.html and plots at the end
+    metrics_profile: str = "loadgen"  # whose metric definitions (loadgen.metrics.profiles)
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+    #: called with the signal number when SIGTERM stops the run (the CLI's exit code 143)
+    on_signal: Callable[[int], None] | None = None
+    #: workers as Ray actors: ``local``, ``auto`` or a cluster address (loadgen.scale.ray_pool)
+    ray: str | None = None

@@ -1,0 +1,152 @@
+"""A whole run: the scenario's steps in order, records and summary on disk as they come.
+
+scenario -> workload -> client -> records -> metrics -> summary -> report.
+:func:`run_scenario` prepares the results directory, the endpoints (the
+mock is started here), the pre-flight check, calibration and telemetry, then
+hands the steps to :class:`~loadgen.run.session.Session`. The summary is
+rewritten after every step, and Ctrl-C still leaves a valid partial summary
+(the interrupted step is marked and its cut-short requests kept); SIGTERM
+does the same. A write the disk refuses ends the run as one line (exit 2).
+
+Imports: loadgen.* below the run: clock, errors, records, report, results,
+scenario, summary, target, workload, telemetry (type only), loadgen.run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from loadgen.clock import anchor, now_ns
+from loadgen.errors import OutputError
+from loadgen.execute.loop import loop_factory, quiet_gc
+from loadgen.records import RecordWriter
+from loadgen.redact import warn
+from loadgen.report.files import write_resolved_scenario
+from loadgen.report.progress import Progress
+from loadgen.results.assemble import start_summary
+from loadgen.run.options import RunOptions
+from loadgen.run.session import Session
+from loadgen.run.setup import prepare_out_dir, start_telemetry
+from loadgen.run.signals import SignalStop
+from loadgen.scenario.checks import load_warnings
+from loadgen.scenario.models import Scenario, TraceLoad
+from loadgen.summary import ClockAnchor, Summary
+from loadgen.target.endpoints import open_endpoints, preflight_all
+from loadgen.target.preflight import pick_model
+from loadgen.target.tokenize import calibrate_prompts
+from loadgen.workload.describe import describe_workload
+from loadgen.workload.source import Workload
+
+__all__ = ["RunOptions", "run_scenario"]
+
+
+def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
+    """Run every step; return the summary (also written to ``out_dir``).
+
+    Warnings and each step's errors (with hints) go to stderr; the step
+    tables to stdout unless ``quiet``. SIGTERM stops it as Ctrl-C does.
+    """
+    stop = SignalStop(opts.on_signal)
+    with stop.installed(), _disk_errors(opts.out_dir):
+        summary = _run(scenario, opts, stop)
+        if opts.reports:
+            from loadgen.report.writer import write_reports
+
+            write_reports(opts.out_dir)
+    return summary
+
+
+@contextlib.contextmanager
+def _disk_errors(out_dir: Path) -> Iterator[None]:
+    """A write the disk refuses ends the run as one OutputError line (exit 2).
+
+    The records writer raises its own OutputError, which reaches here from
+    inside a step's task group wrapped in an exception group; any other
+    refused write (summary, reports, telemetry) arrives as a bare OSError.
+    """
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        match = group.subgroup(lambda e: _disk_error(e, out_dir) is not None)
+        if match is None:
+            raise
+        e: BaseException = match
+        while isinstance(e, BaseExceptionGroup):
+            e = e.exceptions[0]
+        error = _disk_error(e, out_dir)
+        assert error is not None  # the subgroup holds only such leaves
+        raise error from None
+    except OSError as exc:
+        if (error := _disk_error(exc, out_dir)) is None:
+            raise
+        raise error from None
+
+
+#: errno values that can only mean the disk (whatever the file)
+_DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def _disk_error(exc: BaseException, out_dir: Path) -> OutputError | None:
+    """``exc`` as the one line a refused write deserves; None when it is not one."""
+    if isinstance(exc, OutputError):
+        return exc
+    if not isinstance(exc, OSError):
+        return None
+    name = exc.filename
+    ours = name is not None and Path(os.path.abspath(os.fsdecode(name))).is_relative_to(
+        os.path.abspath(out_dir)
+    )
+    if not ours and exc.errno not in _DISK_ERRNOS:
+        return None
+    return OutputError(f"{name or out_dir}: cannot write: {exc.strerror or exc}")
+
+
+def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
+    prepare_out_dir(opts.out_dir)
+    write_resolved_scenario(scenario, opts.out_dir / "scenario.yaml")
+    records_path = opts.out_dir / "records.jsonl"
+    records_path.unlink(missing_ok=True)
+    trace = scenario.load if isinstance(scenario.load, TraceLoad) else None
+    chat = scenario.target.api == "openai-chat"
+    workload = Workload.prepare(scenario.workload, chat=chat, trace=trace)  # bad files: stop here
+    for line in load_warnings(scenario):
+        warn(line)
+    with contextlib.ExitStack() as stack:
+        urls = open_endpoints(scenario, opts.out_dir, stack)  # starts the mock(s)
+        url = urls[0]
+        a = anchor()
+        summary = start_summary(
+            scenario,
+            run_id=opts.run_id,
+            endpoints=urls,
+            anchor=ClockAnchor(monotonic_ns=a.monotonic_ns, wall_ns=a.wall_ns),
+            metrics_profile=opts.metrics_profile,
+        )
+        writer = stack.enter_context(contextlib.closing(RecordWriter(records_path)))
+        progress = Progress(now=now_ns, enabled=False if opts.quiet else opts.progress)
+        summary.target_check = preflight_all(scenario, urls)
+        if scenario.target.model == "auto":
+            model = pick_model(summary.target_check.models, url)
+            target = scenario.target.model_copy(update={"model": model})
+            scenario = scenario.model_copy(update={"target": target})
+            summary.model = model
+        calibration = calibrate_prompts(scenario, url)
+        if calibration is not None:
+            workload = Workload.prepare(
+                scenario.workload, chat=chat, trace=trace, calibration=calibration
+            )
+        summary.prompt_length_source = workload.prompt_length_source
+        summary.workload = describe_workload(scenario, workload)
+        stack.callback(progress.stop)
+        telemetry = start_telemetry(scenario, url, opts.out_dir)
+        if telemetry is not None:
+            stack.callback(telemetry.stop)
+        session = Session(scenario, workload, urls, opts, summary, writer, progress, telemetry)
+        with quiet_gc(), asyncio.Runner(loop_factory=loop_factory()) as runner:
+            runner.run(session.run(stop))
+    return summary

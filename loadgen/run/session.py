@@ -1,0 +1,256 @@
+"""The step loop of one run: each sweep point planned, carried out, summarised and shown.
+
+:class:`Session` owns what lives for the run's steps: the executor (this
+process, worker processes or Ray actors), the records writer's flush timer,
+the sweep, the summary it appends to and rewrites after every step, and the
+console lines of each step.
+
+Imports: loadgen.* below the run: clock, errors, execute, metrics, records,
+report (console, files, progress), results, scale (lazily), scenario, summary,
+target, telemetry (type only), workload, loadgen.run.signals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+from typing import TYPE_CHECKING
+
+from loadgen.clock import NS_PER_MS, NS_PER_S
+from loadgen.errors import OutputError
+from loadgen.execute.executor import Executor, LocalExecutor
+from loadgen.execute.requester import make_requester, pool_limit
+from loadgen.metrics import StepColumns
+from loadgen.records import Record, RecordWriter
+from loadgen.report.console import format_run_header, format_step, load_label, step_warning_lines
+from loadgen.report.files import write_summary
+from loadgen.report.progress import Progress
+from loadgen.results.assemble import load_point, step_summary
+from loadgen.results.hints import TargetFacts, error_lines
+from loadgen.results.sweep import Point, make_sweep, verdict
+from loadgen.run.options import RunOptions
+from loadgen.run.signals import SignalStop
+from loadgen.scale.size import resolve_workers
+from loadgen.scenario.models import Scenario, TraceLoad
+from loadgen.summary import StepSummary, Summary
+from loadgen.target.cache import prefix_cache_delta
+from loadgen.target.endpoints import scrape_cache_all
+from loadgen.workload.source import Workload
+from loadgen.workload.step import plan_step
+
+if TYPE_CHECKING:
+    from loadgen.telemetry import TelemetryCollector
+
+__all__ = ["FLUSH_AFTER_S", "Session"]
+
+#: how long a finished request's row may wait in the write buffer
+FLUSH_AFTER_S = 0.1
+
+
+class Session:
+    def __init__(
+        self,
+        scenario: Scenario,
+        workload: Workload,
+        urls: list[str],
+        opts: RunOptions,
+        summary: Summary,
+        writer: RecordWriter,
+        progress: Progress,
+        telemetry: TelemetryCollector | None,
+    ) -> None:
+        self.scenario = scenario
+        self.workload = workload
+        w = scenario.workload
+        #: whether the workload means to share prompt prefixes (the hit rate is then reported)
+        self._shares_prefixes = (
+            w.prefix is not None or w.sessions is not None or isinstance(scenario.load, TraceLoad)
+        )
+        self.urls = urls
+        self.url = url = urls[0]
+        self.opts = opts
+        self.summary = summary
+        self.writer = writer
+        self.progress = progress
+        self.telemetry = telemetry
+        self.facts = TargetFacts(
+            url=url if scenario.target.url == "mock" else scenario.target.url,
+            model=scenario.target.model,
+            models=summary.target_check.models if summary.target_check else None,
+            urls=tuple(urls) if len(urls) > 1 else (),
+        )
+        self.step_errors: list[str] = []  # the last step's error lines (hints.error_lines)
+        self._flush_timer: asyncio.TimerHandle | None = None
+        self._protocol_checked = False
+        self._http_versions: set[str] = set()
+        self.workers = resolve_workers(scenario, ray=opts.ray is not None)
+        summary.workers = self.workers
+        #: a list sweep knows its number of steps; auto and sla-search do not
+        self.steps_planned = (
+            len(scenario.load.points) if getattr(scenario.load, "sweep", "list") == "list" else None
+        )
+
+    async def run(self, stop: SignalStop) -> None:
+        stop.task, stop.loop = asyncio.current_task(), asyncio.get_running_loop()
+        try:
+            await self._run()
+        finally:
+            stop.task = stop.loop = None
+            if self._flush_timer is not None:
+                self._flush_timer.cancel()
+
+    def _flush_soon(self) -> None:
+        """Flush the records within FLUSH_AFTER_S: one timer at a time, none when all is out."""
+        if self._flush_timer is None and self.writer.pending:
+            self._flush_timer = asyncio.get_running_loop().call_later(
+                FLUSH_AFTER_S, self._flush_now
+            )
+
+    def _flush_now(self) -> None:
+        self._flush_timer = None
+        # A refused write stays in writer.failure: the next write or the step's
+        # last flush raises it inside the run (a timer callback cannot).
+        with contextlib.suppress(OutputError):
+            self.writer.flush()
+
+    async def _run(self) -> None:
+        sc = self.scenario
+        load = sc.load
+        executor = await self._executor()
+        sweep = make_sweep(load)
+        if not self.opts.quiet:
+            self.progress.print(format_run_header(self.summary))
+        try:
+            index = 0
+            while (point := sweep.next_point()) is not None:
+                step = await self.run_step(executor, index, point)
+                index += 1
+                sweep.observe(point, step)
+                self.summary.steps.append(step)
+                self.summary.verdict = verdict(sweep)
+                write_summary(self.summary, self.opts.out_dir / "summary.json")
+                self._print_step(step)
+                self._check_protocol(self._http_versions)
+                # Between steps, outside any measurement: a full collection. While a
+                # step runs collections are rare (execute.loop.quiet_gc), so cycles (failed
+                # requests' tracebacks, finished tasks) would otherwise pile up in the
+                # oldest generation over a long run.
+                gc.collect()
+                if step.interrupted:
+                    self.summary.interrupted = True
+                    write_summary(self.summary, self.opts.out_dir / "summary.json")
+                    break
+        finally:
+            self.writer.flush()
+            await executor.aclose()
+
+    def _print_step(self, step: StepSummary) -> None:
+        """The step's table on stdout; its warnings and errors (with hints) on stderr."""
+        quiet = self.opts.quiet
+        if not quiet:
+            self.progress.print(
+                format_step(step, self.summary.prompt_length_source, warnings=False)
+            )
+        problems = [*step_warning_lines(step), *self.step_errors]
+        if problems and quiet:
+            problems.insert(0, f"step {step.index} · {load_label(step)}")
+        for line in problems:
+            self.progress.warn(line)
+
+    def _check_protocol(self, versions: set[str]) -> None:
+        """``target.http2``: record the HTTP versions the server answered in; warn on HTTP/1.1.
+
+        Once, after the first step in which a response came back.
+        """
+        if not self.scenario.target.http2 or not versions or self._protocol_checked:
+            return
+        self._protocol_checked = True
+        if self.summary.target_check is not None:
+            self.summary.target_check.http_versions = sorted(versions)
+        if "HTTP/2" not in versions:
+            self.progress.warn(
+                "warning: target.http2 is set but the server answered in "
+                f"{', '.join(sorted(versions))}: the numbers are HTTP/1.1's"
+            )
+
+    async def _executor(self) -> Executor:
+        """This process, or a pool of worker processes (``load.workers``) or Ray actors."""
+        sc = self.scenario
+        n = self.workers
+        if self.opts.ray is not None:
+            from loadgen.scale.ray_pool import RayPool
+
+            pool = await RayPool.start_ray(
+                sc, self.urls, self.opts.run_id, self.workload, n, self.opts.ray
+            )
+            self.summary.workers_clock_uncertainty_ms = pool.clock_uncertainty_ns / NS_PER_MS
+            self.workers = self.summary.workers = pool.size
+            return pool
+        if n == 1:
+            requester = make_requester(sc, self.urls, self.opts.run_id, pool_limit(sc.load))
+            return LocalExecutor(requester, self.workload)
+        from loadgen.scale.pool import WorkerPool
+
+        return WorkerPool.start(sc, self.urls, self.opts.run_id, self.workload, n)
+
+    async def run_step(self, executor: Executor, index: int, at: Point) -> StepSummary:
+        sc = self.scenario
+        plan = plan_step(self.workload, sc.load, at.mode, at.value, index)
+        columns = StepColumns()  # what the summary needs of each record; the record is dropped
+        # several endpoints: each one's own columns too, for its breakdown
+        parts = [StepColumns() for _ in self.urls] if len(self.urls) > 1 else []
+
+        def on_record(rec: Record) -> None:
+            self.writer.write(rec)
+            self._flush_soon()
+            columns.add(rec)
+            if parts and rec.endpoint is not None and 0 <= rec.endpoint < len(parts):
+                parts[rec.endpoint].add(rec)
+            self.progress.record(rec)
+
+        lp = load_point(sc, at)
+        n: int | None = None  # progress counts requests: unknown ahead for sessions
+        if plan.sessions is None and not plan.open_sessions:
+            n = (
+                plan.measured
+                if plan.closed
+                else sum(1 for s in plan.open_requests if not (s.warmup or s.ramp))
+            )
+        of = f"/{self.steps_planned}" if self.steps_planned else ""
+        duration = plan.duration_ns / NS_PER_S if plan.duration_ns else None
+        self.progress.start_step(f"[{index + 1}{of}] {lp.mode} {at.value:g}", n, duration)
+        cache_before = self._scrape_cache()
+        outcome = await executor.step(plan, index, at.mode, at.value, on_record)
+        self.writer.flush()
+        self._http_versions |= outcome.http_versions
+        health, interrupted = outcome.health, outcome.interrupted
+        if plan.closed and plan.measured is not None and plan.measured < plan.concurrency:
+            what = "sessions" if plan.sessions is not None else "requests"
+            health.warnings.append(
+                f"only {plan.measured} measured {what} for concurrency {at.value:g}: "
+                "the step never ran at its concurrency (raise requests_per_step)"
+            )
+        start, end = columns.span()
+        step = step_summary(
+            sc,
+            index,
+            at,
+            columns,
+            metrics_profile=self.opts.metrics_profile,
+            endpoints=self.urls,
+            endpoint_columns=parts,
+            client=health,
+            mean_in_flight=outcome.mean_in_flight(start, end),
+            interrupted=interrupted,
+        )
+        self.step_errors = error_lines(columns.failures, self.facts)
+        cache = prefix_cache_delta(cache_before, self._scrape_cache())
+        if cache is not None and (self._shares_prefixes or (cache.hits_tokens or 0) > 0):
+            step.prefix_cache = cache  # a run of unique prompts shows it only if something hit
+        if self.telemetry is not None and end > start:
+            step.telemetry = self.telemetry.step_stats(start, end, step.tokens.output_total)
+        return step
+
+    def _scrape_cache(self) -> dict[str, float] | None:
+        return scrape_cache_all(self.scenario, self.urls)

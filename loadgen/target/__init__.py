@@ -1,0 +1,18 @@
+"""The target outside the load path: everything loadgen asks the server that is not a measured request.
+
+Owns the built-in mock as a child process (:mod:`~loadgen.target.mock`), the
+run's endpoints and their pre-flight check (:mod:`~loadgen.target.endpoints`,
+:mod:`~loadgen.target.preflight`), words-per-token calibration with the
+server's ``/tokenize`` (:mod:`~loadgen.target.tokenize`), the prefix-cache
+counters of ``/metrics`` (:mod:`~loadgen.target.cache`) and the headers and
+TLS options every call carries (:mod:`~loadgen.target.options`).
+
+May import: loadgen.clock, errors, redact, scenario, summary, workload
+(prompts), client (TLS options only), telemetry (the Prometheus parser).
+Never the load path's stages above it (execute, scale, run) nor the mock's
+code: the mock is started as ``python -m loadgen.mock``.
+
+Public names: MockServer, start_mocks, open_endpoints, preflight_all,
+scrape_cache_all, check_target, pick_model, calibrate_prompts,
+prefix_cache_delta, target_headers, tls_options.
+"""
