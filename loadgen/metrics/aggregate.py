@@ -67,9 +67,8 @@ def meets_sla(ok: v.Columns, sla: SlaSpec, ttft_of: str, profile: str) -> Mask:
     good = np.ones(len(ok), dtype=bool)
     frm = sla.latency_from
     if (bound := per_request_bound(sla.ttft_ms)) is not None:
-        stamp = ok[v.STAMP[ttft_of]]
-        ttft = stamp - ok[v.ORIGIN[profile]] + v.lead(ok, profile, frm)
-        good &= (stamp != NONE) & ~(ttft > bound * NS_PER_MS)
+        ttft, has = v.ttft_rows(ok, profile, ttft_of, frm)
+        good &= has & ~(ttft > bound * NS_PER_MS)
     if (bound := per_request_bound(sla.tpot_ms)) is not None:
         tpot, has = v.tpot_rows(ok, profile)
         good &= ~has | ~(tpot > bound * NS_PER_MS)  # one-token answers have no TPOT

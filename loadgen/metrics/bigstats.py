@@ -17,7 +17,7 @@ int32 gaps themselves. Above :data:`CHUNKED_ABOVE` integer values it calls
 - std: sqrt(sum((x - mean)^2) / n) over float64 chunks, summed chunk by
   chunk: likewise within relative 1e-12 of numpy's.
 
-Imports: numpy, loadgen.summary.
+Imports: numpy, loadgen.summary, loadgen.vocab.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from loadgen.summary import PERCENTILES, Distribution
+from loadgen.summary import Distribution
+from loadgen.vocab import PERCENTILE_OF, PERCENTILES
 
 __all__ = ["CHUNK", "CHUNKED_ABOVE", "big_distribution_ms", "order_statistics", "percentiles_ms"]
 
@@ -58,14 +59,13 @@ def big_distribution_ms(values_ns: Ints) -> Distribution:
         x = c / 1e6
         x -= mean
         squares += float(np.dot(x, x))
-    keys = ["p" + f"{p:g}".replace(".", "_") for p in PERCENTILES]
     return Distribution(
         count=n,
         mean=mean,
         std=math.sqrt(squares / n),
         min=int(values_ns.min()) / 1e6,
         max=int(values_ns.max()) / 1e6,
-        **dict(zip(keys, percentiles_ms(values_ns), strict=True)),
+        **dict(zip(PERCENTILE_OF, percentiles_ms(values_ns), strict=True)),
     )
 
 

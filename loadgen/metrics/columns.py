@@ -32,6 +32,7 @@ import operator
 from array import array
 from collections.abc import Iterable
 from itertools import islice
+from typing import Self
 
 import numpy as np
 import numpy.typing as npt
@@ -75,7 +76,23 @@ def _opt(v: int | None) -> int:
     return NONE if v is None else v
 
 
-class ErrorTally:
+class _Accumulator:
+    """Built by adding records one at a time: :meth:`of` adds a whole list."""
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, records: Iterable[Record]) -> Self:
+        acc = cls()
+        for r in records:
+            acc.add(r)
+        return acc
+
+    def add(self, r: Record) -> None:
+        raise NotImplementedError
+
+
+class ErrorTally(_Accumulator):
     """Failed requests by ``error_kind`` (cancelled and kind-less ones left out), in the
     order each kind first appeared, with the first failure's detail as the example."""
 
@@ -85,13 +102,6 @@ class ErrorTally:
         self.counts: dict[str, int] = {}
         self.examples: dict[str, str] = {}
         self.endpoints: dict[str, int | None] = {}  # the endpoint each example failed at
-
-    @classmethod
-    def of(cls, records: Iterable[Record]) -> ErrorTally:
-        tally = cls()
-        for r in records:
-            tally.add(r)
-        return tally
 
     def add(self, r: Record) -> None:
         kind = r.error_kind
@@ -109,7 +119,7 @@ class ErrorTally:
             self.endpoints.setdefault(kind, other.endpoints.get(kind))
 
 
-class StepColumns:
+class StepColumns(_Accumulator):
     """One step's records as columns: :meth:`add` each record as it finishes, then
     :func:`loadgen.metrics.summarize_step` takes this in place of the record list."""
 
@@ -141,13 +151,6 @@ class StepColumns:
         self.errors: dict[str, int] = {}
         #: every failure of the step (warm-up and ramp too), for the terminal's error lines
         self.failures = ErrorTally()
-
-    @classmethod
-    def of(cls, records: Iterable[Record]) -> StepColumns:
-        cols = cls()
-        for r in records:
-            cols.add(r)
-        return cols
 
     def add(self, r: Record) -> None:
         """Take what the summary needs from ``r``; ``r`` itself is not kept."""

@@ -30,33 +30,78 @@ which is where vLLM's, AIPerf's and GuideLLM's clients take their start stamp;
 ``sent_ns`` is when the request reached the socket. AIPerf's inter-chunk
 latency (its "ICL") is the loadgen/vLLM ITL, reported as ``icl_ms``.
 
-Imports: loadgen.records, loadgen.metrics.latency.
+Each profile is one row of :data:`PROFILES`: which stamp it counts from, where
+its E2E ends, which TPOT and which ITL it takes. The methods of :class:`Profile`
+apply the row to one record; :mod:`loadgen.metrics.vector` applies the same row
+to a step's columns.
+
+Imports: loadgen.records, loadgen.vocab, loadgen.metrics.latency.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
-from loadgen.metrics.latency import Stamp, e2e_ns, first_token, itl_gaps_ns, tpot_ns
+from loadgen.metrics.latency import Stamp, first_token, itl_gaps_ns, tpot_ns
 from loadgen.records import Record
+from loadgen.vocab import PROFILE_NAMES
 
 __all__ = ["PROFILES", "PROFILE_NAMES", "Profile"]
 
-PerRequest = Callable[[Record], float | None]
+#: a stamp of a record, by its column name (``sent`` is ``Record.sent_ns``)
+Origin = Literal["sent", "start"]
+End = Literal["end", "last"]
+#: ``between``: (last - first) / (n - 1), two token events at least (latency.tpot_ns);
+#: ``vllm``: the same integers, without the two-events rule;
+#: ``with_wait``: (last - start) / n, the first token's wait included
+TpotRule = Literal["between", "vllm", "with_wait"]
+#: ``gaps``: the gaps between token events, pooled; ``per_request``: one TPOT
+#: (``between``) per request
+ItlRule = Literal["gaps", "per_request"]
 
 
 @dataclass(frozen=True, slots=True)
 class Profile:
     name: str
-    #: where TTFT counts from: the send (``sent_ns``) or the start (``start_ns``)
-    origin: Callable[[Record], int]
-    tpot: PerRequest
-    e2e: PerRequest
-    #: ITL values of a step: pooled gaps, or one value per request
-    itl: Callable[[Sequence[Record]], list[float]]
-    #: AIPerf's inter-chunk latency, where the profile names it separately
-    icl: Callable[[Sequence[Record]], list[float]] | None = None
+    #: where TTFT and E2E count from: the send (``sent_ns``) or the start (``start_ns``)
+    counts_from: Origin
+    #: where E2E ends: the stream's end (``end_ns``) or the last token (``last_token_ns``)
+    ends_at: End
+    tpot_rule: TpotRule
+    itl_rule: ItlRule
+    #: the pooled gaps are also reported as AIPerf's inter-chunk latency (``icl_ms``)
+    names_icl: bool = False
+
+    def origin(self, r: Record) -> int:
+        """The stamp TTFT and E2E count from."""
+        return r.sent_ns if self.counts_from == "sent" else r.start_ns
+
+    def e2e(self, r: Record) -> int | None:
+        """E2E = the end stamp (end, or the last token) - origin."""
+        end = r.end_ns if self.ends_at == "end" else r.last_token_ns
+        return None if end is None else end - self.origin(r)
+
+    def tpot(self, r: Record) -> float | None:
+        """TPOT by :attr:`tpot_rule`; None where the request has too few tokens."""
+        n, first, last = r.output_tokens, r.first_token_ns, r.last_token_ns
+        if self.tpot_rule == "between":
+            return tpot_ns(r)
+        if self.tpot_rule == "vllm":  # ((last - start) - (first - start)) / (n - 1)
+            return None if n < 2 or first is None or last is None else (last - first) / (n - 1)
+        return None if last is None or n < 1 else (last - r.start_ns) / n
+
+    def itl(self, records: Sequence[Record]) -> list[float]:
+        """ITL values of a step: pooled gaps, or one value per request."""
+        if self.itl_rule == "gaps":
+            return _pooled_gaps(records)
+        return [v for r in records if (v := tpot_ns(r)) is not None]
+
+    @property
+    def icl(self) -> Callable[[Sequence[Record]], list[float]] | None:
+        """AIPerf's inter-chunk latency (the pooled gaps), where the profile names it."""
+        return _pooled_gaps if self.names_icl else None
 
     def lead_ns(self, r: Record, latency_from: str = "scheduled") -> int:
         """lead = origin - scheduled_ns for an open-loop record with ``latency_from``
@@ -78,57 +123,17 @@ class Profile:
         return None if e is None else e + self.lead_ns(r, latency_from)
 
 
-def _sent(r: Record) -> int:
-    return r.sent_ns
-
-
-def _start(r: Record) -> int:
-    return r.start_ns
-
-
 def _pooled_gaps(records: Sequence[Record]) -> list[float]:
     return [float(g) for r in records for g in itl_gaps_ns(r)]
 
 
-def _ttft_from_start(r: Record) -> int | None:
-    """TTFT = first-token time - start time (before the HTTP library ran)."""
-    return None if r.first_token_ns is None else r.first_token_ns - r.start_ns
-
-
-def _to_last_token(r: Record) -> int | None:
-    """E2E to the last token = last-token time - start time."""
-    return None if r.last_token_ns is None else r.last_token_ns - r.start_ns
-
-
-def _e2e_from_start(r: Record) -> int:
-    """E2E = end time - start time."""
-    return r.end_ns - r.start_ns
-
-
-def _vllm_tpot(r: Record) -> float | None:
-    """vLLM's TPOT = (latency - TTFT) / (n - 1), latency to the last token, from start."""
-    n, last, ttft = r.output_tokens, _to_last_token(r), _ttft_from_start(r)
-    if n < 2 or last is None or ttft is None:
-        return None
-    return (last - ttft) / (n - 1)
-
-
-def _per_request_itl(records: Sequence[Record]) -> list[float]:
-    return [v for r in records if (v := tpot_ns(r)) is not None]
-
-
-def _guidellm_tpot(r: Record) -> float | None:
-    """GuideLLM's TPOT = (last-token time - start) / n: the first token's wait included."""
-    last, n = _to_last_token(r), r.output_tokens
-    if last is None or n < 1:
-        return None
-    return last / n
-
-
+#: The profiles, in the order of :data:`loadgen.vocab.PROFILE_NAMES` (a test holds them equal).
 PROFILES: dict[str, Profile] = {
-    "loadgen": Profile("loadgen", _sent, tpot_ns, e2e_ns, _pooled_gaps),
-    "vllm": Profile("vllm", _start, _vllm_tpot, _to_last_token, _pooled_gaps),
-    "aiperf": Profile("aiperf", _start, tpot_ns, _to_last_token, _per_request_itl, _pooled_gaps),
-    "guidellm": Profile("guidellm", _start, _guidellm_tpot, _e2e_from_start, _per_request_itl),
+    p.name: p
+    for p in (
+        Profile("loadgen", "sent", "end", "between", "gaps"),
+        Profile("vllm", "start", "last", "vllm", "gaps"),
+        Profile("aiperf", "start", "last", "between", "per_request", names_icl=True),
+        Profile("guidellm", "start", "end", "with_wait", "per_request"),
+    )
 }
-PROFILE_NAMES = tuple(PROFILES)

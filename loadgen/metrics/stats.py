@@ -20,7 +20,7 @@ percentile's from order statistics (loadgen.metrics.confidence; the ranks'
 values found by partitioning the same array, or by bigstats' selection for a
 huge one), the mean's by the normal approximation.
 
-Imports: numpy, loadgen.summary, loadgen.metrics (bigstats, confidence).
+Imports: numpy, loadgen.summary, loadgen.vocab, loadgen.metrics (bigstats, confidence).
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ import numpy.typing as npt
 
 from loadgen.metrics import bigstats
 from loadgen.metrics.confidence import quantile_ranks
-from loadgen.summary import PERCENTILES, Distribution, Intervals
+from loadgen.summary import Distribution, Intervals
+from loadgen.vocab import PERCENTILE_OF, PERCENTILES
 
 #: the default confidence level of every interval (sla.confidence sets it for a run)
 CONFIDENCE = 0.95
@@ -67,14 +68,13 @@ def distribution_ms(
     std = np.sqrt(np.add.reduce(a) / n)
     a = _ms(values_ns, out=a)
     pct = np.percentile(a, PERCENTILES, overwrite_input=True)
-    keys = ["p" + f"{p:g}".replace(".", "_") for p in PERCENTILES]
     d = Distribution(
         count=int(n),
         mean=float(mean),
         std=float(std),
         min=float(lo),
         max=float(hi),
-        **{k: float(v) for k, v in zip(keys, pct, strict=True)},
+        **{k: float(v) for k, v in zip(PERCENTILE_OF, pct, strict=True)},
     )
 
     def select(ranks: list[int]) -> dict[int, float]:
@@ -109,10 +109,7 @@ def _intervals(
         # the standard error: the sample std (n - 1) over sqrt(n) = the population std / sqrt(n - 1)
         half = NormalDist().inv_cdf(0.5 + confidence / 2) * d.std / math.sqrt(n - 1)
     mean = [None, None] if half is None or d.mean is None else [d.mean - half, d.mean + half]
-    keys = ["p" + f"{p:g}".replace(".", "_") for p in PERCENTILES]
-    pairs = {
-        k: [value(ranks[p][0]), value(ranks[p][1])] for k, p in zip(keys, PERCENTILES, strict=True)
-    }
+    pairs = {k: [value(ranks[p][0]), value(ranks[p][1])] for k, p in PERCENTILE_OF.items()}
     return Intervals(confidence=confidence, mean=mean, **pairs)
 
 

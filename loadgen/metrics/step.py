@@ -253,8 +253,8 @@ def _latencies(
         step.ttft_answer_ms = dist(v.ttft(ok, profile, "answer", frm))
     step.ttft_by_turn = _ttft_by_turn(ok, profile, ttft_of, frm)
     step.itl_ms = dist(v.itl_values(ok, profile))
-    if profile == "aiperf":  # the profile names the pooled gaps ICL
-        step.icl_ms = dist(v.itl_values(ok, "loadgen"))
+    if (icl := v.icl_values(ok, profile)) is not None:
+        step.icl_ms = dist(icl)
     step.tpot_ms = dist(v.tpot(ok, profile))
     step.e2e_ms = dist(v.latency(ok, profile, frm))
 
@@ -324,9 +324,8 @@ def _ttft_by_turn(
     has = turn != NONE
     if not has.any():
         return None
-    stamp = ok[v.STAMP[ttft_of]]
-    values = stamp - ok[v.ORIGIN[profile]] + v.lead(ok, profile, latency_from)
-    counted = stamp != NONE  # a turn with no first token at all still shows, empty
+    # a turn with no first token at all still shows, empty
+    values, counted = v.ttft_rows(ok, profile, ttft_of, latency_from)
     return {
         str(t): distribution_ms(values[(turn == t) & counted])
         for t in sorted(int(t) for t in np.unique(turn[has]))

@@ -1,7 +1,9 @@
 """The per-request formulas of latency.py and profiles.py, over a step's columns at once.
 
 Each function is the vectorised twin of a function on one
-:class:`~loadgen.records.Record` (named in its docstring) and gives the same
+:class:`~loadgen.records.Record` (named in its docstring), reads the profile's
+row of :data:`~loadgen.metrics.profiles.PROFILES` (no profile is named here),
+and gives the same
 values in the same order: integers stay int64 (stamps only subtract), the
 ratios (TPOT) are one float64 division of two exact integers, as Python's
 ``int / int`` is. ``tests/unit/metrics/test_columns.py`` holds the two
@@ -19,12 +21,13 @@ import numpy as np
 import numpy.typing as npt
 
 from loadgen.metrics.columns import NONE, StepColumns
+from loadgen.metrics.profiles import PROFILES
 
 __all__ = [
-    "ORIGIN",
     "STAMP",
     "Columns",
     "e2e",
+    "icl_values",
     "itl_values",
     "latency",
     "lead",
@@ -33,6 +36,7 @@ __all__ = [
     "tpot_rows",
     "ttft",
     "ttft_from_scheduled",
+    "ttft_rows",
 ]
 
 Ints = npt.NDArray[np.int64]
@@ -57,9 +61,6 @@ class Columns:
         return self.source.ok_count
 
 
-#: profile name -> the column TTFT counts from (``Profile.origin``)
-ORIGIN = {"loadgen": "sent", "vllm": "start", "aiperf": "start", "guidellm": "start"}
-
 #: ``sla.ttft_of`` (and the split TTFTs) -> the column of the stamp (``FIRST_STAMP``)
 STAMP = {"any": "first", "answer": "first_answer", "reasoning": "first_reasoning"}
 
@@ -71,25 +72,32 @@ def lead(c: Columns, profile: str, latency_from: str) -> Ints | int:
         return 0
     scheduled = c["scheduled"]
     known = scheduled != NONE
-    return np.where(known, c[ORIGIN[profile]] - np.where(known, scheduled, 0), 0)
+    origin = c[PROFILES[profile].counts_from]
+    return np.where(known, origin - np.where(known, scheduled, 0), 0)
+
+
+def ttft_rows(
+    c: Columns, profile: str, stamp: str = "any", latency_from: str = "scheduled"
+) -> tuple[Ints, npt.NDArray[np.bool_]]:
+    """``Profile.ttft`` for every row (garbage where undefined), and where the stamp is known:
+    TTFT = stamp - origin + lead."""
+    t = c[STAMP[stamp]]
+    origin = c[PROFILES[profile].counts_from]
+    return t - origin + lead(c, profile, latency_from), t != NONE
 
 
 def ttft(c: Columns, profile: str, stamp: str = "any", latency_from: str = "scheduled") -> Ints:
-    """``Profile.ttft``: TTFT = stamp - origin + lead, where the stamp is known."""
-    t = c[STAMP[stamp]]
-    has = t != NONE
-    values: Ints = (t - c[ORIGIN[profile]] + lead(c, profile, latency_from))[has]
-    return values
+    """``Profile.ttft`` where the stamp is known."""
+    values, has = ttft_rows(c, profile, stamp, latency_from)
+    return values[has]
 
 
 def e2e(c: Columns, profile: str) -> tuple[Ints, npt.NDArray[np.bool_]]:
-    """``Profile.e2e`` for every row, and where it is defined."""
-    if profile == "loadgen":  # latency.e2e_ns: end - sent
-        return c["end"] - c["sent"], np.ones(len(c), dtype=bool)
-    if profile == "guidellm":  # end - start
-        return c["end"] - c["start"], np.ones(len(c), dtype=bool)
-    last = c["last"]  # vllm, aiperf: to the last token
-    return last - c["start"], last != NONE
+    """``Profile.e2e`` for every row, and where it is defined: end stamp - origin."""
+    p = PROFILES[profile]
+    end = c[p.ends_at]
+    has = np.ones(len(c), dtype=bool) if p.ends_at == "end" else end != NONE
+    return end - c[p.counts_from], has
 
 
 def latency(c: Columns, profile: str, latency_from: str = "scheduled") -> Ints:
@@ -100,11 +108,12 @@ def latency(c: Columns, profile: str, latency_from: str = "scheduled") -> Ints:
 
 def _tpot_rows(c: Columns, profile: str) -> tuple[Floats, npt.NDArray[np.bool_]]:
     n, first, last = c["output_tokens"], c["first"], c["last"]
-    if profile == "guidellm":  # (last - start) / n
+    rule = PROFILES[profile].tpot_rule
+    if rule == "with_wait":  # (last - start) / n
         has = (last != NONE) & (n >= 1)
         return (last - c["start"]) / np.where(has, n, 1), has
     has = (n >= 2) & (first != NONE) & (last != NONE)
-    if profile != "vllm":  # latency.tpot_ns: (last - first) / (n - 1), two stamps at least
+    if rule == "between":  # latency.tpot_ns: (last - first) / (n - 1), two stamps at least
         has &= c["stamps"] >= 2
     # vllm: ((last - start) - (first - start)) / (n - 1): the same integers
     return (last - first) / np.where(has, n - 1, 1), has
@@ -122,11 +131,15 @@ def tpot_rows(c: Columns, profile: str) -> tuple[Floats, npt.NDArray[np.bool_]]:
 
 
 def itl_values(c: Columns, profile: str) -> Values | npt.NDArray[np.int32]:
-    """``Profile.itl``: the pooled gaps (loadgen, vllm) or one TPOT per request (aiperf,
-    guidellm: loadgen's TPOT formula)."""
-    if profile in ("aiperf", "guidellm"):
+    """``Profile.itl``: the pooled gaps, or one TPOT per request (the ``between`` rule)."""
+    if PROFILES[profile].itl_rule == "per_request":
         return tpot(c, "loadgen")
     return c.source.gaps()
+
+
+def icl_values(c: Columns, profile: str) -> npt.NDArray[np.int32] | Ints | None:
+    """``Profile.icl``: the pooled gaps, where the profile names them ICL; else None."""
+    return c.source.gaps() if PROFILES[profile].names_icl else None
 
 
 def ttft_from_scheduled(c: Columns, stamp: str = "any") -> Ints:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loadgen.summary import StepSummary, Summary
+from loadgen.summary import StepSummary, Summary, WorkloadInfo
 
 __all__ = [
     "SOURCE_TEXT",
@@ -37,9 +37,8 @@ SOURCE_TEXT = {
     "token_ids": "the prompts are token ids: exact",
     "dataset": "a dataset's text, not counted: no tokenizer",
 }
-#: Workload keys shown by a line of their own, in this order; others follow as ``key: value``.
+#: Workload keys shown by a line of their own, in this order; the prefix and sessions follow.
 _WORKLOAD_KEYS = ("dataset", "trace", "prompt_tokens", "output_tokens", "tokenizer")
-_NOT_SHOWN = ("prompt_length_source", "dataset_rows")
 
 
 def source_text(source: str) -> str:
@@ -56,38 +55,34 @@ def _value(v: Any) -> str:
     return str(v)
 
 
-def workload_lines(workload: dict[str, Any] | None) -> list[str]:
+def workload_lines(w: WorkloadInfo | None) -> list[str]:
     """The runner's workload description as short ``what: how`` lines."""
-    w = workload or {}
+    if w is None:
+        return []
     out: list[str] = []
-    if w.get("dataset") is not None:
-        rows = w.get("dataset_rows")
-        count = f" ({rows:,} rows)" if isinstance(rows, int) else ""
-        out.append(f"dataset: {w['dataset']}{count}")
+    if w.dataset is not None:
+        count = f" ({w.dataset_rows:,} rows)" if w.dataset_rows is not None else ""
+        out.append(f"dataset: {w.dataset}{count}")
     out += [
-        f"{key.replace('_', ' ')}: {_value(w[key])}"
+        f"{key.replace('_', ' ')}: {_value(value)}"
         for key in _WORKLOAD_KEYS[1:]
-        if w.get(key) is not None
+        if (value := getattr(w, key)) is not None
     ]
-    prefix = w.get("prefix")
-    if isinstance(prefix, dict):
+    if (prefix := w.prefix) is not None:
         size = (
-            f"{prefix['tokens']} tokens"
-            if prefix.get("tokens") is not None
-            else f"{100 * prefix['share']:g}% of each prompt"
-            if isinstance(prefix.get("share"), int | float)
+            f"{prefix.tokens} tokens"
+            if prefix.tokens is not None
+            else f"{100 * prefix.share:g}% of each prompt"
+            if prefix.share is not None
             else "?"
         )
-        out.append(f"shared prefix: {size}, {prefix.get('groups', '?')} groups")
-    sessions = w.get("sessions")
-    if isinstance(sessions, dict):
-        think = sessions.get("think_time_s")
+        out.append(f"shared prefix: {size}, {prefix.groups} groups")
+    if (sessions := w.sessions) is not None:
+        think = sessions.think_time_s
         out.append(
-            f"sessions: turns {_value(sessions.get('turns'))}"
+            f"sessions: turns {_value(sessions.turns)}"
             + (f", think time {_value(think)}" if think is not None else "")
         )
-    shown = {*_WORKLOAD_KEYS, *_NOT_SHOWN, "prefix", "sessions"}
-    out += [f"{k.replace('_', ' ')}: {_value(v)}" for k, v in w.items() if k not in shown]
     return out
 
 

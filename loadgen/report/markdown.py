@@ -37,7 +37,7 @@ from loadgen.report.console import load_label
 from loadgen.report.endpoints import target_text
 from loadgen.report.plots import curve_steps
 from loadgen.report.step_doc import step_blocks
-from loadgen.summary import StepSummary, Summary
+from loadgen.summary import SlaBounds, StepSummary, Summary
 from loadgen.vocab import metric_label
 
 __all__ = [
@@ -122,13 +122,10 @@ def _profile_text(profile: str) -> str:
     return f"{profile}: {note}" if note else profile
 
 
-def _sla_text(sla: dict[str, Any]) -> str:
-    parts = []
-    for metric, bounds in sla.items():
-        if isinstance(bounds, dict):
-            parts += [f"{metric_label(metric, s)} ≤ {b:g} ms" for s, b in bounds.items()]
-        elif metric == "max_error_rate" and isinstance(bounds, int | float):
-            parts.append(f"error rate ≤ {pct(bounds)}")
+def _sla_text(sla: SlaBounds) -> str:
+    parts = [f"{metric_label(m, s)} ≤ {b:g} ms" for m, s, b in sla.latency_bounds()]
+    if sla.max_error_rate is not None:
+        parts.append(f"error rate ≤ {pct(sla.max_error_rate)}")
     return "; ".join(parts) or "none stated"
 
 

@@ -10,7 +10,7 @@ Models only: drawing lives in ``loadgen.workload.lengths`` and reading files
 in ``loadgen.workload.datasets``. Nothing here does I/O (an empirical
 ``file`` is read when the workload is planned).
 
-Imports: pydantic only.
+Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.limits.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from loadgen.scenario.limits import MAX_LIST, MAX_REQUESTS, MAX_SECONDS, MAX_TOKENS
+from loadgen.strict import Spec as _Strict
 
 __all__ = [
     "DIST_TAGS",
@@ -42,10 +43,6 @@ __all__ = [
 
 #: Every ``dist`` tag of both unions (discriminator values, not user-visible keys).
 DIST_TAGS = frozenset({"fixed", "uniform", "normal", "lognormal", "empirical", "exponential"})
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 def lognormal_params(mean: float, std: float) -> tuple[float, float]:

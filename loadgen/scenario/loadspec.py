@@ -11,7 +11,7 @@ A field that does not apply to the mode is an error ("unknown field"), not
 silently ignored. Without ``mode`` a load is ``concurrency``, or ``rate`` for
 ``sweep: auto`` (its steps after the probe are rates).
 
-Imports: pydantic.
+Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.limits.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Discriminator,
     Field,
     Tag,
@@ -40,6 +39,7 @@ from loadgen.scenario.limits import (
     MIN_SCALE,
     MIN_SECONDS,
 )
+from loadgen.strict import Spec as _Strict
 
 __all__ = [
     "LOAD_TAGS",
@@ -53,10 +53,6 @@ __all__ = [
 ]
 
 TRACE_FORMATS = ("auto", "mooncake", "azure", "burstgpt", "loadgen")
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class StopEarly(_Strict):

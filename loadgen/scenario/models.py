@@ -3,7 +3,7 @@
 Pydantic models at the edge, strict (``extra="forbid"``), one description per
 field; ``docs/scenario.md`` documents the same fields. Nothing here does I/O.
 
-Imports: pydantic only.
+Imports: pydantic, loadgen.strict (the base model) and this package.
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
-    ConfigDict,
     Field,
     field_validator,
     model_validator,
@@ -44,6 +42,7 @@ from loadgen.scenario.loadspec import (
     TraceLoad,
 )
 from loadgen.scenario.workload_spec import PrefixSpec, SessionSpec, WorkloadSpec
+from loadgen.strict import Spec
 
 __all__ = [
     "API_NAMES",
@@ -126,11 +125,7 @@ def _endpoint_url(url: str) -> str:
         raise ValueError(str(exc).replace(" or mock:", ":")) from None
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
-class Timeouts(_Strict):
+class Timeouts(Spec):
     connect: float = Field(
         10.0, ge=MIN_SECONDS, le=MAX_SECONDS, description="Seconds to open the TCP connection."
     )
@@ -151,7 +146,7 @@ class Timeouts(_Strict):
     )
 
 
-class LimitsSpec(_Strict):
+class LimitsSpec(Spec):
     event_bytes: int = Field(
         1_048_576,
         ge=1024,
@@ -176,7 +171,7 @@ class LimitsSpec(_Strict):
     )
 
 
-class TlsSpec(_Strict):
+class TlsSpec(Spec):
     verify: bool = Field(
         True, description="Check an https:// server's certificate (false: accept any)."
     )
@@ -197,7 +192,7 @@ class TlsSpec(_Strict):
         return self
 
 
-class MockSpec(_Strict):
+class MockSpec(Spec):
     profile: str | None = Field(
         None, description="Built-in mock engine profile (see docs/mock.md); None = its default."
     )
@@ -215,7 +210,7 @@ class MockSpec(_Strict):
     )
 
 
-class TargetSpec(_Strict):
+class TargetSpec(Spec):
     url: str = Field(
         "mock",
         description="Base URL of the server (http[s]://host[:port][/base-path], no query), "
@@ -360,7 +355,7 @@ _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}")
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_+=@,-][A-Za-z0-9 ._+=@,-]*")
 
 
-class PercentileBounds(_Strict):
+class PercentileBounds(Spec):
     mean: float | None = Field(None, gt=0, description="Bound on the mean, in ms.")
     p50: float | None = Field(None, gt=0, description="Bound on the median, in ms.")
     p90: float | None = Field(None, gt=0, description="Bound on the 90th percentile, in ms.")
@@ -371,7 +366,7 @@ class PercentileBounds(_Strict):
         return [(k, v) for k, v in self.model_dump().items() if v is not None]
 
 
-class SlaSpec(_Strict):
+class SlaSpec(Spec):
     ttft_ms: PercentileBounds = Field(
         default_factory=PercentileBounds, description="Bounds on time to first token."
     )
@@ -409,7 +404,7 @@ class SlaSpec(_Strict):
     )
 
 
-class TelemetrySpec(_Strict):
+class TelemetrySpec(Spec):
     agents: list[str] = Field(
         default_factory=list, description="URLs of `loadgen agent` sidecars to poll."
     )
@@ -440,13 +435,13 @@ class TelemetrySpec(_Strict):
         return url
 
 
-class CostSpec(_Strict):
+class CostSpec(Spec):
     usd_per_hour: float | None = Field(
         None, gt=0, description="What the serving hardware costs per hour, in USD."
     )
 
 
-class Scenario(_Strict):
+class Scenario(Spec):
     """A whole scenario file."""
 
     name: str = Field(

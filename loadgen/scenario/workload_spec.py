@@ -6,14 +6,14 @@ a shared prefix and multi-turn sessions shape them like production traffic.
 Paths are plain strings here; ``loadgen.scenario.load`` resolves relative ones
 against the scenario's folder, and the workload package reads the files.
 
-Imports: pydantic, loadgen.scenario.dists.
+Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.dists.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from loadgen.scenario.dists import (
     DatasetSpec,
@@ -22,15 +22,12 @@ from loadgen.scenario.dists import (
     FloatDistribution,
 )
 from loadgen.scenario.limits import MAX_REQUESTS, MAX_TOKENS, MAX_VOCAB
+from loadgen.strict import Spec
 
 __all__ = ["PrefixSpec", "SessionSpec", "WorkloadSpec"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
-class PrefixSpec(_Strict):
+class PrefixSpec(Spec):
     tokens: int | None = Field(
         None,
         ge=1,
@@ -58,7 +55,7 @@ class PrefixSpec(_Strict):
         return self
 
 
-class SessionSpec(_Strict):
+class SessionSpec(Spec):
     turns: Distribution = Field(
         default_factory=lambda: FixedDist(dist="fixed", value=4),
         description="Turns per session; each turn's new user message is "
@@ -69,7 +66,7 @@ class SessionSpec(_Strict):
     )
 
 
-class WorkloadSpec(_Strict):
+class WorkloadSpec(Spec):
     seed: int = Field(
         0, ge=0, le=2**63 - 1, description="Seed of every random draw (0 is a valid seed)."
     )

@@ -9,16 +9,21 @@ The runner starts one :class:`TelemetryCollector` per run, asks it for
 from loadgen.telemetry.collector import FORMAT_VERSION, TelemetryCollector
 from loadgen.telemetry.offset import ClockProbe, OffsetEstimate, best_offset
 from loadgen.telemetry.prom import PromSample, parse_prometheus_text
+from loadgen.telemetry.rows import GpuSample, HostSample, ServerScrape, parse_sample
 from loadgen.telemetry.server_metrics import SERVER_METRICS, extract_server_metrics
 
 __all__ = [
     "FORMAT_VERSION",
     "SERVER_METRICS",
     "ClockProbe",
+    "GpuSample",
+    "HostSample",
     "OffsetEstimate",
     "PromSample",
+    "ServerScrape",
     "TelemetryCollector",
     "best_offset",
     "extract_server_metrics",
     "parse_prometheus_text",
+    "parse_sample",
 ]

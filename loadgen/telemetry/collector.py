@@ -33,6 +33,7 @@ from loadgen.redact import redact_text
 from loadgen.summary import StepTelemetry
 from loadgen.telemetry.offset import ClockProbe, OffsetEstimate, best_offset
 from loadgen.telemetry.prom import parse_prometheus_text
+from loadgen.telemetry.rows import parse_sample
 from loadgen.telemetry.server_metrics import extract_server_metrics
 from loadgen.telemetry.stats import Gap, TelemetryStore
 
@@ -279,7 +280,7 @@ class TelemetryCollector:
             for row in rows:
                 agent_t = int(row.pop("t_ns"))
                 t_ns = agent.offset.to_local(agent_t)
-                self._store.add_row(agent.url, row, t_ns)
+                self._store.add_sample(agent.url, parse_sample(row, t_ns))
                 kind = row.pop("kind", "gpu")
                 line = {"type": kind, "source": agent.url, "t_ns": t_ns, "agent_t_ns": agent_t}
                 line["agent_wall_ns"] = row.pop("wall_ns", None)
@@ -307,7 +308,12 @@ class TelemetryCollector:
         t_ns = (t0 + t1) // 2
         with self._lock:
             self._store.server.append((t_ns, values))
-        line: dict[str, object] = {"type": "server", "source": url, "t_ns": t_ns, **values}
+        line: dict[str, object] = {
+            "type": "server",
+            "source": url,
+            "t_ns": t_ns,
+            **values.as_dict(),
+        }
         if bad:
             line["malformed_lines"] = bad
         self._write(line)

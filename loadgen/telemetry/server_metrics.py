@@ -20,7 +20,7 @@ Names, by canonical key (vLLM | TGI | SGLang; "-" where the engine has none):
 - generation_tokens_total: ``vllm:generation_tokens_total`` |
   ``tgi_request_generated_tokens_sum`` | ``sglang:generation_tokens_total``
 
-Imports: the standard library and :mod:`loadgen.telemetry.prom`.
+Imports: the standard library, :mod:`loadgen.telemetry.prom` and :mod:`loadgen.telemetry.rows`.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 
 from loadgen.telemetry.prom import PromSample
+from loadgen.telemetry.rows import ServerScrape
 
 __all__ = ["SERVER_METRICS", "extract_server_metrics"]
 
@@ -52,16 +53,16 @@ _AVERAGED = frozenset({"kv_usage"})
 _ENGINES = (("vllm:", "vllm"), ("tgi_", "tgi"), ("sglang:", "sglang"))
 
 
-def extract_server_metrics(samples: list[PromSample]) -> dict[str, object]:
+def extract_server_metrics(samples: list[PromSample]) -> ServerScrape:
     """Canonical values present in one scrape, plus ``engine`` when recognised.
 
-    Keys whose metric is absent are left out; NaN values are ignored.
+    A key whose metric is absent stays None; NaN values are ignored.
     """
     by_name: dict[str, list[float]] = {}
     for s in samples:
         if not math.isnan(s.value):
             by_name.setdefault(s.name, []).append(s.value)
-    out: dict[str, object] = {}
+    out: dict[str, float] = {}
     for key, names in SERVER_METRICS.items():
         for name in names:
             values = by_name.get(name)
@@ -69,8 +70,5 @@ def extract_server_metrics(samples: list[PromSample]) -> dict[str, object]:
                 total = sum(values)
                 out[key] = total / len(values) if key in _AVERAGED else total
                 break
-    for prefix, engine in _ENGINES:
-        if any(name.startswith(prefix) for name in by_name):
-            out["engine"] = engine
-            break
-    return out
+    engine = next((e for pre, e in _ENGINES if any(n.startswith(pre) for n in by_name)), None)
+    return ServerScrape(**out, engine=engine)

@@ -20,7 +20,8 @@ window ``[start_ns, end_ns]``:
   the window minus the last value at or before ``start_ns`` (else the first in
   the window).
 
-Imports: the standard library and loadgen.summary (the models it fills).
+Imports: the standard library, loadgen.summary (the models it fills) and
+loadgen.telemetry.rows (the typed samples it keeps).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from loadgen.summary import (
     TelemetryGap,
     TelemetryWindow,
 )
+from loadgen.telemetry.rows import GpuSample, HostSample, ServerScrape, parse_sample
 
 __all__ = ["MIN_ENERGY_COVERAGE", "Gap", "TelemetryStore"]
 
@@ -52,9 +54,6 @@ SERVER_COUNTERS = (
     ("prompt_tokens", "prompt_tokens_total"),
     ("generation_tokens", "generation_tokens_total"),
 )
-
-# (t_ns, util_pct, mem_used_bytes, power_w, energy_j)
-GpuPoint = tuple[int, float | None, float | None, float | None, float | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +68,7 @@ class Gap:
 class _GpuSeries:
     name: str | None = None
     energy_source: str | None = None
-    points: list[GpuPoint] = field(default_factory=list)
+    points: list[GpuSample] = field(default_factory=list)
 
 
 def _mean_max(values: Iterable[float | None]) -> MeanMax | None:
@@ -123,8 +122,8 @@ class TelemetryStore:
         self.agents = agents
         self.server_metrics = server_metrics
         self.gpus: dict[tuple[str, int], _GpuSeries] = {}
-        self.hosts: dict[str, list[tuple[int, float | None, float | None]]] = {}
-        self.server: list[tuple[int, dict[str, object]]] = []
+        self.hosts: dict[str, list[HostSample]] = {}
+        self.server: list[tuple[int, ServerScrape]] = []
         self.gaps: list[Gap] = []
 
     def add_health(self, agent: str, health: dict[str, object]) -> None:
@@ -137,27 +136,17 @@ class TelemetryStore:
 
     def add_row(self, agent: str, row: dict[str, object], t_ns: int) -> None:
         """One agent sample (the JSON the agent sent), stamped in loadgen time."""
-        g = row.get
-        if row.get("kind") == "host":
-            self.hosts.setdefault(agent, []).append(
-                (t_ns, _num(g("cpu_util_pct")), _num(g("mem_used_bytes")))
-            )
-            return
-        gpu = row.get("gpu")
-        if not isinstance(gpu, int):
-            return
-        series = self.gpus.setdefault((agent, gpu), _GpuSeries())
-        if isinstance(g("energy_source"), str):
-            series.energy_source = str(g("energy_source"))
-        series.points.append(
-            (
-                t_ns,
-                _num(g("util_gpu_pct")),
-                _num(g("mem_used_bytes")),
-                _num(g("power_w")),
-                _num(g("energy_j")),
-            )
-        )
+        self.add_sample(agent, parse_sample(row, t_ns))
+
+    def add_sample(self, agent: str, sample: GpuSample | HostSample | None) -> None:
+        """One typed agent sample (None: a row that named no GPU, skipped)."""
+        if isinstance(sample, HostSample):
+            self.hosts.setdefault(agent, []).append(sample)
+        elif sample is not None:
+            series = self.gpus.setdefault((agent, sample.gpu), _GpuSeries())
+            if sample.energy_source is not None:
+                series.energy_source = sample.energy_source
+            series.points.append(sample)
 
     def step_stats(self, start_ns: int, end_ns: int, output_tokens: int) -> StepTelemetry:
         computed = (
@@ -180,18 +169,20 @@ class TelemetryStore:
     def _gpu_stats(
         self, agent: str, idx: int, s: _GpuSeries, a: int, b: int, tokens: int
     ) -> GpuStats | None:
-        inside = [p for p in s.points if a <= p[0] <= b]
+        inside = [p for p in s.points if a <= p.t_ns <= b]
         if not inside:
             return None
-        energy, coverage = _energy([(p[0], p[4]) for p in s.points if p[4] is not None], a, b)
+        energy, coverage = _energy(
+            [(p.t_ns, p.energy_j) for p in s.points if p.energy_j is not None], a, b
+        )
         return GpuStats(
             agent=agent,
             gpu=idx,
             name=s.name,
             samples=len(inside),
-            util_pct=_mean_max(p[1] for p in inside),
-            mem_used_bytes=_peak(p[2] for p in inside),
-            power_w=_mean_max(p[3] for p in inside),
+            util_pct=_mean_max(p.util_pct for p in inside),
+            mem_used_bytes=_peak(p.mem_used_bytes for p in inside),
+            power_w=_mean_max(p.power_w for p in inside),
             energy_j=energy,
             energy_source=s.energy_source,
             energy_coverage=coverage,
@@ -201,14 +192,14 @@ class TelemetryStore:
     def _host_stats(self, a: int, b: int) -> list[HostStats]:
         out: list[HostStats] = []
         for agent, points in sorted(self.hosts.items()):
-            inside = [p for p in points if a <= p[0] <= b]
+            inside = [p for p in points if a <= p.t_ns <= b]
             if inside:
                 out.append(
                     HostStats(
                         agent=agent,
                         samples=len(inside),
-                        cpu_util_pct=_mean_max(p[1] for p in inside),
-                        mem_used_bytes=_peak(p[2] for p in inside),
+                        cpu_util_pct=_mean_max(p.cpu_util_pct for p in inside),
+                        mem_used_bytes=_peak(p.mem_used_bytes for p in inside),
                     )
                 )
         return out
@@ -220,16 +211,15 @@ class TelemetryStore:
         before = [(t, v) for t, v in self.server if t <= a]
         base = before[-1][1] if before else inside[0][1]
         last = inside[-1][1]
-        engine = last.get("engine")
-        gauges = {key: _mean_max(_num(v.get(key)) for _, v in inside) for key in SERVER_GAUGES}
+        gauges = {key: _mean_max(getattr(v, key) for _, v in inside) for key in SERVER_GAUGES}
         counters: dict[str, float | None] = {}
         for name, key in SERVER_COUNTERS:
-            first, end = _num(base.get(key)), _num(last.get(key))
+            first, end = getattr(base, key), getattr(last, key)
             ok = first is not None and end is not None and end >= first
             counters[name] = end - first if ok and end is not None and first is not None else None
         return ServerStats(
             source=self.server_metrics,
-            engine=engine if isinstance(engine, str) else None,
+            engine=last.engine,
             scrapes=len(inside),
             **gauges,
             **counters,
@@ -282,8 +272,3 @@ def _total(gpus: list[GpuStats], tokens: int) -> GpuTotal | None:
         energy_coverage=coverage,
         **_per_token(energy, coverage, tokens),
     )
-
-
-def _num(value: object) -> float | None:
-    """A JSON number as is (ints stay ints), anything else as ``None``."""
-    return value if isinstance(value, int | float) and not isinstance(value, bool) else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from loadgen.telemetry import extract_server_metrics, parse_prometheus_text
+from loadgen.telemetry import ServerScrape, extract_server_metrics, parse_prometheus_text
 
 VLLM = """\
 # HELP vllm:num_requests_running Number of requests in model execution batches.
@@ -41,7 +41,7 @@ def test_parses_labels_escapes_specials_and_timestamps() -> None:
 
 def test_vllm_names_sum_and_average() -> None:
     values = extract_server_metrics(parse_prometheus_text(VLLM)[0])
-    assert values == {
+    assert values.as_dict() == {
         "running": 5.0,
         "waiting": 7.0,
         "kv_usage": 0.6,  # V1 name wins over the V0 one; averaged over engines
@@ -54,7 +54,7 @@ def test_vllm_names_sum_and_average() -> None:
 
 def test_tgi_and_sglang_names() -> None:
     tgi = "tgi_queue_size 4\ntgi_batch_current_size 8\ntgi_request_generated_tokens_sum 99\n"
-    assert extract_server_metrics(parse_prometheus_text(tgi)[0]) == {
+    assert extract_server_metrics(parse_prometheus_text(tgi)[0]).as_dict() == {
         "running": 8.0,
         "waiting": 4.0,
         "generation_tokens_total": 99.0,
@@ -66,9 +66,9 @@ def test_tgi_and_sglang_names() -> None:
         'sglang:num_retracted_requests_total{model_name="m"} 2\n'
     )
     values = extract_server_metrics(parse_prometheus_text(sglang)[0])
-    assert values["kv_usage"] == 0.25 and values["preemptions_total"] == 2.0
-    assert values["engine"] == "sglang" and values["running"] == 6.0
+    assert values.kv_usage == 0.25 and values.preemptions_total == 2.0
+    assert values.engine == "sglang" and values.running == 6.0
 
 
 def test_unknown_server_gives_nothing() -> None:
-    assert extract_server_metrics(parse_prometheus_text("foo 1\n")[0]) == {}
+    assert extract_server_metrics(parse_prometheus_text("foo 1\n")[0]) == ServerScrape()

@@ -6,6 +6,7 @@ import orjson
 import pytest
 
 from loadgen.summary import Mean, MeanMax, Peak
+from loadgen.telemetry.rows import ServerScrape
 from loadgen.telemetry.stats import Gap, TelemetryStore
 
 S = 1_000_000_000
@@ -44,18 +45,14 @@ def _store() -> TelemetryStore:
             t,
         )
         store.add_row(A, {"kind": "host", "cpu_util_pct": 20.0, "mem_used_bytes": 5}, t)
-        store.server.append(
-            (
-                t,
-                {
-                    "running": float(i),
-                    "waiting": 2.0,
-                    "kv_usage": 0.1 * i,
-                    "preemptions_total": 3.0 + (i >= 6),
-                    "engine": "vllm",
-                },
-            )
+        scrape = ServerScrape(
+            running=float(i),
+            waiting=2.0,
+            kv_usage=0.1 * i,
+            preemptions_total=3.0 + (i >= 6),
+            engine="vllm",
         )
+        store.server.append((t, scrape))
     return store
 
 

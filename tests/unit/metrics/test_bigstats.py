@@ -15,7 +15,8 @@ from loadgen.metrics.columns import StepColumns
 from loadgen.metrics.profiles import PROFILES
 from loadgen.metrics.stats import distribution_ms
 from loadgen.scenario.models import SlaSpec
-from loadgen.summary import PERCENTILES, LoadPoint
+from loadgen.summary import LoadPoint
+from loadgen.vocab import PERCENTILE_OF, PERCENTILES
 
 from .step_oracle import summarize_step_reference
 from .test_columns import random_step
@@ -47,7 +48,7 @@ def test_chunked_statistics_match_numpy(values: Any) -> None:
     a = np.asarray(values, dtype=np.float64) / 1e6
     d = distribution_ms(values)
     assert (d.count, d.min, d.max) == (a.size, a.min(), a.max())
-    keys = ["p" + f"{p:g}".replace(".", "_") for p in PERCENTILES]
+    keys = list(PERCENTILE_OF)
     assert [getattr(d, k) for k in keys] == np.percentile(a, PERCENTILES).tolist()
     assert d.mean == pytest.approx(a.mean(), rel=1e-14, abs=1e-12)
     assert d.std == pytest.approx(a.std(), rel=1e-9, abs=1e-9)

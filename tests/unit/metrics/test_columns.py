@@ -19,7 +19,8 @@ from loadgen.metrics.stats import distribution_ms
 from loadgen.records import Record
 from loadgen.results.hints import TargetFacts, error_lines
 from loadgen.scenario.models import SlaSpec
-from loadgen.summary import PERCENTILES, LoadPoint
+from loadgen.summary import LoadPoint
+from loadgen.vocab import PERCENTILE_OF, PERCENTILES
 
 from .step_oracle import summarize_step_reference
 
@@ -237,5 +238,5 @@ def test_distribution_ms_matches_numpy_on_a_fresh_array(dtype: type) -> None:
     d = distribution_ms(values).model_dump()
     assert (values == before).all()
     assert [d["mean"], d["std"], d["min"], d["max"]] == [a.mean(), a.std(), a.min(), a.max()]
-    keys = ["p" + f"{p:g}".replace(".", "_") for p in PERCENTILES]
+    keys = list(PERCENTILE_OF)
     assert [d[k] for k in keys] == np.percentile(a, PERCENTILES).tolist()

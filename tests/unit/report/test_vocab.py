@@ -17,8 +17,8 @@ _NOT_MINE = {"console.py", "progress.py", "commands.py"}
 def test_vocab_matches_the_summary_and_the_profiles() -> None:
     stats = tuple(f for f in Distribution.model_fields if f != "ci")  # ci: the intervals
     assert stats == vocab.DISTRIBUTION_STATS
-    assert vocab.PERCENTILES == PERCENTILES
-    assert vocab.PROFILE_NAMES == PROFILE_NAMES
+    assert PERCENTILES is vocab.PERCENTILES
+    assert PROFILE_NAMES is vocab.PROFILE_NAMES
     assert set(vocab.TABLE_STATS) <= set(vocab.DISTRIBUTION_STATS)
 
 

@@ -1,0 +1,98 @@
+"""The schema of ``summary.json``: what metrics produce and every output reads.
+
+Pydantic, because it is an edge: written by ``loadgen run``, read back by
+``loadgen report`` and ``loadgen compare``. Latencies are milliseconds,
+rates per second. Outputs (console, CSV, Markdown, HTML, plots) import this
+package and nothing of the measuring side.
+
+One module per concept, each importing only those before it:
+
+- ``latency``: :class:`Distribution`, :class:`Intervals`
+- ``counts``: :class:`LoadPoint`, :class:`RequestCounts`, :class:`Throughput`,
+  :class:`TokenCounts`, :class:`PromptLengthCheck`, :class:`PrefixCacheStats`
+- ``sla``: :class:`SlaBounds`, :class:`LatencyBounds`, :class:`SlaCheck`,
+  :class:`SlaResult`
+- ``health``: :class:`ClientHealth`, :class:`LittleCheck`, :class:`TargetCheck`
+- ``telemetry``: :class:`StepTelemetry` and its parts
+- ``step``: :class:`StepSummary`, :class:`EndpointStats`, :class:`Cost`
+- ``run``: :class:`Summary`, :class:`ClockAnchor`, :class:`Verdict`,
+  :class:`WorkloadInfo`
+
+Every public name is importable from ``loadgen.summary``; :data:`PERCENTILES`
+is :data:`loadgen.vocab.PERCENTILES`, re-exported.
+
+Imports: pydantic, loadgen.strict (the base models), loadgen.vocab,
+loadgen.redact (no URL password reaches an output).
+"""
+
+from loadgen.summary.counts import (
+    LoadPoint,
+    PrefixCacheStats,
+    PromptLengthCheck,
+    RequestCounts,
+    Throughput,
+    TokenCounts,
+)
+from loadgen.summary.health import ClientHealth, LittleCheck, TargetCheck
+from loadgen.summary.latency import Distribution, Intervals
+from loadgen.summary.run import (
+    ClockAnchor,
+    Summary,
+    Verdict,
+    WorkloadInfo,
+    WorkloadPrefix,
+    WorkloadSessions,
+)
+from loadgen.summary.sla import LatencyBounds, SlaBounds, SlaCheck, SlaResult
+from loadgen.summary.step import Cost, EndpointStats, StepSummary
+from loadgen.summary.telemetry import (
+    GpuStats,
+    GpuTotal,
+    HostStats,
+    Mean,
+    MeanMax,
+    Peak,
+    ServerStats,
+    StepTelemetry,
+    TelemetryGap,
+    TelemetryWindow,
+)
+from loadgen.vocab import PERCENTILES
+
+__all__ = [
+    "PERCENTILES",
+    "ClientHealth",
+    "ClockAnchor",
+    "Cost",
+    "Distribution",
+    "EndpointStats",
+    "GpuStats",
+    "GpuTotal",
+    "HostStats",
+    "Intervals",
+    "LatencyBounds",
+    "LittleCheck",
+    "LoadPoint",
+    "Mean",
+    "MeanMax",
+    "Peak",
+    "PrefixCacheStats",
+    "PromptLengthCheck",
+    "RequestCounts",
+    "ServerStats",
+    "SlaBounds",
+    "SlaCheck",
+    "SlaResult",
+    "StepSummary",
+    "StepTelemetry",
+    "Summary",
+    "TargetCheck",
+    "TelemetryGap",
+    "TelemetryWindow",
+    "Throughput",
+    "TokenCounts",
+    "Verdict",
+    "WorkloadInfo",
+    "WorkloadPrefix",
+    "WorkloadSessions",
+]

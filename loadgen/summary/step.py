@@ -1,0 +1,165 @@
+"""One step of a run in ``summary.json``: :class:`StepSummary`, per endpoint and its cost.
+
+Owns :class:`StepSummary`, :class:`EndpointStats` (one endpoint's share of a
+step) and :class:`Cost`; the parts come from the package's other modules.
+
+Imports: pydantic, loadgen.strict, loadgen.redact, this package.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from loadgen.redact import strip_userinfo
+from loadgen.strict import Strict
+from loadgen.summary.counts import (
+    LoadPoint,
+    PrefixCacheStats,
+    PromptLengthCheck,
+    RequestCounts,
+    Throughput,
+    TokenCounts,
+)
+from loadgen.summary.health import ClientHealth, LittleCheck
+from loadgen.summary.latency import Distribution
+from loadgen.summary.sla import SlaResult
+from loadgen.summary.telemetry import StepTelemetry
+
+__all__ = ["Cost", "EndpointStats", "StepSummary"]
+
+
+class Cost(Strict):
+    """The price of the step at its measured throughput (scenario ``cost.usd_per_hour``).
+
+    cost per token = (usd_per_hour / 3600) / output tokens per second.
+    """
+
+    usd_per_hour: float = Field(description="The serving hardware's price, USD per hour.")
+    usd_per_million_output_tokens: float | None = Field(
+        None, description="USD per million output tokens; null when no token came out."
+    )
+    usd_per_1000_requests: float | None = Field(
+        None, description="USD per 1,000 requests; null when no request completed."
+    )
+
+
+class EndpointStats(Strict):
+    """One endpoint's share of a step, when requests were spread over several."""
+
+    endpoint: int = Field(description="Index into the run's `endpoints`.")
+    url: str = Field(description="The endpoint's base URL (no password).")
+    requests: RequestCounts = Field(default_factory=RequestCounts)
+    throughput: Throughput = Field(
+        default_factory=Throughput,
+        description="Over the step's window (steady where the step has one), so the "
+        "endpoints' figures add up to the step's.",
+    )
+    ttft_ms: Distribution = Field(default_factory=Distribution)
+    itl_ms: Distribution = Field(default_factory=Distribution)
+    tpot_ms: Distribution = Field(default_factory=Distribution)
+    e2e_ms: Distribution = Field(default_factory=Distribution)
+
+    @field_validator("url")
+    @classmethod
+    def _no_userinfo(cls, url: str) -> str:
+        return strip_userinfo(url)
+
+
+class StepSummary(Strict):
+    index: int
+    role: str = "step"  # "step", or "probe" for sweep auto's saturation probe
+    load: LoadPoint
+    started_ns: int = 0
+    ended_ns: int = 0
+    duration_s: float = 0.0
+    requests: RequestCounts = Field(default_factory=RequestCounts)
+    ttft_of: Literal["any", "answer"] = Field(
+        "any",
+        description="What ttft_ms (and TTFT bounds, goodput) measure to: the first token "
+        "of any kind, or the first answer token (reasoning tokens before it not counted).",
+    )
+    ttft_ms: Distribution = Field(default_factory=Distribution)
+    latency_from: Literal["scheduled", "sent"] = Field(
+        "sent",
+        description="Where ttft_ms and e2e_ms (and TTFT/E2E bounds, goodput) count from: "
+        "the intended send time (open loop with sla.latency_from scheduled) or the send.",
+    )
+    ttft_from_scheduled_ms: Distribution | None = Field(
+        None, description="Open loop: TTFT = first token - intended send time."
+    )
+    ttft_from_sent_ms: Distribution | None = Field(
+        None, description="Open loop: TTFT from the actual send (the profile's origin)."
+    )
+    e2e_from_scheduled_ms: Distribution | None = Field(
+        None, description="Open loop: E2E = the profile's end stamp - intended send time."
+    )
+    e2e_from_sent_ms: Distribution | None = Field(
+        None, description="Open loop: E2E from the actual send (the profile's origin)."
+    )
+    queue_wait_ms: Distribution | None = Field(
+        None,
+        description="Open loop: start - intended send time: the wait for a free slot under "
+        "max_concurrency (plus any sender lag, reported as client.send_lag_p99_ms).",
+    )
+    ttft_reasoning_ms: Distribution | None = Field(
+        None,
+        description="Time to the first reasoning token; present when a successful request "
+        "had reasoning events.",
+    )
+    ttft_answer_ms: Distribution | None = Field(
+        None,
+        description="Time to the first answer token; present when a successful request "
+        "had reasoning events.",
+    )
+    ttft_by_turn: dict[str, Distribution] | None = Field(
+        None,
+        description="TTFT (as ttft_ms) of each turn of multi-turn sessions, keyed by the "
+        "0-based turn index; present when records carry turns.",
+    )
+    itl_ms: Distribution = Field(default_factory=Distribution)
+    icl_ms: Distribution | None = None  # metrics profile aiperf: inter-chunk latency
+    tpot_ms: Distribution = Field(default_factory=Distribution)
+    e2e_ms: Distribution = Field(default_factory=Distribution)
+    throughput: Throughput = Field(
+        default_factory=Throughput,
+        description="Over the steady window where the step has one, else the whole window.",
+    )
+    throughput_whole: Throughput | None = Field(
+        None, description="Over the whole window: first measured send to last measured end."
+    )
+    steady_started_ns: int | None = Field(
+        None,
+        description="Start of the steady window (closed loop: the c-th measured send; "
+        "open loop: the first measured completion).",
+    )
+    steady_ended_ns: int | None = Field(
+        None, description="End of the steady window: the last measured send."
+    )
+    steady_duration_s: float | None = Field(None, description="Length of the steady window.")
+    tokens: TokenCounts = Field(default_factory=TokenCounts)
+    prompt_lengths: PromptLengthCheck = Field(
+        default_factory=PromptLengthCheck,
+        description="Server prompt counts against the requested lengths.",
+    )
+    prefix_cache: PrefixCacheStats | None = Field(
+        None, description="The server's prefix-cache hits over the step, when scraped."
+    )
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="What makes the step's numbers suspect, other than the client's health.",
+    )
+    sla: SlaResult = Field(default_factory=SlaResult)
+    client: ClientHealth = Field(default_factory=ClientHealth)
+    little: LittleCheck | None = None
+    telemetry: StepTelemetry | None = Field(
+        None, description="GPU, host and server telemetry over the step, when collected."
+    )
+    cost: Cost | None = Field(None, description="Set when the scenario gives a cost basis.")
+    endpoints: list[EndpointStats] | None = Field(
+        None,
+        description="Per endpoint (several target URLs or mock replicas), beside the totals "
+        "above; null for one endpoint.",
+    )
+    interrupted: bool = False
