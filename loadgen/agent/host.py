@@ -14,8 +14,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["HostSample", "HostSampler", "cpu_busy_total", "mem_used_total"]
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+__all__ = ["HostSample", "HostSampler", "cpu_busy_total", "mem_used_total", "row_of"]
 
 
 @dataclass(slots=True)
@@ -29,12 +33,17 @@ class HostSample:
     mem_total_bytes: int | None = None
 
     def as_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {"kind": "host"}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value is not None:
-                out[f.name] = value
-        return out
+        return row_of(self, "host")
+
+
+def row_of(sample: DataclassInstance, kind: str) -> dict[str, object]:
+    """A sample as a row: ``kind`` first, then every field that has a value."""
+    out: dict[str, object] = {"kind": kind}
+    for f in fields(sample):
+        value = getattr(sample, f.name)
+        if value is not None:
+            out[f.name] = value
+    return out
 
 
 def cpu_busy_total(stat_text: str) -> tuple[int, int]:

@@ -15,7 +15,7 @@ PCIe and NVLink traffic come from the cumulative byte counters of
 ``nvmlDeviceGetPcieThroughput`` blocks about 20 ms per call, which at 8 GPUs
 and 100 ms sampling would eat the whole tick, so it is deliberately not used.
 
-Imports: the standard library and ``pynvml`` (only for its error class).
+Imports: the standard library, ``pynvml`` (only for its error class) and loadgen.agent.host.
 Nothing from the rest of loadgen.
 """
 
@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import pynvml
+
+from loadgen.agent.host import row_of
 
 __all__ = ["NOT_SUPPORTED", "GpuInfo", "GpuSample", "NvmlLike", "Sampler"]
 
@@ -97,12 +99,7 @@ class GpuSample:
     nvlink_rx_bytes_per_s: float | None = None
 
     def as_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {"kind": "gpu"}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value is not None:
-                out[f.name] = value
-        return out
+        return row_of(self, "gpu")
 
 
 @dataclass(slots=True)

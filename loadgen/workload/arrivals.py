@@ -52,10 +52,11 @@ def arrival_offsets_ns(
             gaps = np.concatenate([gaps, _gaps(rate, process, rng, n, burstiness)])
     if process == "constant":
         gaps[0] = 0.0
-    offsets = np.cumsum(gaps)
+    offsets = np.rint(np.cumsum(gaps) * 1e9)
     if duration_s is not None:
-        offsets = offsets[offsets < duration_s]
-    return [int(x) for x in np.rint(offsets * 1e9)]
+        # compared in ns: a float sum a hair short of the end (0.1 added ten times) is at the end
+        offsets = offsets[offsets < round(duration_s * 1e9)]
+    return [int(x) for x in offsets]
 
 
 def _gaps(

@@ -17,6 +17,7 @@ __all__ = [
     "Adapter",
     "Delta",
     "MalformedUsage",
+    "as_text",
     "count",
     "is_messages",
     "render_messages",
@@ -111,3 +112,12 @@ def is_messages(prompt: Prompt) -> TypeGuard[list[Message]]:
 def render_messages(messages: list[Message]) -> str:
     """Messages as plain text for a text-only API: ``<role>: <content>`` lines, newline-joined."""
     return "\n".join(f"{m['role']}: {m['content']}" for m in messages)
+
+
+def as_text(prompt: Prompt, api: str) -> str:
+    """Text as is, messages rendered as text; token ids are refused (TypeError naming ``api``)."""
+    if is_messages(prompt):
+        return render_messages(prompt)
+    if isinstance(prompt, str):
+        return prompt
+    raise TypeError(f"{api} takes text or chat messages, not token ids")

@@ -13,13 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from loadgen.client.adapters.base import Delta, is_messages
-from loadgen.client.adapters.openai_common import (
-    openai_body,
-    parse_body,
-    parse_event,
-    parse_events,
-)
+from loadgen.client.adapters.base import Delta, as_text, is_messages
+from loadgen.client.adapters.openai_common import OpenAIAdapter
 
 if TYPE_CHECKING:
     from loadgen.workload.plan import Prompt
@@ -42,34 +37,13 @@ def _choice(choice: dict[str, Any]) -> Delta:
     return Delta(1 if is_token else 0, "", choice.get("finish_reason"))
 
 
-class OpenAIChat:
+class OpenAIChat(OpenAIAdapter):
     path = "/v1/chat/completions"
     path_no_stream = "/v1/chat/completions"
-    ends_with_done = True
+    read_choice = staticmethod(_choice)
 
-    def body(
-        self,
-        model: str,
-        prompt: Prompt,
-        max_tokens: int,
-        extra: dict[str, Any],
-        stream: bool = True,
-    ) -> dict[str, Any]:
+    def prompt_field(self, prompt: Prompt) -> dict[str, Any]:
         """A message list is sent as is; text becomes one user message."""
         if is_messages(prompt):
-            messages: list[Any] = prompt
-        elif isinstance(prompt, str):
-            messages = [{"role": "user", "content": prompt}]
-        else:
-            raise TypeError("openai-chat takes text or chat messages, not token ids")
-        fields = {"model": model, "messages": messages, "max_tokens": max_tokens}
-        return openai_body(fields, extra, stream)
-
-    def parse(self, payload: bytes) -> Delta:
-        return parse_event(payload, _choice)
-
-    def parse_many(self, payloads: list[bytes]) -> list[Delta]:
-        return parse_events(payloads, _choice)
-
-    def parse_body(self, body: bytes) -> Delta:
-        return parse_body(body, _choice)
+            return {"messages": prompt}
+        return {"messages": [{"role": "user", "content": as_text(prompt, "openai-chat")}]}

@@ -1,22 +1,34 @@
 """What OpenAI completions and chat share: event and body skeletons, usage, errors.
 
-An adapter supplies only how one ``choices[0]`` becomes a :class:`Delta`; the
-rest (JSON, the usage block with its reasoning count, in-stream errors, the request body's stream
-options) is here once.
+An adapter (a subclass of :class:`OpenAIAdapter`) supplies only its path, how
+the prompt goes into the body and how one ``choices[0]`` becomes a
+:class:`Delta`; the rest (JSON, the usage block with its reasoning count,
+in-stream errors, the request body's stream options) is here once.
 
-Imports: orjson, loadgen.client.adapters.base.
+Imports: orjson, loadgen.client.adapters.base (loadgen.workload.plan for type names only).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from loadgen.client.adapters.base import EMPTY, Delta, MalformedUsage, count
 
-__all__ = ["ChoiceReader", "event_from", "openai_body", "parse_body", "parse_event", "parse_events"]
+if TYPE_CHECKING:
+    from loadgen.workload.plan import Prompt
+
+__all__ = [
+    "ChoiceReader",
+    "OpenAIAdapter",
+    "event_from",
+    "openai_body",
+    "parse_body",
+    "parse_event",
+    "parse_events",
+]
 
 #: ``choices[0]`` of an event or body -> the delta it carries
 ChoiceReader = Callable[[dict[str, Any]], Delta]
@@ -93,3 +105,43 @@ def _error_text(error: Any) -> str:
     if isinstance(error, dict):
         return str(error.get("message") or error)[:200]
     return str(error)[:200]
+
+
+class OpenAIAdapter:
+    """The skeleton of an OpenAI adapter: the same path streaming or not, ``[DONE]`` at the end.
+
+    A subclass sets ``path`` and ``path_no_stream``, and says where the prompt
+    goes (:meth:`prompt_field`) and how one choice reads (:meth:`read_choice`).
+    """
+
+    path: str
+    path_no_stream: str
+    ends_with_done = True
+
+    def prompt_field(self, prompt: Prompt) -> dict[str, Any]:
+        """The body's prompt field: ``{"prompt": ...}`` or ``{"messages": ...}``."""
+        raise NotImplementedError
+
+    @staticmethod
+    def read_choice(choice: dict[str, Any]) -> Delta:
+        raise NotImplementedError
+
+    def body(
+        self,
+        model: str,
+        prompt: Prompt,
+        max_tokens: int,
+        extra: dict[str, Any],
+        stream: bool = True,
+    ) -> dict[str, Any]:
+        fields = {"model": model, **self.prompt_field(prompt), "max_tokens": max_tokens}
+        return openai_body(fields, extra, stream)
+
+    def parse(self, payload: bytes) -> Delta:
+        return parse_event(payload, self.read_choice)
+
+    def parse_many(self, payloads: list[bytes]) -> list[Delta]:
+        return parse_events(payloads, self.read_choice)
+
+    def parse_body(self, body: bytes) -> Delta:
+        return parse_body(body, self.read_choice)

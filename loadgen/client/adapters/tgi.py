@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from loadgen.client.adapters.base import Delta, MalformedUsage, count, is_messages, render_messages
+from loadgen.client.adapters.base import Delta, MalformedUsage, as_text, count
 
 if TYPE_CHECKING:
     from loadgen.workload.plan import Prompt
@@ -65,12 +65,7 @@ class Tgi:
         extra: dict[str, Any],
         stream: bool = True,
     ) -> dict[str, Any]:
-        if is_messages(prompt):
-            inputs = render_messages(prompt)
-        elif isinstance(prompt, str):
-            inputs = prompt
-        else:
-            raise TypeError("tgi takes text or chat messages, not token ids")
+        inputs = as_text(prompt, "tgi")
         params: dict[str, Any] = {"max_new_tokens": max_tokens, "details": True}
         top: dict[str, Any] = {}
         for key, value in extra.items():
