@@ -163,11 +163,24 @@ def run(
         on_signal=signals.append,
         ray=ray_address,
     )
-    judged = {"fail_on_sla": fail_on_sla, "strict": strict, "say": click.echo}
+
+    def terminated() -> bool:
+        return bool(signals)
+
     if repeat > 1:
-        run_repeats(sc, opts, repeat, terminated=lambda: bool(signals), **judged)
+        run_repeats(
+            sc,
+            opts,
+            repeat,
+            fail_on_sla=fail_on_sla,
+            strict=strict,
+            terminated=terminated,
+            say=click.echo,
+        )
     else:
-        run_judged(sc, opts, terminated=lambda: bool(signals), **judged)
+        run_judged(
+            sc, opts, fail_on_sla=fail_on_sla, strict=strict, terminated=terminated, say=click.echo
+        )
 
 
 @cli.command()

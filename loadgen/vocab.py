@@ -11,6 +11,7 @@ Imports: the standard library.
 from __future__ import annotations
 
 __all__ = [
+    "API_NAMES",
     "CONSOLE_STATS",
     "CURVE_STATS",
     "DISTRIBUTION_STATS",
@@ -63,6 +64,9 @@ METRIC_LABELS: dict[str, str] = {
 
 #: Units as written in table headers and axis labels.
 UNITS = {"latency": "ms", "requests": "req/s", "tokens": "tok/s", "fraction": "%"}
+
+#: The APIs loadgen speaks (``target.api``; one adapter each in ``loadgen.client.adapters``).
+API_NAMES = ("openai-completions", "openai-chat", "tgi")
 
 #: The metric-definition profiles (formulas in ``loadgen.metrics.profiles``).
 PROFILE_NAMES = ("loadgen", "vllm", "aiperf", "guidellm")

@@ -1,4 +1,15 @@
-"""The client: the only package that sends load."""
+"""The client: the only package that sends load.
+
+Owns one request from its send to its record: the transports (our HTTP/1.1
+reader with kernel receive stamps, aiohttp, httpx), the SSE splitter, the
+protocol adapters and the :class:`Requester` that times each stream.
+
+May import: loadgen.clock, netstamp, records, workload, errors.
+
+Public names: Requester, RequestTimeouts, ADAPTERS, Adapter, Delta,
+SseSplitter, HttpRequest, Response, TlsOptions, Transport, TransportError,
+make_transport, transport_kind.
+"""
 
 import socket
 

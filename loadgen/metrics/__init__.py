@@ -1,4 +1,16 @@
-"""Metrics: pure functions from records to summaries; they only subtract integers."""
+"""Metrics: pure functions from records (or a step's compact columns) to summaries.
+
+Owns every metric's formula (latency, tokens, profiles of other tools'
+definitions), the statistics and their confidence intervals, the SLA checks,
+the steady window and a step's summary (:func:`summarize_step`). Pure: no
+I/O, no clock reading; they only subtract integer nanoseconds.
+
+May import: loadgen.clock (unit constants), records, scenario (the SLA spec),
+summary (the models they fill), vocab.
+
+Public names: StepColumns, ErrorTally, summarize_step, step_cost, check_sla,
+distribution_ms, the latency formulas (ttft_ns, itl_gaps_ns, tpot_ns, e2e_ns, ...).
+"""
 
 from loadgen.metrics.columns import ErrorTally, StepColumns
 from loadgen.metrics.latency import (

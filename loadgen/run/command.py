@@ -3,14 +3,13 @@
 :func:`run_judged` runs the sweep once, prints the verdict and raises what the
 run amounts to (:func:`loadgen.results.outcome.judge`), or
 :class:`~loadgen.errors.Interrupted` / :class:`~loadgen.errors.Terminated`
-when a signal cut it short. With ``--repeat N``, :func:`run_repeats`: each repeat writes a full results directory (``repeat-1`` ... ``repeat-N``
-inside the run's folder, :func:`loadgen.report.repeats.repeat_dirs`); the
-repeats that completed are compared step by step (``repeats.json``,
-``repeats.md`` and a console table). An interrupted repeat ends the loop: what
-completed is still compared, then :class:`~loadgen.errors.Interrupted` (or
-:class:`~loadgen.errors.Terminated` after SIGTERM) is raised. A repeat whose
-outcome is a failure (:func:`loadgen.results.outcome.judge`) does not stop the
-others; the first such failure is raised at the end.
+when a signal cut it short. With ``--repeat N``, :func:`run_repeats`: each
+repeat writes a full results directory (``repeat-1`` ... ``repeat-N`` inside
+the run's folder, :func:`loadgen.report.repeats.repeat_dirs`); the repeats
+that completed are compared step by step (``repeats.json``, ``repeats.md`` and
+a console table). An interrupted repeat ends the loop: what completed is still
+compared, then the interruption is raised. A repeat whose outcome is a failure
+does not stop the others; the first such failure is raised at the end.
 
 Imports: loadgen.errors, loadgen.report (console, repeats), loadgen.results.outcome,
 loadgen.run (options, runner), loadgen.scenario, loadgen.summary.

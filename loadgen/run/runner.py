@@ -35,7 +35,7 @@ from loadgen.run.setup import prepare_out_dir, start_telemetry
 from loadgen.run.signals import SignalStop
 from loadgen.scenario.checks import load_warnings
 from loadgen.scenario.models import Scenario, TraceLoad
-from loadgen.summary import ClockAnchor, Summary
+from loadgen.summary import ClockAnchor, Summary, WorkloadInfo
 from loadgen.target.endpoints import open_endpoints, preflight_all
 from loadgen.target.preflight import pick_model
 from loadgen.target.tokenize import calibrate_prompts
@@ -141,7 +141,7 @@ def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
                 scenario.workload, chat=chat, trace=trace, calibration=calibration
             )
         summary.prompt_length_source = workload.prompt_length_source
-        summary.workload = describe_workload(scenario, workload)
+        summary.workload = WorkloadInfo.model_validate(describe_workload(scenario, workload))
         stack.callback(progress.stop)
         telemetry = start_telemetry(scenario, url, opts.out_dir)
         if telemetry is not None:

@@ -1,4 +1,15 @@
-"""Scenario files: the pydantic models and the loader."""
+"""Scenario files: the pydantic models, the loader and the command-line overrides.
+
+Owns reading a YAML scenario into a validated :class:`Scenario` (every
+failure one line naming the file, the field and what was expected), the
+models of each section, and the flags that override fields
+(:mod:`~loadgen.scenario.overrides`).
+
+May import: loadgen.errors, redact, strict (the base models), vocab.
+
+Public names: Scenario, load_scenario, parse_scenario, Overrides, split_list,
+the section models (TargetSpec, WorkloadSpec, LoadSpec, SlaSpec, ...), API_NAMES.
+"""
 
 from loadgen.scenario.load import Overrides, load_scenario, parse_scenario, split_list
 from loadgen.scenario.models import (

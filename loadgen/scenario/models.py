@@ -43,6 +43,7 @@ from loadgen.scenario.loadspec import (
 )
 from loadgen.scenario.workload_spec import PrefixSpec, SessionSpec, WorkloadSpec
 from loadgen.strict import Spec
+from loadgen.vocab import API_NAMES
 
 __all__ = [
     "API_NAMES",
@@ -76,8 +77,6 @@ __all__ = [
     "UniformDist",
     "WorkloadSpec",
 ]
-
-API_NAMES = ("openai-completions", "openai-chat", "tgi")
 
 #: the model name sent to the built-in mock when the scenario names none
 MOCK_MODEL = "mock-model"

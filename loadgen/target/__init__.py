@@ -1,4 +1,4 @@
-"""The target outside the load path: everything loadgen asks the server that is not a measured request.
+"""The target outside the load path: what loadgen asks the server beside the measured requests.
 
 Owns the built-in mock as a child process (:mod:`~loadgen.target.mock`), the
 run's endpoints and their pre-flight check (:mod:`~loadgen.target.endpoints`,

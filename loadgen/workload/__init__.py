@@ -1,6 +1,14 @@
 """Workload: prompts, token lengths, datasets, traces and arrival schedules, all seeded.
 
 ``Workload.prepare`` reads the files once; ``plan_step`` plans one step.
+Pure given its inputs: no network, no clock; a seeded ``numpy`` Generator
+is passed around.
+
+May import: loadgen.scenario, loadgen.errors.
+
+Public names: Workload, SessionPlan, StepPlan, plan_step, RequestSpec,
+Message, Prompt, step_rng, PromptMaker, Calibration, make_prompt,
+arrival_offsets_ns, sample_lengths.
 """
 
 from loadgen.workload.arrivals import arrival_offsets_ns, ramped_offsets_ns

@@ -1,7 +1,8 @@
 """The CLI's one error tree, its exit codes, what a run amounts to, and --help.
 
-Every user-facing failure is a LoadgenError subclass; ``loadgen.cli.EXIT_CODES``
-maps each class to its code in one place, and errors.py draws the same tree.
+Every user-facing failure is a LoadgenError subclass whose class carries its
+exit code (defined once, in errors.py, which draws the tree); the CLI exits
+with that code, and what a run amounts to is judged in loadgen.results.outcome.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import loadgen.errors as errors_module
-from loadgen.cli import EXIT_CODES, _outcome, cli, exit_code, main
+from loadgen.cli import cli, main
 from loadgen.errors import (
     Inconclusive,
     Interrupted,
@@ -25,6 +26,7 @@ from loadgen.errors import (
     TargetError,
     TargetUnusable,
 )
+from loadgen.results.outcome import judge
 from loadgen.run import RunOptions, run_scenario
 from loadgen.scenario import parse_scenario
 from loadgen.summary import (
@@ -68,10 +70,17 @@ def every_error_class() -> list[type[LoadgenError]]:
     ]
 
 
-def test_every_error_class_has_its_code_in_the_one_table() -> None:
-    assert set(every_error_class()) == set(EXIT_CODES)
-    for cls, code in EXIT_CODES.items():
-        assert cls.exit_code == code, cls
+@pytest.mark.parametrize("cls", every_error_class())
+def test_the_cli_exits_with_the_code_the_error_class_carries(
+    cls: type[LoadgenError], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fail(ctx: object, *args: object, **kwargs: object) -> None:
+        raise cls("planted")
+
+    monkeypatch.setattr(cli, "invoke", fail)
+    code, _, err = run_cli(["workload", "x.yaml"], capsys)
+    assert code == cls.exit_code
+    assert err == "loadgen: planted\n"
 
 
 @pytest.mark.parametrize(
@@ -89,7 +98,7 @@ def test_every_error_class_has_its_code_in_the_one_table() -> None:
     ],
 )
 def test_exit_codes(error: LoadgenError, code: int) -> None:
-    assert exit_code(error) == code
+    assert error.exit_code == code
 
 
 def test_the_tree_is_drawn_in_the_errors_docstring() -> None:
@@ -159,9 +168,9 @@ def check(metric: str, value: float, bound: float) -> SlaCheck:
 
 
 def test_no_success_at_all_is_target_unusable() -> None:
-    failure = _outcome(summary(step(0, ok=0), step(1, ok=0)), fail_on_sla=False, strict=False)
+    failure = judge(summary(step(0, ok=0), step(1, ok=0)), fail_on_sla=False, strict=False)
     assert isinstance(failure, TargetUnusable)
-    assert exit_code(failure) == 3
+    assert failure.exit_code == 3
     assert "no request succeeded" in str(failure)
 
 
@@ -170,18 +179,18 @@ def test_fail_on_sla_names_the_bound_that_was_missed() -> None:
         step(0, checks=[check("ttft_ms", 120.0, 400)]),
         step(1, checks=[check("ttft_ms", 612.345, 400), check("tpot_ms", 20, 60)]),
     )
-    assert _outcome(s, fail_on_sla=False, strict=False) is None
-    failure = _outcome(s, fail_on_sla=True, strict=False)
+    assert judge(s, fail_on_sla=False, strict=False) is None
+    failure = judge(s, fail_on_sla=True, strict=False)
     assert isinstance(failure, SlaMissed)
     assert str(failure) == "SLA missed: step 1 ttft_ms.p99 612.3 > 400"
 
 
 def test_strict_fails_on_an_inconclusive_step() -> None:
     s = summary(step(0), step(1))
-    assert _outcome(s, fail_on_sla=True, strict=True) is None
+    assert judge(s, fail_on_sla=True, strict=True) is None
     s.steps[1].sla.inconclusive = True
-    assert _outcome(s, fail_on_sla=False, strict=False) is None
-    failure = _outcome(s, fail_on_sla=False, strict=True)
+    assert judge(s, fail_on_sla=False, strict=False) is None
+    failure = judge(s, fail_on_sla=False, strict=True)
     assert isinstance(failure, Inconclusive)
     assert "step(s) 1 inconclusive" in str(failure)
 
@@ -231,7 +240,7 @@ def test_mock_and_agent_take_no_abbreviations_and_say_errors_in_one_line(
 def test_the_readme_lists_every_exit_code() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     rows = set(re.findall(r"^\| (\d+) \| ", readme, flags=re.MULTILINE))
-    assert rows == {str(c) for c in {0, 130, *EXIT_CODES.values()}}
+    assert rows == {str(c) for c in {0, 130, *(cls.exit_code for cls in every_error_class())}}
     assert "| 3 | target unusable" in readme
 
 
@@ -254,11 +263,11 @@ def test_report_into_an_unwritable_folder_is_one_line_and_exit_2(
 def test_strict_through_the_cli_ends_with_the_verdict_then_exit_1(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import loadgen.run
+    import loadgen.run.command
 
     done = summary(step(0), step(1))
     done.steps[1].sla.inconclusive = True
-    monkeypatch.setattr(loadgen.run, "run_scenario", lambda sc, opts: done)
+    monkeypatch.setattr(loadgen.run.command, "run_scenario", lambda sc, opts: done)
     path = tmp_path / "s.yaml"
     path.write_text(SCENARIO)
     out_dir = tmp_path / "out"

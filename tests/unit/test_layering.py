@@ -1,54 +1,156 @@
-"""Imports flow one way: scenario -> workload -> client -> records -> metrics -> report.
+"""Imports flow one way: the stages of docs/architecture.md, each importing only those below it.
 
-Read from the source with ``ast`` (nothing is imported), so the rule holds for
-lazy imports inside functions too. The mock and the agent stand apart.
+scenario -> workload -> client -> records -> metrics -> summary -> results ->
+report; the target, execute, scale and run stages drive it; the mock and the
+agent stand apart. Read from the source with ``ast`` (nothing is imported), so
+the rule holds for lazy imports inside functions too. The list of parts is
+taken from the tree: a package or module added to ``loadgen/`` without an
+entry in :data:`ALLOWED` fails :func:`test_every_part_of_the_package_has_rules`.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 PKG = Path(__file__).resolve().parents[2] / "loadgen"
 
-#: package -> the only loadgen packages it may import (the mock and agent: none)
+#: the leaves: modules that import nothing of loadgen
+LEAVES = {"_version", "clock", "netstamp", "errors", "redact", "strict", "vocab"}
+
+#: part of loadgen -> the other parts it may import (a leaf: none)
 ALLOWED: dict[str, set[str]] = {
-    "clock": set(),
-    "errors": set(),
-    "vocab": set(),
-    "redact": set(),
-    "summary": {"vocab", "redact"},
-    "scenario": {"errors", "redact"},
+    **{leaf: set() for leaf in LEAVES},
+    "scenario": {"errors", "redact", "strict", "vocab"},
     "workload": {"scenario", "errors"},
     "records": {"errors"},
-    "client": {"clock", "records", "workload", "errors"},
+    "client": {"clock", "netstamp", "records", "workload", "errors"},
+    "summary": {"redact", "strict", "vocab"},
     "metrics": {"clock", "records", "scenario", "summary", "vocab"},
-    "mock": set(),
+    "telemetry": {"_version", "clock", "redact", "summary"},
+    "results": {"_version", "errors", "metrics", "records", "redact", "scenario", "summary"},
+    "report": {"errors", "metrics", "records", "redact", "scenario", "summary", "vocab"},
+    "target": {
+        *{"client", "clock", "errors", "redact", "scenario", "summary", "telemetry"},
+        "workload",
+    },
+    "execute": {
+        "client",
+        "clock",
+        "errors",
+        "records",
+        "scenario",
+        "summary",
+        "target",
+        "workload",
+    },
+    "scale": {"clock", "errors", "execute", "records", "scenario", "summary", "target", "workload"},
+    "run": {
+        *{"clock", "errors", "redact", "records", "scenario", "workload", "client", "metrics"},
+        *{"summary", "results", "target", "execute", "scale", "telemetry", "report"},
+    },
+    "ceiling": {"client", "clock", "execute", "records", "scenario", "target", "workload"},
+    # the command line sits on top of everything
+    "cli": {
+        *{"agent", "ceiling", "clock", "errors", "mock", "records", "report", "results"},
+        *{"run", "scenario", "vocab", "workload"},
+    },
+    "__main__": {"cli"},
+    # the public door re-exports (lazily) what users import
+    "__init__": {"_version", "errors", "records", "report", "run", "scenario", "summary"},
+    # standalone programs: the mock shares only the kernel-stamp leaf, the agent nothing
+    "mock": {"netstamp"},
     "agent": set(),
 }
 
 
-def loadgen_imports(path: Path) -> set[str]:
-    """The first component after ``loadgen.`` of every loadgen import in ``path``."""
+def loadgen_imports(path: Path, *, top_level_only: bool = False) -> set[str]:
+    """The ``loadgen.*`` modules ``path`` imports (every import, or module-scope ones only).
+
+    ``top_level_only`` leaves out imports inside functions and ``if TYPE_CHECKING``
+    blocks: the ones that run when the module is imported.
+    """
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in _import_nodes(ast.parse(path.read_text(), str(path)), top_level_only):
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module == "loadgen":
+            names = [f"loadgen.{a.name}" for a in node.names]  # from loadgen import clock
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names = [node.module]
-        for name in names:
-            parts = name.split(".")
-            if parts[0] == "loadgen" and len(parts) > 1:
-                found.add(parts[1])
+        found |= {n for n in names if n == "loadgen" or n.startswith("loadgen.")}
     return found
+
+
+def _import_nodes(tree: ast.Module, top_level_only: bool) -> Iterator[ast.stmt]:
+    if not top_level_only:
+        yield from (n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom))
+        return
+    todo: list[ast.stmt] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        elif isinstance(node, ast.If) and "TYPE_CHECKING" not in ast.unparse(node.test):
+            todo += [*node.body, *node.orelse]
+        elif isinstance(node, ast.Try):
+            todo += [*node.body, *node.orelse, *node.finalbody]
+            todo += [s for h in node.handlers for s in h.body]
+
+
+def part_of(module: str) -> str:
+    """``loadgen.client.h1_conn`` -> ``client``; ``loadgen`` -> ``__init__``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def parts_in_tree() -> set[str]:
+    """Every package and module directly under loadgen/ (a module without its ``.py``)."""
+    return {
+        p.name.removesuffix(".py")
+        for p in PKG.iterdir()
+        if (p.is_dir() and (p / "__init__.py").exists()) or p.suffix == ".py"
+    }
 
 
 def sources(part: str) -> list[Path]:
     target = PKG / part
     return sorted(target.rglob("*.py")) if target.is_dir() else [target.with_suffix(".py")]
+
+
+def test_every_part_of_the_package_has_rules() -> None:
+    tree = parts_in_tree()
+    assert not tree - set(ALLOWED), "parts of loadgen/ without layering rules"
+    assert not set(ALLOWED) - tree, "rules for parts that are gone"
+
+
+def test_every_folder_under_loadgen_is_a_package_with_a_door() -> None:
+    folders = [d for d in PKG.rglob("*") if d.is_dir() and d.name != "__pycache__"]
+    assert folders
+    for folder in folders:
+        door = folder / "__init__.py"
+        assert door.is_file(), f"{folder.relative_to(PKG)} has no __init__.py"
+        doc = ast.get_docstring(ast.parse(door.read_text()))
+        assert doc and "import" in doc.lower(), f"{door.relative_to(PKG)}: no docstring of rules"
+
+
+def test_the_rules_draw_no_circle() -> None:
+    seen: dict[str, int] = {}
+
+    def visit(part: str, path: tuple[str, ...]) -> None:
+        assert part not in path, " -> ".join((*path, part))
+        if seen.get(part):
+            return
+        for dep in ALLOWED[part]:
+            visit(dep, (*path, part))
+        seen[part] = 1
+
+    for part in ALLOWED:
+        visit(part, ())
 
 
 @pytest.mark.parametrize("part", sorted(ALLOWED))
@@ -57,14 +159,62 @@ def test_imports_flow_one_way(part: str) -> None:
     assert files and all(f.exists() for f in files)
     allowed = ALLOWED[part] | {part}
     bad = {
-        f"{f.relative_to(PKG)} imports loadgen.{m}"
+        f"{f.relative_to(PKG)} imports {m}"
         for f in files
-        for m in loadgen_imports(f) - allowed
+        for m in loadgen_imports(f)
+        if part_of(m) not in allowed
     }
     assert not bad
 
 
+def module_name(path: Path) -> str:
+    rel = path.relative_to(PKG.parent).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+def test_no_module_imports_itself_back_in_a_circle() -> None:
+    """Module-scope imports of loadgen/ form no cycle, within a package or across."""
+    graph: dict[str, set[str]] = {}
+    for path in PKG.rglob("*.py"):
+        graph[module_name(path)] = loadgen_imports(path, top_level_only=True)
+    assert len(graph) > 100
+    state: dict[str, str] = {}
+
+    def visit(mod: str, path: list[str]) -> None:
+        if state.get(mod) == "done":
+            return
+        assert state.get(mod) != "open", " -> ".join([*path, mod])
+        state[mod] = "open"
+        for dep in graph.get(mod, ()):
+            if dep in graph and dep != mod and not mod.startswith(dep + "."):
+                visit(
+                    dep, [*path, mod]
+                )  # a package's door importing its own modules is not a circle
+        state[mod] = "done"
+
+    for mod in sorted(graph):
+        visit(mod, [])
+
+
 def test_the_checker_sees_lazy_imports(tmp_path: Path) -> None:
     src = tmp_path / "x.py"
-    src.write_text("def f():\n    from loadgen.run import run_scenario\n    import loadgen.mock\n")
-    assert loadgen_imports(src) == {"runner", "mock"}
+    src.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    import loadgen.summary\n"
+        "def f():\n    from loadgen.run.runner import run_scenario\n    import loadgen.mock\n"
+    )
+    assert loadgen_imports(src) == {"loadgen.summary", "loadgen.run.runner", "loadgen.mock"}
+    assert loadgen_imports(src, top_level_only=True) == set()
+    assert {part_of(m) for m in loadgen_imports(src)} == {"summary", "run", "mock"}
+    src.write_text("from loadgen import clock\n")
+    assert loadgen_imports(src) == {"loadgen.clock"}
+
+
+def test_a_new_part_without_rules_and_an_import_against_them_both_fail(tmp_path: Path) -> None:
+    """The test's own checks can fail: a planted part and a planted import are caught."""
+    assert "planted" not in ALLOWED
+    assert part_of("loadgen.planted.x") not in ALLOWED
+    src = tmp_path / "bad.py"
+    src.write_text("from loadgen.run import run_scenario\n")
+    assert {part_of(m) for m in loadgen_imports(src)} - ALLOWED["report"] == {"run"}

@@ -1,4 +1,10 @@
-"""Protocol adapters, one small file each; :data:`ADAPTERS` maps the scenario's api name."""
+"""Protocol adapters, one small file each; :data:`ADAPTERS` maps the scenario's api name.
+
+An adapter builds a request body and turns one stream event into a delta;
+it does no I/O. May import: loadgen.workload (the prompt), loadgen.errors.
+
+Public names: ADAPTERS, Adapter, Delta, OpenAIChat, OpenAICompletions, Tgi.
+"""
 
 from loadgen.client.adapters.base import Adapter, Delta
 from loadgen.client.adapters.openai_chat import OpenAIChat

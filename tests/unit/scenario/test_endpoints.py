@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from loadgen.cli import _overrides
 from loadgen.errors import ScenarioError
 from loadgen.report.files import resolved_scenario, write_resolved_scenario
 from loadgen.scenario.load import load_scenario, parse_scenario
 from loadgen.scenario.models import MAX_ENDPOINTS, MAX_MOCK_REPLICAS, TargetSpec
+from loadgen.scenario.overrides import flag_overrides
 from loadgen.target.mock import replica_args
 
 REST = """
@@ -124,7 +124,7 @@ def test_one_url_resolves_as_before() -> None:
 def test_url_on_the_command_line_replaces_the_list(tmp_path: Path) -> None:
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump({"target": {"urls": ["http://a:1"], "model": "m"}}) + REST)
-    sc = load_scenario(path, _overrides({"url": "http://c:3"}))
+    sc = load_scenario(path, flag_overrides({"url": "http://c:3"}))
     assert sc.target.endpoints == ["http://c:3"] and sc.target.urls is None
 
 
