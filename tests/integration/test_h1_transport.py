@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import uvloop
 
-from loadgen.client import h1_conn, make_transport
+from loadgen.client import h1_exchange, make_transport
 from loadgen.client.h1_transport import H1Transport
 from loadgen.client.transport import HttpRequest, TlsOptions, Transport, TransportError
 
@@ -311,7 +311,7 @@ def test_a_header_with_a_line_break_is_refused(serve: Any) -> None:
 def test_a_slow_reader_pauses_the_socket_and_loses_nothing(
     serve: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(h1_conn, "PAUSE_BYTES", 64 * 1024)
+    monkeypatch.setattr(h1_exchange, "PAUSE_BYTES", 64 * 1024)
     pieces = [bytes([65 + i % 26]) * 4096 for i in range(512)]  # 2 MiB
 
     def script(conn: socket.socket, _: int) -> None:

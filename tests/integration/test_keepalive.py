@@ -20,7 +20,7 @@ import pytest
 import uvloop
 
 from loadgen.client.aiohttp_transport import AiohttpTransport
-from loadgen.client.h1_conn import keep_alive
+from loadgen.client.h1_exchange import keep_alive
 from loadgen.client.h1_transport import H1Transport
 from loadgen.client.transport import HttpRequest, TransportError
 
