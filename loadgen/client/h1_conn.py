@@ -51,6 +51,7 @@ __all__ = [
 ]
 
 READ_SIZE = 256 * 1024
+_DRAINING = State.DRAINING  # read on every read: an enum member is a slow attribute (3.11)
 #: How long a connection may take to finish an answer its caller stopped reading.
 DRAIN_S = 2.0
 
@@ -135,7 +136,7 @@ class Conn(Core):
         if (eof and not data) or ex is None:  # EOF, or bytes nobody asked for: done
             self.lost(None)
             return
-        draining = self.state is State.DRAINING
+        draining = self.state is _DRAINING
         error = self.feed(data, stamp)
         if error is not None:  # after a complete answer this only closes the connection
             self.lost(error)

@@ -44,6 +44,9 @@ MAX_HEADER_BYTES = 64 * 1024
 #: a quarter of the timeout, at most one second.
 IDLE_MARGIN_MAX_NS = 1_000_000_000
 
+#: Read on every read (an enum member is a slow class attribute in Python 3.11).
+_BODY, _DONE, _DRAINING = State.BODY, State.DONE, State.DRAINING
+
 
 class _Stray(Exception):
     """A second answer began on a connection whose request was already answered."""
@@ -70,6 +73,7 @@ class Core:
         "keep_left",
         "keep_ns",
         "loop",
+        "on_body",
         "parser",
         "reading",
         "state",
@@ -78,9 +82,12 @@ class Core:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.state = State.NEW
-        self.parser = httptools.HttpResponseParser(self)
         self.ex: Exchange | None = None  # the request in hand, until the connection is pooled
         self.body: list[bytes] = []  # body bytes of the read being parsed
+        #: httptools takes its callbacks when the parser is made: the hottest (once a
+        #: chunk) is the list's own append; a drained body is dropped in :meth:`feed`
+        self.on_body = self.body.append
+        self.parser = httptools.HttpResponseParser(self)
         #: what the server's ``Keep-Alive`` announced: requests it still takes, idle limit
         self.keep_left: int | None = None
         self.keep_ns: int | None = None
@@ -102,7 +109,7 @@ class Core:
     # -- httptools callbacks
 
     def on_message_begin(self) -> None:
-        if self.state is State.DONE:
+        if self.state is _DONE:
             raise _Stray("bytes after the complete answer")
 
     def on_header(self, name: bytes, value: bytes) -> None:
@@ -135,10 +142,6 @@ class Core:
         ex.status = status
         self.state = advance(self.state, Event.HEAD)
 
-    def on_body(self, body: bytes) -> None:
-        if self.state is not State.DRAINING:
-            self.body.append(body)
-
     def on_message_complete(self) -> None:
         ex = self.ex
         if ex is None:
@@ -160,17 +163,20 @@ class Core:
         ex = self.ex
         assert ex is not None
         ex.received += len(data)
-        in_head = self.state < State.BODY
+        state = self.state
+        in_head = state < _BODY
         error: Exception | None = None
         try:
             self.parser.feed_data(data)
         except Exception as exc:  # llhttp's errors, an upgrade, a stray second answer
             error = exc
         # every read so far was all header block: one that does not end is refused
-        if in_head and error is None and self.state < State.BODY and ex.received > MAX_HEADER_BYTES:
+        if in_head and error is None and self.state < _BODY and ex.received > MAX_HEADER_BYTES:
             error = _HeadersTooLarge()
         body = self.body
-        if body:
+        if body and state is _DRAINING:  # the caller let go: nobody wants it
+            body.clear()
+        elif body:
             piece = body[0] if len(body) == 1 else b"".join(body)
             body.clear()
             ex.pieces.append((stamp, piece))
@@ -327,7 +333,7 @@ class Exchange:
                     yield piece
             elif self.error is not None:
                 raise self.error
-            elif conn.state >= State.DONE:  # complete: a failed one has its error
+            elif conn.state >= _DONE:  # complete: a failed one has its error
                 return
             else:
                 await self._wait()
