@@ -25,30 +25,13 @@ import ssl
 from collections import deque
 from typing import Protocol
 
-from loadgen.client.h1_exchange import (
-    IDLE_MARGIN_MAX_NS,
-    MAX_HEADER_BYTES,
-    PAUSE_BYTES,
-    Core,
-    keep_alive,
-)
+from loadgen.client.h1_exchange import Core
 from loadgen.client.h1_state import Event, State, advance
 from loadgen.client.transport import ReadLag, TransportError, describe
 from loadgen.clock import from_kernel_ns, now_ns
 from loadgen.netstamp import ANC_SIZE, kernel_ns
 
-__all__ = [
-    "DRAIN_S",
-    "IDLE_MARGIN_MAX_NS",
-    "MAX_HEADER_BYTES",
-    "PAUSE_BYTES",
-    "READ_SIZE",
-    "Conn",
-    "Key",
-    "Owner",
-    "Tls",
-    "keep_alive",
-]
+__all__ = ["DRAIN_S", "READ_SIZE", "Conn", "Key", "Owner", "Tls"]
 
 READ_SIZE = 256 * 1024
 _DRAINING = State.DRAINING  # read on every read: an enum member is a slow attribute (3.11)

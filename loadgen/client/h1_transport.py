@@ -11,7 +11,8 @@ stream machinery, which was half of the client's CPU time (docs/performance.md).
 
 HTTP parsing is httptools (llhttp, the parser of Node.js and uvicorn). This
 module owns the pool, connecting (TLS handshake included) and the request
-bytes; one connection's reading, parsing and hand-over is ``h1_conn``.
+bytes; one connection's socket is ``h1_conn``, its parsing, its one state
+and whether it can be reused ``h1_exchange`` and ``h1_state``.
 Keep-alive connections are pooled per host; a pooled connection the server
 has closed is dropped as soon as the close arrives, and each one is checked
 (a peek at the socket) before it is reused. ``Connection: close`` and
