@@ -6,9 +6,10 @@ each read, decrypts TLS in memory (``ssl.MemoryBIO``, so a read keeps the
 stamp of its encrypted bytes), and feeds each read to its :class:`Core`
 (``h1_exchange``: the parsing, the reuse decisions, the connection's one
 ``h1_state.State``), which hands the read's body to the caller as one
-stamped piece of the ``Exchange``. It pauses reading when the caller falls far behind, drains
-an answer its caller stopped reading, and sends through one queue so nothing
-cuts into a request on its way out. Where the kernel gives no stamp (not
+stamped piece of the ``Exchange``. It pauses reading when the caller falls
+far behind, drains an answer its caller stopped reading (within
+``DRAIN_S``), and sends through one queue so nothing cuts into a request on
+its way out. Where the kernel gives no stamp (not
 Linux), a read is stamped when it is made. The pool around it is
 ``h1_transport``, which asks it whether it can be reused.
 
@@ -26,7 +27,7 @@ from collections import deque
 from typing import Protocol
 
 from loadgen.client.h1_exchange import Core
-from loadgen.client.h1_state import Event, State, advance
+from loadgen.client.h1_state import State
 from loadgen.client.transport import ReadLag, TransportError, describe
 from loadgen.clock import from_kernel_ns, now_ns
 from loadgen.netstamp import ANC_SIZE, kernel_ns
@@ -34,9 +35,9 @@ from loadgen.netstamp import ANC_SIZE, kernel_ns
 __all__ = ["DRAIN_S", "READ_SIZE", "Conn", "Key", "Owner", "Tls"]
 
 READ_SIZE = 256 * 1024
-_DRAINING = State.DRAINING  # read on every read: an enum member is a slow attribute (3.11)
 #: How long a connection may take to finish an answer its caller stopped reading.
 DRAIN_S = 2.0
+_DRAINING = State.DRAINING  # looked at on every read: an enum member is slow to get (3.11)
 
 #: (host, port, TLS): one pool each
 Key = tuple[str, int, bool]
@@ -235,10 +236,7 @@ class Conn(Core):
                 self.drain_timer = None
             self.owner.release(self)
         elif then is State.DRAINING:
-            self.state = advance(self.state, Event.LET_GO)
-            assert self.ex is not None
-            self.ex.pieces.clear()
-            self.resume()
+            self.drain()
             self.drain_timer = self.loop.call_later(DRAIN_S, self._drain_expired)
         else:
             self.close()

@@ -243,6 +243,14 @@ class Core:
             return State.DRAINING
         return State.CLOSED
 
+    def drain(self) -> None:
+        """The caller let go of a framed body: what it left is dropped, the rest is read (to
+        reuse the connection) and dropped as it comes."""
+        self.state = advance(self.state, Event.LET_GO)
+        assert self.ex is not None
+        self.ex.pieces.clear()
+        self.resume()
+
     def pool(self, now: int) -> None:
         """Back to the pool: idle from ``now``, reading (a close is seen at once)."""
         self.state = advance(self.state, Event.POOL)

@@ -32,6 +32,8 @@ class State(IntEnum):
 
 
 class Event(IntEnum):
+    """What happens to a connection (each moves it as ``TRANSITIONS`` says)."""
+
     SEND = 0  # a request goes out
     INTERIM = 1  # the head of a 1xx answer
     HEAD = 2  # the head of the answer
