@@ -4,10 +4,12 @@ Owns every reading of time and every wait. Latency is integer nanoseconds from
 ``time.perf_counter_ns`` (CLOCK_MONOTONIC on Linux, shared by every process on
 the host, so a server on the same machine can stamp in the same clock). The
 wall clock is read only in :func:`anchor`, to align with other processes and
-hosts, and in :func:`from_kernel_ns`, to turn the kernel's receive stamps
+hosts, and for :func:`from_kernel_ns`, to turn the kernel's receive stamps
 (which are in wall-clock time) into monotonic time; never to time an interval.
+The conversion itself is ``loadgen.netstamp``'s (the mock shares it), which
+reads no clock: this module hands it the two clocks to read.
 
-Imports: the standard library only.
+Imports: the standard library, loadgen.netstamp.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+
+from loadgen.netstamp import WallOffset
 
 __all__ = [
     "NS_PER_MS",
@@ -87,48 +91,14 @@ def anchor(tries: int = 5) -> Anchor:
     return best
 
 
-#: A kernel stamp further back than this is taken to straddle a step of the
-#: wall clock (settimeofday, an NTP step) and is not trusted.
-KERNEL_STAMP_MAX_AGE_NS = 10 * NS_PER_S
-#: The wall-minus-monotonic offset is measured again when a quick reading
-#: differs from the kept one by more than this.
-WALL_OFFSET_TOLERANCE_NS = 50_000
+#: The wall-minus-monotonic offset kernel receive stamps are converted with; this
+#: module passes it the clocks, as it is the one that reads them.
+_KERNEL_OFFSET = WallOffset(time.perf_counter_ns, time.time_ns)
 
-_wall_offset_ns = 0
-
-
-def _measure_wall_offset(tries: int = 5) -> int:
-    """Wall minus monotonic clock, from the tightest of ``tries`` bracketed reads."""
-    best_gap, offset = -1, 0
-    for _ in range(tries):
-        before = time.perf_counter_ns()
-        wall = time.clock_gettime_ns(time.CLOCK_REALTIME)
-        after = time.perf_counter_ns()
-        if best_gap < 0 or after - before < best_gap:
-            best_gap, offset = after - before, wall - (before + after) // 2
-    return offset
-
-
-def from_kernel_ns(realtime_ns: int, now: int | None = None) -> int:
-    """A kernel receive stamp (``SO_TIMESTAMPNS``, CLOCK_REALTIME) as monotonic ns.
-
-    The kernel stamps a packet when it reaches the socket, in the wall clock.
-    The wall-minus-monotonic offset changes only when the wall clock is stepped
-    (slewing moves both clocks alike), so it is measured carefully once and
-    checked at each call with one quick reading, which a step would move. A
-    stamp that would lie in the future, or further back than
-    ``KERNEL_STAMP_MAX_AGE_NS``, means a step in between: now is returned.
-    ``now``: :func:`now_ns` if the caller has just read it (saves a read).
-    """
-    global _wall_offset_ns
-    mono = time.perf_counter_ns() if now is None else now
-    quick = time.clock_gettime_ns(time.CLOCK_REALTIME) - mono
-    if abs(quick - _wall_offset_ns) > WALL_OFFSET_TOLERANCE_NS:
-        _wall_offset_ns = _measure_wall_offset()
-    stamp = realtime_ns - _wall_offset_ns
-    if stamp > mono or mono - stamp > KERNEL_STAMP_MAX_AGE_NS:
-        return mono
-    return stamp
+#: ``from_kernel_ns(realtime_ns, now)``: a kernel receive stamp (``SO_TIMESTAMPNS``,
+#: CLOCK_REALTIME) as monotonic ns, ``now`` being :func:`now_ns` just read; a stamp
+#: a wall-clock step makes implausible is ``now`` (``loadgen.netstamp.WallOffset``).
+from_kernel_ns = _KERNEL_OFFSET.to_monotonic
 
 
 def block_for(seconds: float) -> None:

@@ -1,19 +1,20 @@
-"""One HTTP/1.1 connection of the h1 transport: reading with kernel stamps, parsing, TLS.
+"""One HTTP/1.1 connection of the h1 transport: its socket, reads with kernel stamps, TLS.
 
 Owns a socket from connect to close. It reads with ``recvmsg`` and keeps the
-kernel's receive stamp (``SO_TIMESTAMPNS``) of each read, decrypts TLS in
-memory (``ssl.MemoryBIO``, so a read keeps the stamp of its encrypted bytes),
-feeds httptools (llhttp), and hands each read's body to the caller as one
-stamped piece (``h1_exchange.Exchange``, the transport's ``Response``). It also
-skips 1xx answers, refuses bytes after a complete answer, pauses reading when
-the caller falls far behind, ends an answer whose header block passes
-``MAX_HEADER_BYTES`` (``headers_too_large``), drains an answer its caller
-stopped reading, and sends through one queue so nothing cuts into a request on
-its way out. Where
-the kernel gives no stamp (not Linux), a read is stamped when it is made. The
-pool around it is ``h1_transport``.
+kernel's receive stamp (``SO_TIMESTAMPNS``, through ``loadgen.netstamp``) of
+each read, decrypts TLS in memory (``ssl.MemoryBIO``, so a read keeps the
+stamp of its encrypted bytes), and feeds each read to its :class:`Core`
+(``h1_exchange``: the parsing, the reuse decisions, the connection's one
+``h1_state.State``), which hands the read's body to the caller as one
+stamped piece of the ``Exchange``. It pauses reading when the caller falls
+far behind, drains an answer its caller stopped reading (within
+``DRAIN_S``), and sends through one queue so nothing cuts into a request on
+its way out. Where the kernel gives no stamp (not
+Linux), a read is stamped when it is made. The pool around it is
+``h1_transport``, which asks it whether it can be reused.
 
-Imports: httptools, loadgen.clock, loadgen.client.transport, loadgen.client.h1_exchange.
+Imports: loadgen.clock, loadgen.netstamp, loadgen.client.transport,
+loadgen.client.h1_state, loadgen.client.h1_exchange.
 """
 
 from __future__ import annotations
@@ -22,46 +23,21 @@ import asyncio
 import contextlib
 import socket
 import ssl
-import struct
-import sys
 from collections import deque
 from typing import Protocol
 
-import httptools
-
-from loadgen.client.h1_exchange import Exchange
+from loadgen.client.h1_exchange import Core
+from loadgen.client.h1_state import State
 from loadgen.client.transport import ReadLag, TransportError, describe
 from loadgen.clock import from_kernel_ns, now_ns
+from loadgen.netstamp import ANC_SIZE, kernel_ns
 
-__all__ = [
-    "MAX_HEADER_BYTES",
-    "PAUSE_BYTES",
-    "SO_TIMESTAMPNS",
-    "Conn",
-    "Key",
-    "Owner",
-    "Tls",
-    "keep_alive",
-]
+__all__ = ["DRAIN_S", "READ_SIZE", "Conn", "Key", "Owner", "Tls"]
 
-#: The socket module names it only from Python 3.14 on; 35 is Linux's value (and
-#: means something else elsewhere, so it is not guessed there).
-SO_TIMESTAMPNS: int | None = getattr(
-    socket, "SO_TIMESTAMPNS", 35 if sys.platform.startswith("linux") else None
-)
-_TIMESPEC = struct.Struct("@qq")
-_ANC_SIZE = socket.CMSG_SPACE(_TIMESPEC.size)
 READ_SIZE = 256 * 1024
-#: Stop reading a connection while this much of its body waits for the consumer.
-PAUSE_BYTES = 8 * 1024 * 1024
-#: The most bytes one answer's header block (status line and header lines, and any 1xx
-#: answers before it) may take; past it the request ends with ``headers_too_large``. It is
-#: checked after each read, so httptools holds at most this plus one read (``READ_SIZE``).
-MAX_HEADER_BYTES = 64 * 1024
-#: A connection idle this close to the server's announced ``Keep-Alive: timeout`` is
-#: not reused (the server's clock started when it wrote; ours when the caller let go):
-#: a quarter of the timeout, at most one second.
-IDLE_MARGIN_MAX_NS = 1_000_000_000
+#: How long a connection may take to finish an answer its caller stopped reading.
+DRAIN_S = 2.0
+_DRAINING = State.DRAINING  # looked at on every read: an enum member is slow to get (3.11)
 
 #: (host, port, TLS): one pool each
 Key = tuple[str, int, bool]
@@ -76,43 +52,21 @@ class Owner(Protocol):
     loop: asyncio.AbstractEventLoop
     read_lag: ReadLag
 
-    def release(self, conn: Conn, ex: Exchange) -> None: ...
+    def release(self, conn: Conn) -> None:
+        """Pool ``conn`` (its answer is complete and it may carry another) if there is room."""
 
     def forget(self, conn: Conn) -> None: ...
 
 
-class _Stray(Exception):
-    """A second answer began on a connection whose request was already answered."""
-
-
-class _HeadersTooLarge(Exception):
-    """The answer's header block passed ``MAX_HEADER_BYTES``."""
-
-    def __init__(self) -> None:
-        super().__init__(f"the response header block passed {MAX_HEADER_BYTES} bytes")
-
-
-class Conn:
-    """One keep-alive connection; also the httptools callback target."""
+class Conn(Core):
+    """One keep-alive connection: a :class:`Core` with a socket (and maybe TLS)."""
 
     __slots__ = (
-        "body",
-        "closed",
         "drain_timer",
-        "draining",
-        "ex",
         "fd",
-        "idle_since",
-        "interim",
-        "keep_left",
-        "keep_ns",
         "key",
-        "loop",
         "outbox",
         "owner",
-        "parser",
-        "reading",
-        "reusable",
         "sock",
         "tls",
         "tls_in",
@@ -121,6 +75,7 @@ class Conn:
     )
 
     def __init__(self, sock: socket.socket, key: Key, owner: Owner, tls: Tls | None = None) -> None:
+        super().__init__(owner.loop)
         self.sock = sock
         self.tls: ssl.SSLObject | None = None
         self.tls_in: ssl.MemoryBIO | None = None
@@ -130,92 +85,28 @@ class Conn:
         self.fd = sock.fileno()
         self.key = key
         self.owner = owner
-        self.loop = owner.loop
-        self.parser = httptools.HttpResponseParser(self)
-        self.ex: Exchange | None = None
-        self.body: list[bytes] = []
-        self.closed = False
-        self.reusable = True  # False once an answer came before the whole request went out
-        self.interim = False  # inside a 1xx answer, which precedes the real one
-        self.draining = False  # the caller is done; reading the rest of the body to reuse us
         self.drain_timer: asyncio.TimerHandle | None = None
         self.outbox: deque[bytes] = deque()  # bytes the socket would not take yet, in order
         self.writer: asyncio.Task[None] | None = None  # sending the outbox
-        #: what the server's ``Keep-Alive`` announced: requests it still takes, idle limit
-        self.keep_left: int | None = None
-        self.keep_ns: int | None = None
-        self.idle_since = 0  # when the connection last went back to the pool
         self.loop.add_reader(self.fd, self._on_readable)
-        self.reading = True
-
-    # -- httptools callbacks
-
-    def on_message_begin(self) -> None:
-        ex = self.ex
-        if ex is not None and ex.complete:
-            raise _Stray("bytes after the complete answer")
-
-    def on_header(self, name: bytes, value: bytes) -> None:
-        ex = self.ex
-        if ex is None:
-            return
-        ex.head_fields += len(name) + len(value) + 4  # ": " and CRLF
-        if ex.head_fields > MAX_HEADER_BYTES:  # many headers that came in one read
-            raise _HeadersTooLarge
-        name = name.lower()
-        if name == b"content-length":
-            ex.framed = True
-        elif name == b"transfer-encoding":  # only chunked ends by itself; others end at close
-            ex.framed = value.rstrip().lower().endswith(b"chunked")
-        elif name == b"keep-alive":
-            timeout_s, left = keep_alive(value)
-            if timeout_s is not None:
-                self.keep_ns = timeout_s * 1_000_000_000
-            if left is not None:
-                self.keep_left = left
-
-    def on_headers_complete(self) -> None:
-        ex = self.ex
-        if ex is not None:
-            status = self.parser.get_status_code()
-            if 100 <= status < 200:  # 100 Continue, 103 Early Hints: the answer follows
-                self.interim = True
-                return
-            ex.status = status
-            ex.headers_done = True
-
-    def on_body(self, body: bytes) -> None:
-        if not self.draining:
-            self.body.append(body)
-
-    def on_message_complete(self) -> None:
-        ex = self.ex
-        if ex is None:
-            return
-        if self.interim:
-            self.interim = False
-            ex.framed = False
-            return
-        ex.complete = True
-        ex.keep_alive = self.parser.should_keep_alive()
 
     # -- the socket
 
     def _on_readable(self) -> None:
         try:
-            data, anc, _flags, _addr = self.sock.recvmsg(READ_SIZE, _ANC_SIZE)
+            data, anc, _flags, _addr = self.sock.recvmsg(READ_SIZE, ANC_SIZE)
         except (BlockingIOError, InterruptedError):
             return
         except OSError as exc:
             self.lost(TransportError("disconnected", describe(exc)))
             return
-        if anc and len(anc[0][2]) == _TIMESPEC.size:
-            sec, nsec = _TIMESPEC.unpack(anc[0][2])
-            read_ns = now_ns()
-            stamp = from_kernel_ns(sec * 1_000_000_000 + nsec, read_ns)
-            self.owner.read_lag.add(read_ns - stamp)
-        else:
+        wall = kernel_ns(anc)
+        if wall is None:
             stamp = now_ns()
+        else:
+            read_ns = now_ns()
+            stamp = from_kernel_ns(wall, read_ns)
+            self.owner.read_lag.add(read_ns - stamp)
         eof = not data
         if self.tls is not None and data:
             try:
@@ -229,38 +120,14 @@ class Conn:
         if (eof and not data) or ex is None:  # EOF, or bytes nobody asked for: done
             self.lost(None)
             return
-        ex.received = True
-        in_head = not ex.headers_done
-        error: Exception | None = None
-        try:
-            self.parser.feed_data(data)
-        except Exception as exc:  # llhttp's errors, an upgrade, a stray second answer
-            error = exc
-        if in_head and error is None and not ex.headers_done:  # all of it was header block
-            ex.head_read += len(data)
-            if ex.head_read > MAX_HEADER_BYTES:  # a header block that does not end
-                error = _HeadersTooLarge()
-        body = self.body
-        if body:
-            piece = body[0] if len(body) == 1 else b"".join(body)
-            body.clear()
-            ex.pieces.append((stamp, piece))
-            ex.buffered += len(piece)
-            if ex.buffered > PAUSE_BYTES:
-                self.pause()
+        draining = self.state is _DRAINING
+        error = self.feed(data, stamp)
         if error is not None:  # after a complete answer this only closes the connection
-            cause = error if isinstance(error, _HeadersTooLarge) else error.__context__
-            if isinstance(cause, _HeadersTooLarge):  # raised in on_header, wrapped by httptools
-                self.lost(TransportError("headers_too_large", str(cause)))
-            else:
-                self.lost(TransportError("protocol_error", describe(error)))
+            self.lost(error)
         elif eof:  # the server's TLS close_notify came with the last bytes
             self.lost(None)
-        elif self.draining and ex.complete:
-            self.draining = False
-            if self.drain_timer is not None:
-                self.drain_timer.cancel()
-            self.owner.release(self, ex)
+        elif draining and self.state is State.DONE:
+            self.let_go()
         else:
             ex.wake()
 
@@ -343,23 +210,6 @@ class Conn:
             return not self.closed
         return False
 
-    def start(self) -> Exchange:
-        if self.keep_left is not None:
-            self.keep_left -= 1
-        self.ex = Exchange(self)
-        return self.ex
-
-    def spent(self) -> bool:
-        """The server said it takes no more requests on this connection."""
-        return self.keep_left is not None and self.keep_left <= 0
-
-    def expired(self, now: int) -> bool:
-        """Idle for (nearly) as long as the server's ``Keep-Alive: timeout`` allows."""
-        keep = self.keep_ns
-        if keep is None:
-            return False
-        return now - self.idle_since >= keep - min(keep // 4, IDLE_MARGIN_MAX_NS)
-
     def pause(self) -> None:
         if self.reading and not self.closed:
             self.loop.remove_reader(self.fd)
@@ -370,37 +220,43 @@ class Conn:
             self.loop.add_reader(self.fd, self._on_readable)
             self.reading = True
 
-    def drain(self, timeout_s: float) -> None:
-        """Read the rest of a finished-with answer, then go back to the pool (or close)."""
+    def drop_unsent(self) -> None:
+        """A refusal came before the whole request went out: the rest is not sent, and the
+        connection is never reused."""
         assert self.ex is not None
-        self.draining = True
-        self.ex.pieces.clear()
-        self.resume()
-        self.drain_timer = self.loop.call_later(timeout_s, self._drain_expired)
+        self.ex.cut = True
+        self.outbox.clear()
+
+    def let_go(self) -> None:
+        """The caller is through with the answer: the pool, a drain, or the close."""
+        then = self.after_caller()
+        if then is State.IDLE:
+            if self.drain_timer is not None:
+                self.drain_timer.cancel()
+                self.drain_timer = None
+            self.owner.release(self)
+        elif then is State.DRAINING:
+            self.drain()
+            self.drain_timer = self.loop.call_later(DRAIN_S, self._drain_expired)
+        else:
+            self.close()
 
     def _drain_expired(self) -> None:
-        if self.draining:
+        if self.state is State.DRAINING:
             self.close()
 
     def lost(self, error: TransportError | None) -> None:
         """The server closed the connection (``error`` None) or it broke."""
-        ex = self.ex
-        if ex is not None and not ex.complete and ex.error is None:
-            if error is None and ex.headers_done and not ex.framed:
-                ex.complete = True  # a body delimited by the close itself
-            else:
-                where = "mid-body" if ex.headers_done else "before the response headers"
-                ex.error = error or TransportError(
-                    "disconnected", f"the server closed the connection {where}"
-                )
-        self.close()
-        if ex is not None:
-            ex.wake()
+        self._shut(error, by_server=True)
 
     def close(self) -> None:
+        """Close now; an unfinished answer fails (``disconnected``)."""
+        self._shut(None, by_server=False)
+
+    def _shut(self, error: TransportError | None, by_server: bool) -> None:
+        ex = self.ex
         if not self.closed:
-            self.closed = True
-            self.draining = False
+            self.end(error, by_server)
             if self.drain_timer is not None:
                 self.drain_timer.cancel()
             if self.writer is not None:
@@ -410,25 +266,5 @@ class Conn:
                 self.reading = False
             self.sock.close()
             self.owner.forget(self)
-
-
-def keep_alive(value: bytes) -> tuple[int | None, int | None]:
-    """``(timeout s, max)`` of a ``Keep-Alive`` header (``timeout=5, max=100``).
-
-    ``max`` is the number of further requests the server takes on the
-    connection (Apache counts it down from ``MaxKeepAliveRequests``). A value
-    that is not a small non-negative integer is ignored.
-    """
-    timeout_s: int | None = None
-    left: int | None = None
-    for part in value.split(b","):
-        name, _, number = part.partition(b"=")
-        number = number.strip().strip(b'"')
-        if not (number.isdigit() and len(number) <= 9):
-            continue
-        name = name.strip().lower()
-        if name == b"timeout":
-            timeout_s = int(number)
-        elif name == b"max":
-            left = int(number)
-    return timeout_s, left
+        if ex is not None:
+            ex.wake()

@@ -1,43 +1,278 @@
-"""One request's answer on an h1 connection, as the caller sees it.
+"""An h1 connection without its socket: its answer's parsing, its reuse, and the answer.
 
-Owns the hand-over between a connection's reads and the caller: the status,
-the stamped body pieces waiting to be taken, whether the answer is complete
-or broke, and the one future the caller waits on. The connection
-(``h1_conn.Conn``) fills it from its read callback; the caller drains it
-through ``chunks()``. This is the h1 transport's ``Response``.
+Owns :class:`Core`, the part of a connection that does no I/O (sans-I/O, as
+h11): it holds the connection's one ``h1_state.State`` and moves it, is the
+httptools (llhttp) callback target, bounds a header block
+(``MAX_HEADER_BYTES``), pauses a body the caller falls behind on, and decides
+reuse (``Connection: close``, ``Keep-Alive: max=…, timeout=…``, a request cut
+short by a refusal, a body left unread). :class:`Exchange` is one request's
+answer as data: its status, the stamped body pieces waiting for the caller,
+the error it ended with; it is the h1 transport's ``Response``.
+``h1_conn.Conn`` is a :class:`Core` with a socket.
 
-Imports: loadgen.client.transport.
+Imports: httptools, loadgen.client.transport, loadgen.client.h1_state.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
 
-from loadgen.client.transport import TransportError
+import httptools
 
-if TYPE_CHECKING:  # the connection imports this module, not the other way round
-    from loadgen.client.h1_conn import Conn
+from loadgen.client.h1_state import Event, State, advance
+from loadgen.client.transport import TransportError, describe
 
-__all__ = ["Exchange", "refused"]
+__all__ = [
+    "IDLE_MARGIN_MAX_NS",
+    "MAX_HEADER_BYTES",
+    "PAUSE_BYTES",
+    "Core",
+    "Exchange",
+    "keep_alive",
+    "refused",
+]
+
+#: Stop reading a connection while this much of its body waits for the consumer.
+PAUSE_BYTES = 8 * 1024 * 1024
+#: The most bytes one answer's header block (status line and header lines, and any 1xx
+#: answers before it) may take; past it the request ends with ``headers_too_large``. It is
+#: checked after each read, so httptools holds at most this plus one read.
+MAX_HEADER_BYTES = 64 * 1024
+#: A connection idle this close to the server's announced ``Keep-Alive: timeout`` is
+#: not reused (the server's clock started when it wrote; ours when the caller let go):
+#: a quarter of the timeout, at most one second.
+IDLE_MARGIN_MAX_NS = 1_000_000_000
+
+#: Read on every read (an enum member is a slow class attribute in Python 3.11).
+_BODY, _DONE, _DRAINING = State.BODY, State.DONE, State.DRAINING
+
+
+class _Stray(Exception):
+    """A second answer began on a connection whose request was already answered."""
+
+
+class _HeadersTooLarge(Exception):
+    """The answer's header block passed ``MAX_HEADER_BYTES``."""
+
+    def __init__(self) -> None:
+        super().__init__(f"the response header block passed {MAX_HEADER_BYTES} bytes")
+
+
+class Core:
+    """A connection's state and parsing, fed one read at a time; also the httptools target.
+
+    ``pause`` and ``resume`` only say whether the connection reads; ``h1_conn.Conn``
+    does the reading, and the closing (through :meth:`end`).
+    """
+
+    __slots__ = (
+        "body",
+        "ex",
+        "idle_since",
+        "keep_left",
+        "keep_ns",
+        "loop",
+        "on_body",
+        "parser",
+        "reading",
+        "state",
+    )
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.state = State.NEW
+        self.ex: Exchange | None = None  # the request in hand, until the connection is pooled
+        self.body: list[bytes] = []  # body bytes of the read being parsed
+        #: httptools takes its callbacks when the parser is made: the hottest (once a
+        #: chunk) is the list's own append; a drained body is dropped in :meth:`feed`
+        self.on_body = self.body.append
+        self.parser = httptools.HttpResponseParser(self)
+        #: what the server's ``Keep-Alive`` announced: requests it still takes, idle limit
+        self.keep_left: int | None = None
+        self.keep_ns: int | None = None
+        self.idle_since = 0  # when the connection last went back to the pool
+        self.reading = True
+
+    @property
+    def closed(self) -> bool:
+        return self.state >= State.CLOSED
+
+    def start(self) -> Exchange:
+        """A request goes out on this (new or pooled) connection: its answer, to fill."""
+        self.state = advance(self.state, Event.SEND)
+        if self.keep_left is not None:
+            self.keep_left -= 1
+        ex = self.ex = Exchange(self)
+        return ex
+
+    # -- httptools callbacks
+
+    def on_message_begin(self) -> None:
+        if self.state is _DONE:
+            raise _Stray("bytes after the complete answer")
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        ex = self.ex
+        if ex is None:
+            return
+        ex.head_fields += len(name) + len(value) + 4  # ": " and CRLF
+        if ex.head_fields > MAX_HEADER_BYTES:  # many headers that came in one read
+            raise _HeadersTooLarge
+        name = name.lower()
+        if name == b"content-length":
+            ex.framed = True
+        elif name == b"transfer-encoding":  # only chunked ends by itself; others end at close
+            ex.framed = value.rstrip().lower().endswith(b"chunked")
+        elif name == b"keep-alive":
+            timeout_s, left = keep_alive(value)
+            if timeout_s is not None:
+                self.keep_ns = timeout_s * 1_000_000_000
+            if left is not None:
+                self.keep_left = left
+
+    def on_headers_complete(self) -> None:
+        ex = self.ex
+        if ex is None:
+            return
+        status = self.parser.get_status_code()
+        if 100 <= status < 200:  # 100 Continue, 103 Early Hints: the answer follows
+            self.state = advance(self.state, Event.INTERIM)
+            return
+        ex.status = status
+        self.state = advance(self.state, Event.HEAD)
+
+    def on_message_complete(self) -> None:
+        ex = self.ex
+        if ex is None:
+            return
+        if self.state is State.INTERIM:
+            ex.framed = False
+        else:
+            ex.keep_alive = self.parser.should_keep_alive()
+        self.state = advance(self.state, Event.END)
+
+    # -- reads
+
+    def feed(self, data: bytes, stamp: int) -> TransportError | None:
+        """Parse one read of the answer, whose bytes came at ``stamp``; the error that ends it.
+
+        The read's body becomes one stamped piece of the exchange; past
+        ``PAUSE_BYTES`` waiting for the caller, the connection pauses.
+        """
+        ex = self.ex
+        assert ex is not None
+        ex.received += len(data)
+        state = self.state
+        in_head = state < _BODY
+        error: Exception | None = None
+        try:
+            self.parser.feed_data(data)
+        except Exception as exc:  # llhttp's errors, an upgrade, a stray second answer
+            error = exc
+        # every read so far was all header block: one that does not end is refused
+        if in_head and error is None and self.state < _BODY and ex.received > MAX_HEADER_BYTES:
+            error = _HeadersTooLarge()
+        body = self.body
+        if body and state is _DRAINING:  # the caller let go: nobody wants it
+            body.clear()
+        elif body:
+            piece = body[0] if len(body) == 1 else b"".join(body)
+            body.clear()
+            ex.pieces.append((stamp, piece))
+            ex.buffered += len(piece)
+            if ex.buffered > PAUSE_BYTES:
+                self.pause()
+        if error is None:
+            return None
+        cause = error if isinstance(error, _HeadersTooLarge) else error.__context__
+        if isinstance(cause, _HeadersTooLarge):  # raised in on_header, wrapped by httptools
+            return TransportError("headers_too_large", str(cause))
+        return TransportError("protocol_error", describe(error))
+
+    def pause(self) -> None:
+        self.reading = False
+
+    def resume(self) -> None:
+        self.reading = True
+
+    def end(self, error: TransportError | None, by_server: bool) -> None:
+        """The connection goes: a body the server's close delimits is complete; any other
+        unfinished answer fails with ``error`` (or a ``disconnected`` saying where)."""
+        ex, state = self.ex, self.state
+        if ex is not None and State.HEAD <= state <= State.BODY and ex.error is None:
+            if by_server and error is None and state is State.BODY and not ex.framed:
+                state = advance(state, Event.END)
+            else:
+                where = "mid-body" if state is State.BODY else "before the response headers"
+                who = "the server closed" if by_server else "loadgen closed"
+                ex.error = error or TransportError("disconnected", f"{who} the connection {where}")
+        self.state = advance(state, Event.CLOSE)
+
+    # -- reuse
+
+    def head_in(self) -> bool:
+        """The answer's head has come (whatever became of the connection since)."""
+        state = self.state
+        if state is State.CLOSED:
+            return self.ex is not None and self.ex.error is None  # complete
+        return state >= State.BODY
+
+    def spent(self) -> bool:
+        """The server said it takes no more requests on this connection."""
+        return self.keep_left is not None and self.keep_left <= 0
+
+    def expired(self, now: int) -> bool:
+        """Idle for (nearly) as long as the server's ``Keep-Alive: timeout`` allows."""
+        keep = self.keep_ns
+        if keep is None:
+            return False
+        return now - self.idle_since >= keep - min(keep // 4, IDLE_MARGIN_MAX_NS)
+
+    def after_caller(self) -> State:
+        """Where the connection goes once the caller is through with the answer (it may stop
+        at ``[DONE]``, before the body's last bytes): IDLE (the pool, if it has room),
+        DRAINING (a framed body is read to its end first) or CLOSED."""
+        ex = self.ex
+        if ex is None or ex.cut:  # the rest of its request was dropped: never reused
+            return State.CLOSED
+        if self.state is State.DONE:
+            keep = ex.keep_alive and not self.spent()
+            return State.IDLE if keep else State.CLOSED
+        if self.state is State.BODY and ex.framed:
+            return State.DRAINING
+        return State.CLOSED
+
+    def drain(self) -> None:
+        """The caller let go of a framed body: what it left is dropped, the rest is read (to
+        reuse the connection) and dropped as it comes."""
+        self.state = advance(self.state, Event.LET_GO)
+        assert self.ex is not None
+        self.ex.pieces.clear()
+        self.resume()
+
+    def pool(self, now: int) -> None:
+        """Back to the pool: idle from ``now``, reading (a close is seen at once)."""
+        self.state = advance(self.state, Event.POOL)
+        self.ex = None
+        self.idle_since = now
+        self.resume()
 
 
 class Exchange:
     """One request's answer as it comes: the connection fills it, the caller drains it.
 
-    This is the transport's :class:`~loadgen.client.transport.Response`.
+    This is the transport's :class:`~loadgen.client.transport.Response`. It holds
+    data only; how far the answer has got is its connection's :class:`State`.
     """
 
     __slots__ = (
         "buffered",
-        "complete",
         "conn",
+        "cut",
         "error",
         "framed",
         "head_fields",
-        "head_read",
-        "headers_done",
         "keep_alive",
         "pieces",
         "received",
@@ -48,21 +283,19 @@ class Exchange:
         "waiter",
     )
 
-    def __init__(self, conn: Conn) -> None:
+    def __init__(self, conn: Core) -> None:
         self.conn = conn
-        self.status = 0
+        self.status = 0  # set when the head is in
         self.sent = 0
+        self.cut = False  # the rest of the request was dropped (a refusal came first)
         self.pieces: list[tuple[int, bytes]] = []
         self.buffered = 0
         self.waiter: asyncio.Future[None] | None = None
-        self.headers_done = False
-        self.head_read = 0  # bytes of reads that ended inside the header block
+        self.received = 0  # bytes of the answer so far (any: then it is never retried)
         self.head_fields = 0  # bytes of the header lines parsed so far
-        self.complete = False
-        self.keep_alive = False
         self.framed = False  # Content-Length or chunked: the body does not end at EOF
+        self.keep_alive = False  # the complete answer lets the connection carry another
         self.error: TransportError | None = None
-        self.received = False  # some byte of the answer came (then it is never retried)
         #: 1 when this answer came on a fresh connection after a kept-alive one failed
         self.reconnects = 0
         self.retry_ns = 0  # when that retry began (before its connect)
@@ -89,24 +322,26 @@ class Exchange:
             self.waiter = None
 
     async def wait_headers(self) -> None:
-        while not self.headers_done:
+        conn = self.conn
+        while not conn.head_in():
             if self.error is not None:
                 raise self.error
             await self._wait()
 
     async def chunks(self) -> AsyncIterator[tuple[int, bytes]]:
+        conn = self.conn
         while True:
             if self.pieces:
                 pieces = self.pieces
                 self.pieces = []
                 self.buffered = 0
-                if not self.conn.reading:
-                    self.conn.resume()
+                if not conn.reading:
+                    conn.resume()
                 for piece in pieces:
                     yield piece
             elif self.error is not None:
                 raise self.error
-            elif self.complete:
+            elif conn.state >= _DONE:  # complete: a failed one has its error
                 return
             else:
                 await self._wait()
@@ -125,4 +360,26 @@ class Exchange:
 
 def refused(ex: Exchange) -> bool:
     """The answer is in and says no: the rest of the request is not wanted."""
-    return ex.headers_done and ex.status >= 300
+    return ex.status >= 300  # set only once the head is in
+
+
+def keep_alive(value: bytes) -> tuple[int | None, int | None]:
+    """``(timeout s, max)`` of a ``Keep-Alive`` header (``timeout=5, max=100``).
+
+    ``max`` is the number of further requests the server takes on the
+    connection (Apache counts it down from ``MaxKeepAliveRequests``). A value
+    that is not a small non-negative integer is ignored.
+    """
+    timeout_s: int | None = None
+    left: int | None = None
+    for part in value.split(b","):
+        name, _, number = part.partition(b"=")
+        number = number.strip().strip(b'"')
+        if not (number.isdigit() and len(number) <= 9):
+            continue
+        name = name.strip().lower()
+        if name == b"timeout":
+            timeout_s = int(number)
+        elif name == b"max":
+            left = int(number)
+    return timeout_s, left

@@ -11,7 +11,8 @@ stream machinery, which was half of the client's CPU time (docs/performance.md).
 
 HTTP parsing is httptools (llhttp, the parser of Node.js and uvicorn). This
 module owns the pool, connecting (TLS handshake included) and the request
-bytes; one connection's reading, parsing and hand-over is ``h1_conn``.
+bytes; one connection's socket is ``h1_conn``, its parsing, its one state
+and whether it can be reused ``h1_exchange`` and ``h1_state``.
 Keep-alive connections are pooled per host; a pooled connection the server
 has closed is dropped as soon as the close arrives, and each one is checked
 (a peek at the socket) before it is reused. ``Connection: close`` and
@@ -28,14 +29,13 @@ request is a row. ``https://`` is decrypted in memory
 session is set up with ``target.tls`` (:class:`TlsOptions`). Where the kernel
 gives no stamp (not Linux), a read is stamped when it is made.
 
-Imports: loadgen.clock, loadgen.client.transport, loadgen.client.h1_conn,
-loadgen.client.h1_exchange.
+Imports: loadgen.clock, loadgen.netstamp, loadgen.client.transport,
+loadgen.client.h1_conn, loadgen.client.h1_exchange.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import socket
 import ssl
 from collections.abc import AsyncIterator
@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from loadgen.client.h1_conn import SO_TIMESTAMPNS, Conn, Key, Tls
+from loadgen.client.h1_conn import Conn, Key, Tls
 from loadgen.client.h1_exchange import Exchange, refused
 from loadgen.client.transport import (
     HttpRequest,
@@ -54,11 +54,9 @@ from loadgen.client.transport import (
     describe,
 )
 from loadgen.clock import now_ns
+from loadgen.netstamp import enable as enable_stamps
 
 __all__ = ["H1Transport"]
-
-#: How long a connection may take to finish an answer its caller stopped reading.
-DRAIN_S = 2.0
 
 
 @dataclass(slots=True, frozen=True)
@@ -111,7 +109,7 @@ class H1Transport:
         except BaseException:
             conn.close()
             raise
-        self._done(conn, ex)
+        conn.let_go()
 
     async def _attempt(self, conn: Conn, payload: bytes) -> Exchange:
         """Send the request on ``conn`` and wait for the answer's headers (else close it)."""
@@ -145,42 +143,21 @@ class H1Transport:
             finally:
                 ex.waiter = None
         if not pending.done():  # refused before it had the whole request
-            conn.reusable = False
-            conn.outbox.clear()
+            conn.drop_unsent()
             pending.cancel()
             await asyncio.wait({pending})  # let the loop unregister it before any close
-        elif conn.closed and not ex.headers_done:
-            raise ex.error or TransportError("disconnected", "closed while sending")
-        elif not ex.headers_done:  # the last byte left now, with no answer yet
-            ex.sent = now_ns()
+        elif not conn.head_in():
+            if conn.closed:
+                raise ex.error or TransportError("disconnected", "closed while sending")
+            ex.sent = now_ns()  # the last byte left now, with no answer yet
 
-    def _done(self, conn: Conn, ex: Exchange) -> None:
-        """The caller is through with the answer (it may stop at ``[DONE]``, before the
-        body's last bytes: uvicorn writes the closing chunk on its own): reuse the
-        connection once the answer is complete."""
-        if conn.closed or ex.error is not None or not conn.reusable:
-            conn.close()
-        elif ex.complete:
-            self.release(conn, ex)
-        elif ex.headers_done and ex.framed:
-            conn.drain(DRAIN_S)
-        else:
-            conn.close()
-
-    def release(self, conn: Conn, ex: Exchange) -> None:
-        """Pool a connection whose answer is complete, if it may carry another."""
+    def release(self, conn: Conn) -> None:
+        """Pool a connection that may carry another request, if its host's pool has room."""
         idle = self._idle.setdefault(conn.key, [])
-        if (
-            not (ex.keep_alive and conn.reusable)
-            or conn.closed
-            or conn.spent()
-            or 0 < self._limit <= len(idle)
-        ):
+        if 0 < self._limit <= len(idle):
             conn.close()
             return
-        conn.ex = None
-        conn.idle_since = now_ns()
-        conn.resume()
+        conn.pool(now_ns())
         idle.append(conn)
 
     def forget(self, conn: Conn) -> None:
@@ -221,9 +198,7 @@ class H1Transport:
             try:
                 sock.setblocking(False)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                if SO_TIMESTAMPNS is not None:  # else reads are stamped when made
-                    with contextlib.suppress(OSError):
-                        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+                enable_stamps(sock)  # else reads are stamped when made
                 async with asyncio.timeout(self._connect_timeout_s):
                     await self.loop.sock_connect(sock, addr)
                     session = await self._handshake(sock, host) if tls else None

@@ -18,7 +18,11 @@ Where the kernel gives no stamp, a read is stamped when it is made.
 (``ssl.MemoryBIO``), so a request keeps the stamp of when its encrypted bytes
 arrived.
 
-Imports only the standard library.
+The kernel-stamp code (the socket option, the control message, the
+wall-to-monotonic offset) is ``loadgen.netstamp``'s, shared with the client;
+the clocks it converts with are read here, as the mock keeps its own time.
+
+Imports: the standard library, loadgen.netstamp (and nothing else of loadgen).
 """
 
 from __future__ import annotations
@@ -29,19 +33,14 @@ import errno
 import logging
 import socket
 import ssl
-import struct
-import sys
 import time
 from typing import Any, Protocol
 
+from loadgen.netstamp import ANC_SIZE, WallOffset, kernel_ns
+from loadgen.netstamp import enable as enable_stamps
+
 __all__ = ["Listener", "SockTransport", "StampedProtocol", "TlsSockTransport", "listen"]
 
-#: Linux's value where the socket module does not name it (before Python 3.14)
-SO_TIMESTAMPNS: int | None = getattr(
-    socket, "SO_TIMESTAMPNS", 35 if sys.platform.startswith("linux") else None
-)
-_TIMESPEC = struct.Struct("@qq")
-_ANC_SIZE = socket.CMSG_SPACE(_TIMESPEC.size)
 READ_SIZE = 256 * 1024
 #: After running out of descriptors or memory, wait this long before accepting again.
 ACCEPT_RETRY_S = 0.1
@@ -56,35 +55,8 @@ class StampedProtocol(Protocol):
     def connection_lost(self, exc: Exception | None) -> None: ...
 
 
-class _WallOffset:
-    """Wall minus monotonic clock, re-measured when a quick check says it moved."""
-
-    __slots__ = ("value",)
-
-    def __init__(self) -> None:
-        self.value = self.measure()
-
-    @staticmethod
-    def measure() -> int:
-        best = None
-        for _ in range(5):
-            a = _pc()
-            wall = time.clock_gettime_ns(time.CLOCK_REALTIME)
-            b = _pc()
-            if best is None or b - a < best[0]:
-                best = (b - a, wall - (a + b) // 2)
-        assert best is not None
-        return best[1]
-
-    def monotonic(self, wall_ns: int) -> int:
-        now = _pc()
-        if abs(time.clock_gettime_ns(time.CLOCK_REALTIME) - now - self.value) > 50_000:
-            self.value = self.measure()  # the wall clock was stepped
-        stamp = wall_ns - self.value
-        return now if stamp > now or now - stamp > 10_000_000_000 else stamp
-
-
-_OFFSET = _WallOffset()
+#: Kernel stamps to monotonic ns; the mock reads its own clocks (it stands alone).
+_OFFSET = WallOffset(_pc, time.time_ns)
 
 
 class SockTransport:
@@ -108,7 +80,7 @@ class SockTransport:
 
     def _on_readable(self) -> None:
         try:
-            data, anc, _flags, _addr = self._sock.recvmsg(READ_SIZE, _ANC_SIZE)
+            data, anc, _flags, _addr = self._sock.recvmsg(READ_SIZE, ANC_SIZE)
         except (BlockingIOError, InterruptedError):
             return
         except OSError as exc:
@@ -117,11 +89,9 @@ class SockTransport:
         if not data:
             self._finish(None)
             return
-        if anc and len(anc[0][2]) == _TIMESPEC.size:
-            sec, nsec = _TIMESPEC.unpack(anc[0][2])
-            stamp = _OFFSET.monotonic(sec * 1_000_000_000 + nsec)
-        else:
-            stamp = _pc()
+        wall = kernel_ns(anc)
+        now = _pc()
+        stamp = now if wall is None else _OFFSET.to_monotonic(wall, now)
         self._received(data, stamp)
 
     def _received(self, data: bytes, stamp: int) -> None:
@@ -308,9 +278,7 @@ class Listener:
             conn.setblocking(False)
             if conn.family in (socket.AF_INET, socket.AF_INET6):
                 conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            if SO_TIMESTAMPNS is not None:  # else reads are stamped when made
-                with contextlib.suppress(OSError):
-                    conn.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+            enable_stamps(conn)  # else reads are stamped when made
             if self._tls is None:
                 SockTransport(conn, self._factory(), self._loop)
             else:

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import uvloop
 
-from loadgen.client import h1_conn, make_transport
+from loadgen.client import h1_exchange, make_transport
 from loadgen.client.h1_transport import H1Transport
 from loadgen.client.transport import HttpRequest, TlsOptions, Transport, TransportError
 
@@ -311,7 +311,7 @@ def test_a_header_with_a_line_break_is_refused(serve: Any) -> None:
 def test_a_slow_reader_pauses_the_socket_and_loses_nothing(
     serve: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(h1_conn, "PAUSE_BYTES", 64 * 1024)
+    monkeypatch.setattr(h1_exchange, "PAUSE_BYTES", 64 * 1024)
     pieces = [bytes([65 + i % 26]) * 4096 for i in range(512)]  # 2 MiB
 
     def script(conn: socket.socket, _: int) -> None:
@@ -353,6 +353,26 @@ def test_a_cancelled_request_does_not_leave_its_connection_in_the_pool(serve: An
 
     assert run(main())[:2] == (200, b"ok")
     assert server.accepted == 2
+
+
+def test_closing_the_transport_fails_an_answer_still_coming(serve: Any) -> None:
+    def script(conn: socket.socket, _: int) -> None:
+        conn.sendall(CHUNKED_HEAD + chunk(b"data: 1\n\n"))
+        time.sleep(1.0)  # the rest never comes before the close
+
+    server = serve(script)
+
+    async def main() -> list[bytes]:
+        transport = H1Transport(limit=4, connect_timeout_s=5)
+        got = []
+        async with transport.open(request(server.url)) as resp:
+            with pytest.raises(TransportError, match="loadgen closed the connection mid-body"):
+                async for _, data in resp.chunks():
+                    got.append(data)
+                    asyncio.get_running_loop().call_soon(asyncio.ensure_future, transport.aclose())
+        return got
+
+    assert run(main()) == [b"data: 1\n\n"]  # before: the reader waited for ever
 
 
 def test_interim_answers_are_skipped_and_stray_bytes_spoil_only_the_connection(

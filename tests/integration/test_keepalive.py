@@ -20,7 +20,6 @@ import pytest
 import uvloop
 
 from loadgen.client.aiohttp_transport import AiohttpTransport
-from loadgen.client.h1_conn import keep_alive
 from loadgen.client.h1_transport import H1Transport
 from loadgen.client.transport import HttpRequest, TransportError
 
@@ -297,20 +296,3 @@ def test_a_connection_idle_near_the_announced_timeout_is_not_reused() -> None:
     assert accepted_after_two == 1
     assert server.accepted == 2
     assert reconnects == 0
-
-
-@pytest.mark.parametrize(
-    ("value", "parsed"),
-    [
-        (b"timeout=5, max=100", (5, 100)),
-        (b"max=0", (None, 0)),
-        (b'TIMEOUT = "7"', (7, None)),
-        (b"timeout=-1, max=1e9, other=3", (None, None)),
-        (b"timeout=99999999999999999999", (None, None)),
-        (b"", (None, None)),
-    ],
-)
-def test_keep_alive_header_values_are_read_with_care(
-    value: bytes, parsed: tuple[int | None, int | None]
-) -> None:
-    assert keep_alive(value) == parsed

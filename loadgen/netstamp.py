@@ -1,0 +1,113 @@
+"""Kernel receive stamps: asking for them, reading them, and turning them into monotonic time.
+
+Owns the ``SO_TIMESTAMPNS`` socket option, the control-message buffer a
+``recvmsg`` needs for it, the parsing of the stamp it brings, and
+:class:`WallOffset`, which turns such a stamp (CLOCK_REALTIME, as the kernel
+gives it) into the monotonic clock latency is measured in. The client's h1
+connections (through ``loadgen.clock``) and the mock's sockets
+(``loadgen.mock.sock``) both use it, which is why it stands apart from both.
+
+It reads no clock itself: a :class:`WallOffset` is given the two clocks to
+read by its owner. For the load generator that is ``loadgen.clock`` (the one
+owner of time there); the mock, which stands alone, passes its own.
+
+Imports: the standard library only (no loadgen module, so the mock may use it).
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import sys
+from collections.abc import Callable
+
+__all__ = [
+    "ANC_SIZE",
+    "MAX_AGE_NS",
+    "SO_TIMESTAMPNS",
+    "TOLERANCE_NS",
+    "WallOffset",
+    "enable",
+    "kernel_ns",
+]
+
+#: The socket module names it only from Python 3.14 on; 35 is Linux's value (and
+#: means something else elsewhere, so it is not guessed there).
+SO_TIMESTAMPNS: int | None = getattr(
+    socket, "SO_TIMESTAMPNS", 35 if sys.platform.startswith("linux") else None
+)
+_TIMESPEC = struct.Struct("@qq")  # struct timespec: seconds, nanoseconds
+#: The ancillary buffer ``recvmsg`` needs for one stamp.
+ANC_SIZE = socket.CMSG_SPACE(_TIMESPEC.size)
+
+#: A kernel stamp further back than this is taken to straddle a step of the
+#: wall clock (settimeofday, an NTP step) and is not trusted.
+MAX_AGE_NS = 10_000_000_000
+#: The wall-minus-monotonic offset is measured again when a quick reading
+#: differs from the kept one by more than this.
+TOLERANCE_NS = 50_000
+
+
+def enable(sock: socket.socket) -> bool:
+    """Ask the kernel to stamp ``sock``'s reads; False where it cannot (then stamp reads when
+    made)."""
+    if SO_TIMESTAMPNS is None:
+        return False
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    except OSError:
+        return False
+    return True
+
+
+def kernel_ns(anc: list[tuple[int, int, bytes]]) -> int | None:
+    """The receive stamp in a ``recvmsg``'s ancillary data (CLOCK_REALTIME ns), or None."""
+    if anc and len(anc[0][2]) == _TIMESPEC.size:
+        sec, nsec = _TIMESPEC.unpack(anc[0][2])
+        return int(sec * 1_000_000_000 + nsec)
+    return None
+
+
+class WallOffset:
+    """Wall minus monotonic clock, for turning kernel stamps into monotonic ns.
+
+    The offset changes only when the wall clock is stepped (slewing moves both
+    clocks alike), so it is measured carefully once (the tightest of five
+    bracketed reads) and checked at each conversion with one quick reading,
+    which a step would move by more than ``TOLERANCE_NS``. ``monotonic`` and
+    ``wall`` read the two clocks (integer ns); the owner of time passes them.
+    """
+
+    __slots__ = ("_mono", "_wall", "value")
+
+    def __init__(self, monotonic: Callable[[], int], wall: Callable[[], int]) -> None:
+        self._mono = monotonic
+        self._wall = wall
+        self.value = self.measure()
+
+    def measure(self, tries: int = 5) -> int:
+        """Wall minus monotonic, from the tightest of ``tries`` bracketed reads."""
+        mono, wall = self._mono, self._wall
+        best_gap, offset = -1, 0
+        for _ in range(tries):
+            before = mono()
+            at = wall()
+            after = mono()
+            if best_gap < 0 or after - before < best_gap:
+                best_gap, offset = after - before, at - (before + after) // 2
+        return offset
+
+    def to_monotonic(self, realtime_ns: int, now: int) -> int:
+        """A kernel stamp (CLOCK_REALTIME ns) as monotonic ns; ``now`` is the monotonic clock
+        just read.
+
+        A stamp that would lie in the future, or further back than
+        ``MAX_AGE_NS``, means the wall clock was stepped in between: ``now`` is
+        returned.
+        """
+        if abs(self._wall() - now - self.value) > TOLERANCE_NS:
+            self.value = self.measure()
+        stamp = realtime_ns - self.value
+        if stamp > now or now - stamp > MAX_AGE_NS:
+            return now
+        return stamp

@@ -1,0 +1,333 @@
+"""The h1 connection without its socket: its state moves, its parsing, its reuse decisions.
+
+``Core`` is fed bytes as reads would bring them; nothing here opens a socket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+
+from loadgen.client import h1_exchange
+from loadgen.client.h1_exchange import (
+    IDLE_MARGIN_MAX_NS,
+    MAX_HEADER_BYTES,
+    Core,
+    Exchange,
+    keep_alive,
+    refused,
+)
+from loadgen.client.h1_state import TRANSITIONS, Event, State, advance
+from loadgen.client.transport import TransportError
+
+S, E = State, Event
+OK = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
+S_NS = 1_000_000_000
+
+
+@pytest.fixture
+def loop() -> Iterator[asyncio.AbstractEventLoop]:
+    loop = asyncio.new_event_loop()
+    yield loop
+    loop.close()
+
+
+def answered(loop: asyncio.AbstractEventLoop, *reads: bytes) -> tuple[Core, Exchange]:
+    """A connection that sent a request and read ``reads`` (stamped 1, 2, ...); each read
+    must parse."""
+    core = Core(loop)
+    ex = core.start()
+    for stamp, data in enumerate(reads, 1):
+        assert core.feed(data, stamp) is None
+    return core, ex
+
+
+# -- the table
+
+
+@pytest.mark.parametrize(
+    ("state", "event", "then"),
+    [
+        (S.NEW, E.SEND, S.HEAD),
+        (S.IDLE, E.SEND, S.HEAD),
+        (S.HEAD, E.INTERIM, S.INTERIM),
+        (S.INTERIM, E.END, S.HEAD),
+        (S.HEAD, E.HEAD, S.BODY),
+        (S.BODY, E.END, S.DONE),
+        (S.BODY, E.LET_GO, S.DRAINING),
+        (S.DRAINING, E.END, S.DONE),
+        (S.DONE, E.POOL, S.IDLE),
+        (S.BODY, E.CLOSE, S.CLOSED_IN_BODY),
+        *((s, E.CLOSE, S.CLOSED) for s in (S.NEW, S.HEAD, S.INTERIM, S.DONE, S.DRAINING, S.IDLE)),
+    ],
+)
+def test_each_move_of_the_table(state: State, event: Event, then: State) -> None:
+    assert advance(state, event) is then
+
+
+def test_the_table_has_those_moves_only() -> None:
+    assert len(TRANSITIONS) == 9 + 1 + 6
+    for state in (S.CLOSED, S.CLOSED_IN_BODY):  # the end: nothing moves a closed connection
+        assert not [event for (s, event) in TRANSITIONS if s is state]
+    with pytest.raises(RuntimeError, match="no SEND in BODY"):  # one request at a time
+        advance(S.BODY, E.SEND)
+    with pytest.raises(RuntimeError, match="no POOL in BODY"):  # only a complete answer pools
+        advance(S.BODY, E.POOL)
+
+
+# -- parsing
+
+
+def test_a_framed_answer_in_one_read_is_complete_and_kept_alive(
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    core, ex = answered(loop, OK)
+    assert core.state is S.DONE
+    assert (ex.status, ex.pieces, ex.framed, ex.keep_alive) == (200, [(1, b"hello")], True, True)
+    assert ex.received == len(OK) and core.head_in() and not refused(ex)
+    assert core.after_caller() is S.IDLE
+
+
+def test_each_read_of_the_body_is_one_piece_with_its_stamp(
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    core, ex = answered(loop, head, b"3\r\nabc\r\n", b"2\r\nde\r\n1\r\nf\r\n", b"0\r\n\r\n")
+    assert ex.pieces == [(2, b"abc"), (3, b"def")]  # one piece a read: the read's stamp
+    assert core.state is S.DONE and ex.framed
+
+
+def test_interim_answers_are_skipped(loop: asyncio.AbstractEventLoop) -> None:
+    core, ex = answered(loop, b"HTTP/1.1 100 Continue\r\n\r\n")
+    assert core.state is S.HEAD and ex.status == 0 and not core.head_in()
+    early = b"HTTP/1.1 103 Early Hints\r\nContent-Length: 0\r\nLink: </a.css>\r\n\r\n"
+    assert core.feed(early + b"HTTP/1.1 201 Created\r\nConnection: close\r\n\r\nab", 2) is None
+    assert core.state is S.BODY and ex.status == 201
+    assert not ex.framed  # the 103's Content-Length was the 103's
+    assert ex.pieces == [(2, b"ab")]
+
+
+def test_bytes_after_the_complete_answer_spoil_only_the_connection(
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    core, ex = answered(loop)
+    error = core.feed(OK + b"HTTP/1.1 200 OK\r\n", 1)
+    assert error is not None and error.kind == "protocol_error"
+    core.end(error, by_server=True)
+    assert core.state is S.CLOSED and ex.error is None and ex.pieces == [(1, b"hello")]
+
+
+def test_a_header_block_that_does_not_end_is_too_large(loop: asyncio.AbstractEventLoop) -> None:
+    core, ex = answered(loop, b"HTTP/1.1 200 OK\r\n")
+    line = b"X-Filler: " + b"a" * 1000 + b"\r\n"
+    errors = [core.feed(line, 2) for _ in range(MAX_HEADER_BYTES // len(line) + 1)]
+    assert errors[:-1] == [None] * (len(errors) - 1)
+    assert errors[-1] is not None and errors[-1].kind == "headers_too_large"
+    assert ex.received > MAX_HEADER_BYTES
+
+
+def test_many_headers_in_one_read_are_too_large(loop: asyncio.AbstractEventLoop) -> None:
+    core = Core(loop)
+    core.start()
+    block = b"HTTP/1.1 200 OK\r\n" + b"X-A: b\r\n" * (MAX_HEADER_BYTES // 8 + 1) + b"\r\n"
+    error = core.feed(block, 1)
+    assert error is not None and error.kind == "headers_too_large"
+
+
+def test_a_caller_far_behind_pauses_the_connection_and_draining_it_resumes(
+    loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(h1_exchange, "PAUSE_BYTES", 4)
+    core, ex = answered(loop, b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nabc")
+    assert core.reading
+    assert core.feed(b"def", 2) is None
+    assert not core.reading and ex.buffered == 6
+
+    async def take() -> list[tuple[int, bytes]]:
+        return [piece async for piece in ex.chunks()]
+
+    assert loop.run_until_complete(take()) == [(1, b"abc"), (2, b"def")]
+    assert core.reading and ex.buffered == 0
+
+
+# -- the close
+
+
+def test_a_body_the_servers_close_ends_is_complete(loop: asyncio.AbstractEventLoop) -> None:
+    core, ex = answered(loop, b"HTTP/1.1 200 OK\r\n\r\nall of it")
+    assert core.state is S.BODY and not ex.framed
+    core.end(None, by_server=True)
+    assert core.state is S.CLOSED and ex.error is None and core.head_in()
+
+
+@pytest.mark.parametrize(
+    ("reads", "by_server", "state", "message"),
+    [
+        ((), True, S.CLOSED, "the server closed the connection before the response headers"),
+        ((b"HTTP/1.1 200",), True, S.CLOSED, "the server closed the connection before the"),
+        ((OK[:-2],), True, S.CLOSED_IN_BODY, "the server closed the connection mid-body"),
+        ((b"HTTP/1.1 200 OK\r\n\r\nab",), False, S.CLOSED_IN_BODY, "loadgen closed the conn"),
+    ],
+)
+def test_an_unfinished_answer_fails_when_the_connection_goes(
+    loop: asyncio.AbstractEventLoop,
+    reads: tuple[bytes, ...],
+    by_server: bool,
+    state: State,
+    message: str,
+) -> None:
+    core, ex = answered(loop, *reads)
+    core.end(None, by_server)
+    assert core.state is state and core.closed
+    assert ex.error is not None and ex.error.kind == "disconnected"
+    assert message in ex.error.detail
+    assert core.head_in() is (state is S.CLOSED_IN_BODY)  # the head came before the close
+    assert core.after_caller() is S.CLOSED
+
+
+def test_the_error_a_connection_broke_with_is_the_answers(
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    core, ex = answered(loop, b"HTTP/1.1 200 OK\r\n")
+    broke = TransportError("disconnected", "reset")
+    core.end(broke, by_server=True)
+    assert ex.error is broke and core.state is S.CLOSED
+
+
+def test_the_caller_sees_the_pieces_then_the_error_of_a_body_cut_short(
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    core, ex = answered(loop, OK[:-2])
+    core.end(None, by_server=True)  # before the caller waited for the head: it still gets it
+
+    async def read() -> list[bytes]:
+        await ex.wait_headers()
+        out = []
+        with pytest.raises(TransportError, match="mid-body"):
+            async for _, data in ex.chunks():
+                out.append(data)
+        return out
+
+    assert loop.run_until_complete(read()) == [b"hel"]
+
+
+def test_a_close_before_the_head_fails_the_wait_for_it(loop: asyncio.AbstractEventLoop) -> None:
+    core, ex = answered(loop)
+
+    async def wait() -> None:
+        waiting = asyncio.ensure_future(ex.wait_headers())
+        await asyncio.sleep(0)
+        core.end(None, by_server=True)
+        ex.wake()
+        await waiting
+
+    with pytest.raises(TransportError, match="before the response headers"):
+        loop.run_until_complete(wait())
+
+
+# -- reuse
+
+
+@pytest.mark.parametrize(
+    ("header", "then"),
+    [
+        (b"", S.IDLE),
+        (b"Connection: close\r\n", S.CLOSED),
+        (b"Keep-Alive: timeout=5, max=0\r\n", S.CLOSED),  # no further request taken
+        (b"Keep-Alive: timeout=5, max=1\r\n", S.IDLE),
+    ],
+)
+def test_a_complete_answer_decides_reuse(
+    loop: asyncio.AbstractEventLoop, header: bytes, then: State
+) -> None:
+    answer = b"HTTP/1.1 200 OK\r\n" + header + b"Content-Length: 0\r\n\r\n"
+    core, _ = answered(loop, answer)
+    assert core.state is S.DONE
+    assert core.after_caller() is then
+
+
+def test_keep_alive_max_counts_down_with_each_request(loop: asyncio.AbstractEventLoop) -> None:
+    core, _ = answered(loop, b"HTTP/1.1 200 OK\r\nKeep-Alive: max=2\r\nContent-Length: 0\r\n\r\n")
+    assert core.keep_left == 2 and not core.spent()
+    for _ in range(2):
+        core.pool(0)
+        core.start()
+        assert core.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 1) is None
+    assert core.keep_left == 0 and core.spent()
+    assert core.after_caller() is S.CLOSED
+
+
+@pytest.mark.parametrize("timeout_s", [1, 2, 5])
+def test_a_connection_idle_near_the_announced_timeout_expires(
+    loop: asyncio.AbstractEventLoop, timeout_s: int
+) -> None:
+    answer = f"HTTP/1.1 200 OK\r\nKeep-Alive: timeout={timeout_s}\r\nContent-Length: 0\r\n\r\n"
+    core, _ = answered(loop, answer.encode())
+    core.pool(now=10 * S_NS)
+    assert core.state is S.IDLE and core.ex is None and core.idle_since == 10 * S_NS
+    margin = min(timeout_s * S_NS // 4, IDLE_MARGIN_MAX_NS)
+    limit = 10 * S_NS + timeout_s * S_NS - margin
+    assert not core.expired(limit - 1)
+    assert core.expired(limit)
+
+
+def test_without_a_timeout_a_connection_never_expires(loop: asyncio.AbstractEventLoop) -> None:
+    core, _ = answered(loop, OK)
+    core.pool(0)
+    assert not core.expired(10**15)
+
+
+def test_an_unread_framed_body_is_drained_an_unframed_one_closed(
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    framed, _ = answered(loop, OK[:-2])
+    assert framed.after_caller() is S.DRAINING
+    unframed, _ = answered(loop, b"HTTP/1.1 200 OK\r\n\r\nab")
+    assert unframed.after_caller() is S.CLOSED  # it ends only at the close
+
+
+def test_a_drained_body_is_dropped_and_its_end_completes_the_answer(
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    core, ex = answered(loop, OK[:-2])
+    core.pause()  # the caller was behind
+    core.drain()
+    assert core.state is S.DRAINING and ex.pieces == [] and core.reading
+    assert core.feed(b"lo", 2) is None
+    assert core.state is S.DONE and ex.pieces == []
+    assert core.after_caller() is S.IDLE
+
+
+def test_a_request_cut_short_by_a_refusal_is_never_reused(
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    core, ex = answered(loop, b"HTTP/1.1 413 Too Large\r\nContent-Length: 0\r\n\r\n")
+    assert refused(ex) and core.state is S.DONE and ex.keep_alive
+    ex.cut = True
+    assert core.after_caller() is S.CLOSED
+
+
+def test_an_answer_under_300_does_not_refuse(loop: asyncio.AbstractEventLoop) -> None:
+    core, ex = answered(loop, b"HTTP/1.1 100 Continue\r\n\r\n")
+    assert not refused(ex)  # no answer yet
+    assert core.feed(b"HTTP/1.1 204 No Content\r\n\r\n", 2) is None
+    assert not refused(ex) and core.state is S.DONE
+
+
+@pytest.mark.parametrize(
+    ("value", "parsed"),
+    [
+        (b"timeout=5, max=100", (5, 100)),
+        (b"max=0", (None, 0)),
+        (b'TIMEOUT = "7"', (7, None)),
+        (b"timeout=-1, max=1e9, other=3", (None, None)),
+        (b"timeout=99999999999999999999", (None, None)),
+        (b"", (None, None)),
+    ],
+)
+def test_keep_alive_header_values_are_read_with_care(
+    value: bytes, parsed: tuple[int | None, int | None]
+) -> None:
+    assert keep_alive(value) == parsed
