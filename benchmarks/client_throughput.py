@@ -71,7 +71,7 @@ def measure(args: argparse.Namespace, cert: Path | None, tmp: Path) -> None:
     tls = TlsOptions(ca_file=str(cert)) if cert else None
     with pin_one_core_each() as pinning:
         cpus = {pinning.mock_cpu} if pinning.mock_cpu is not None else None
-        server = MockServer([*flags, "--model", "m"], tmp / "mock.log", cpus=lambda: cpus)
+        server = MockServer([*flags, "--model", "m"], tmp / "mock.log", cpus=cpus)
         with server as url:
             mode = f"paced at {args.itl_ms:g} ms" if args.itl_ms > 0 else "burst"
             print(f"mock {mode} server {url}; {pinning.note}")
