@@ -32,7 +32,6 @@ import pickle
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from typing import Any
 
 import orjson
 
@@ -42,6 +41,7 @@ from loadgen.execute.drivers import OnRecord
 from loadgen.execute.executor import StepOutcome
 from loadgen.execute.monitor import rss_bytes
 from loadgen.records import Record
+from loadgen.scale.messages import Clock, Command, Exit, Go, Step, StepDone, Stop
 from loadgen.scale.wire import frame, open_stream, read_frame
 from loadgen.scale.worker import WorkerConfig, main
 from loadgen.scenario.models import Scenario
@@ -72,7 +72,7 @@ class Worker:
     writer: asyncio.StreamWriter | None = None
     pump: asyncio.Task[None] | None = None
     planned: asyncio.Future[None] | None = None
-    done: asyncio.Future[dict[str, Any] | None] | None = None
+    done: asyncio.Future[StepDone | None] | None = None
     clock: asyncio.Future[int] | None = None
     #: this worker's monotonic clock minus the parent's (0 on one machine: one clock)
     offset_ns: int = 0
@@ -166,11 +166,11 @@ class WorkerPool:
         interrupted = False
         try:
             for rank, w in enumerate(alive):
-                self._send(w, ("step", index, mode, value, rank if rank < ranks else -1, ranks))
+                self._send(w, Step(index, mode, value, rank if rank < ranks else -1, ranks))
             await self._wait(alive, "planned")
             t0 = now_ns() + START_LEAD_NS
             for w in alive:
-                self._send(w, ("go", t0 + w.offset_ns))
+                self._send(w, Go(t0 + w.offset_ns))
             await self._wait(alive, "done")
         except asyncio.CancelledError:
             interrupted = True
@@ -178,7 +178,7 @@ class WorkerPool:
             if task is not None:
                 task.uncancel()
             for w in alive:
-                self._send(w, ("stop",))
+                self._send(w, Stop())
             async with asyncio.timeout(STOP_TIMEOUT_S):
                 await self._wait(alive, "done")
         finally:
@@ -217,7 +217,7 @@ class WorkerPool:
             for _ in range(rounds):
                 w.clock = loop.create_future()
                 sent = now_ns()
-                self._send(w, ("clock",))
+                self._send(w, Clock())
                 async with asyncio.timeout(10):
                     theirs = await w.clock
                 back = now_ns()
@@ -231,7 +231,7 @@ class WorkerPool:
         """The worst worker's clock-offset uncertainty (0: one machine, one clock)."""
         return max((w.offset_uncertainty_ns for w in self._workers), default=0)
 
-    def _send(self, w: Worker, command: tuple[Any, ...]) -> None:
+    def _send(self, w: Worker, command: Command) -> None:
         if w.alive and w.writer is not None:
             w.writer.write(frame(pickle.dumps(command)))
 
@@ -273,7 +273,7 @@ class WorkerPool:
         elif kind == b"D" and w.done is not None and not w.done.done():
             if w.planned is not None and not w.planned.done():
                 w.planned.set_result(None)
-            w.done.set_result(orjson.loads(body))
+            w.done.set_result(StepDone.model_validate_json(body))
 
     def _died(self, w: Worker) -> None:
         if not w.alive:
@@ -294,7 +294,7 @@ class WorkerPool:
 
     def _resolve_all(self) -> None:
         for w in self._workers:
-            self._send(w, ("stop",))
+            self._send(w, Stop())
             for future in (w.planned, w.done):
                 if future is not None and not future.done():
                     future.set_result(None)
@@ -302,7 +302,7 @@ class WorkerPool:
     async def aclose(self) -> None:
         """Tell every worker to exit and wait for it (a little; then it is killed)."""
         for w in self._workers:
-            self._send(w, ("exit",))
+            self._send(w, Exit())
             if w.writer is not None:
                 with contextlib.suppress(OSError):
                     await w.writer.drain()
@@ -319,7 +319,7 @@ class WorkerPool:
         for w in self._workers:
             if w.alive and w.conn is not None:  # never taken over by the loop: still blocking
                 with contextlib.suppress(OSError):
-                    w.conn.send(("exit",))
+                    w.conn.send(Exit())
         for w in self._workers:
             if w.process is not None:
                 w.process.join(timeout=5)
@@ -335,19 +335,20 @@ class WorkerPool:
         """What else the pool holds (a Ray pool: its actors and cluster connection)."""
 
 
-def _outcome(reports: list[tuple[Worker, dict[str, Any] | None]], parent_cpu: float) -> StepOutcome:
+def _outcome(reports: list[tuple[Worker, StepDone | None]], parent_cpu: float) -> StepOutcome:
     """One step outcome from the workers' done reports (None: the worker died)."""
     healths: list[tuple[int, ClientHealth]] = []
     outcome = StepOutcome(ClientHealth())
     for w, report in reports:
-        if report is None or report.get("sat_out"):
-            outcome.interrupted = outcome.interrupted or bool(report and report.get("interrupted"))
+        if report is None:
             continue
-        healths.append((w.index, ClientHealth.model_validate(report["health"])))
+        outcome.interrupted = outcome.interrupted or report.interrupted
+        if report.sat_out or report.health is None:
+            continue
+        healths.append((w.index, report.health))
         shift = w.offset_ns
-        outcome.in_flight.append([(int(t) - shift, int(n)) for t, n in report["in_flight"]])
-        outcome.http_versions.update(report["http_versions"])
-        outcome.interrupted = outcome.interrupted or bool(report["interrupted"])
+        outcome.in_flight.append([(t - shift, n) for t, n in report.in_flight])
+        outcome.http_versions.update(report.http_versions)
     outcome.health = merge_health(healths, parent_cpu)
     return outcome
 

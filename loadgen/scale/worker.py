@@ -15,18 +15,17 @@ stop, so it can keep what it measured) and dies with its parent
 
 Protocol, in :mod:`loadgen.scale.wire` frames over a socket:
 
-- parent to worker, pickled tuples: ``("step", index, mode, value, rank,
-  ranks)`` (plan it: ``rank`` of ``ranks`` is the worker's share, -1 sits the
-  step out), ``("go", t0_ns)`` (start at ``t0_ns``, in the worker's clock),
-  ``("clock",)`` (answered at once), ``("stop",)``, ``("exit",)``.
+- parent to worker, pickled :data:`~loadgen.scale.messages.Command` values:
+  ``Step`` (plan it: ``rank`` of ``ranks`` is the worker's share, -1 sits the
+  step out), ``Go(t0_ns)`` (start at ``t0_ns``, in the worker's clock),
+  ``Clock()`` (answered at once), ``Stop()``, ``Exit()``.
 - worker to parent, frames whose first byte says what follows: ``H`` + a
   name (a Ray actor's first frame); ``S`` ready; ``E`` + text: setup failed;
   ``C`` + the worker's clock; ``P`` planned; ``R`` + records.jsonl rows;
-  ``D`` + JSON: the step is done (health, in-flight samples, interrupted,
-  HTTP versions).
+  ``D`` + a :class:`~loadgen.scale.messages.StepDone` in JSON: the step is done.
 
 Imports: asyncio, orjson, loadgen.records, loadgen.execute (executor, loop,
-requester), loadgen.scale.wire,
+requester), loadgen.scale (messages, wire),
 loadgen.scenario, loadgen.workload.
 """
 
@@ -41,7 +40,6 @@ import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Any
 
 import orjson
 
@@ -51,6 +49,7 @@ from loadgen.execute.executor import LocalExecutor
 from loadgen.execute.loop import loop_factory, quiet_gc
 from loadgen.execute.requester import make_requester, pool_limit
 from loadgen.records import Record
+from loadgen.scale.messages import Clock, Command, Exit, Go, Step, StepDone, Stop
 from loadgen.scale.wire import frame, open_stream, read_frame
 from loadgen.scenario.models import Scenario, TraceLoad
 from loadgen.workload.deal import deal
@@ -126,7 +125,7 @@ class _Worker:
         self.hello = hello
         self.rows: list[bytes] = []
         self._flush_handle: asyncio.TimerHandle | None = None
-        self._commands: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
+        self._commands: asyncio.Queue[Command] = asyncio.Queue()
         self._out: asyncio.StreamWriter | None = None
 
     async def serve(self) -> None:
@@ -157,10 +156,10 @@ class _Worker:
         try:
             while True:
                 command = await self._commands.get()
-                if command[0] == "exit":
+                if isinstance(command, Exit):
                     return
-                if command[0] == "step":
-                    await self._step(executor, workload, *command[1:])
+                if isinstance(command, Step):
+                    await self._step(executor, workload, command)
                     await self._out.drain()
         finally:
             listener.cancel()
@@ -171,36 +170,28 @@ class _Worker:
         try:
             while True:
                 command = pickle.loads(await read_frame(reader))
-                if command[0] == "clock":  # answered at once: the parent times the round trip
+                if isinstance(command, Clock):  # answered at once: the parent times the round trip
                     self._write(b"C" + str(now_ns()).encode())
                 else:
                     self._commands.put_nowait(command)
         except (asyncio.IncompleteReadError, OSError):
-            self._commands.put_nowait(("exit",))  # the parent is gone
+            self._commands.put_nowait(Exit())  # the parent is gone
 
-    async def _step(
-        self,
-        executor: LocalExecutor,
-        workload: Workload,
-        index: int,
-        mode: str,
-        value: float,
-        rank: int,
-        ranks: int,
-    ) -> None:
+    async def _step(self, executor: LocalExecutor, workload: Workload, step: Step) -> None:
+        index, rank, ranks = step.index, step.rank, step.ranks
         if rank < 0:
-            self._done({"sat_out": True})
+            self._done(StepDone(sat_out=True))
             return
         sc = self.config.scenario
-        share = deal(plan_step(workload, sc.load, mode, value, index), rank, ranks)
+        share = deal(plan_step(workload, sc.load, step.mode, step.value, index), rank, ranks)
         self._write(b"P")
         command = await self._commands.get()
-        if command[0] != "go":  # stopped before the start
-            if command[0] == "exit":
+        if not isinstance(command, Go):  # stopped before the start
+            if isinstance(command, Exit):
                 self._commands.put_nowait(command)
-            self._done({"sat_out": True, "interrupted": True})
+            self._done(StepDone(sat_out=True, interrupted=True))
             return
-        t0_ns = command[1]
+        t0_ns = command.t0_ns
         await sleep_until(t0_ns)  # every worker starts the step at the same moment
         run = asyncio.ensure_future(
             executor.run(share, index, self._on_record, t0_ns=t0_ns, worker=rank, workers=ranks)
@@ -209,22 +200,22 @@ class _Worker:
             waiter = asyncio.ensure_future(self._commands.get())
             await asyncio.wait({run, waiter}, return_when=asyncio.FIRST_COMPLETED)
             if waiter.done():
-                if waiter.result()[0] in ("stop", "exit"):
+                if isinstance(waiter.result(), Stop | Exit):
                     run.cancel()  # the executor keeps what finished, cut requests as rows
                     await asyncio.wait({run})
-                    if waiter.result()[0] == "exit":
-                        self._commands.put_nowait(("exit",))
+                    if isinstance(waiter.result(), Exit):
+                        self._commands.put_nowait(Exit())
             else:
                 waiter.cancel()
         outcome = run.result()
         self._flush()
         self._done(
-            {
-                "health": outcome.health.model_dump(),
-                "interrupted": outcome.interrupted,
-                "in_flight": outcome.in_flight[0] if outcome.in_flight else [],
-                "http_versions": sorted(outcome.http_versions),
-            }
+            StepDone(
+                health=outcome.health,
+                interrupted=outcome.interrupted,
+                in_flight=outcome.in_flight[0] if outcome.in_flight else [],
+                http_versions=sorted(outcome.http_versions),
+            )
         )
 
     def _on_record(self, rec: Record) -> None:
@@ -247,5 +238,5 @@ class _Worker:
         assert self._out is not None
         self._out.write(frame(message))
 
-    def _done(self, report: dict[str, Any]) -> None:
-        self._write(b"D" + orjson.dumps(report))
+    def _done(self, report: StepDone) -> None:
+        self._write(b"D" + report.model_dump_json().encode())

@@ -103,3 +103,17 @@ def test_shift_record_moves_every_clock_reading_and_no_duration() -> None:
     assert rec.token_ns == [-880, -870, -860] and rec.first_reasoning_ns is None
     assert rec.first_token_ns - rec.sent_ns == 19  # a latency is a difference: unchanged
     assert rec.output_tokens_server == 3  # counts are no times
+
+
+def test_commands_and_the_step_report_survive_their_trip_typed() -> None:
+    from loadgen.scale.messages import Clock, Exit, Go, Step, StepDone, Stop
+
+    for command in (Step(3, "rate", 2.5, 1, 4), Go(123), Clock(), Stop(), Exit()):
+        back = pickle.loads(pickle.dumps(command))
+        assert back == command and type(back) is type(command)
+    health = ClientHealth(cpu_util=0.5, loop_lag_p99_ms=0.25, warnings=["w"])
+    done = StepDone(health=health, in_flight=[(10, 2), (20, 3)], http_versions=["HTTP/2"])
+    back_done = StepDone.model_validate_json(done.model_dump_json())
+    assert back_done == done
+    assert back_done.health == health and back_done.in_flight == [(10, 2), (20, 3)]
+    assert StepDone.model_validate_json(b'{"sat_out": true}').health is None
