@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 from loadgen.client import Requester
 from loadgen.clock import now_ns
 from loadgen.execute.drivers import (
     Budget,
     OnRecord,
+    RunJob,
     Send,
     closed_loop,
     open_loop,
@@ -36,6 +38,9 @@ from loadgen.workload.source import Workload
 from loadgen.workload.step import StepPlan
 
 __all__ = ["Executor", "LocalExecutor", "StepOutcome", "carry_out"]
+
+J = TypeVar("J")
+K = TypeVar("K")
 
 
 @dataclass(slots=True)
@@ -165,50 +170,62 @@ async def carry_out(
             ids=itertools.count(worker, workers),
         )
         if plan.closed:
-            if plan.warmup_sessions:
-                w = plan.warmup_sessions
-                await run_jobs(sessions.run_warmup, iter(w), min(plan.concurrency, len(w)))
             assert plan.sessions is not None
-            await closed_loop(
-                sessions.run,
-                plan.sessions,
-                plan.concurrency,
-                budget=budget,
-                ramp_ns=plan.ramp_ns,
-                t0_ns=t0_ns if not plan.warmup_sessions else None,
-            )
+            warmup = _Warmup(sessions.run_warmup, plan.warmup_sessions)
+            await _closed(plan, sessions.run, plan.sessions, warmup, budget, t0_ns)
         else:
             jobs = [
                 (s, wu, ra)
                 for s, (wu, ra) in zip(plan.open_sessions, plan.open_session_flags, strict=True)
             ]
-            await open_loop(
-                sessions.run_job,
-                jobs,
-                plan.offsets_ns,
-                max_concurrency=plan.max_concurrency,
-                send_lags_ns=send_lags,
-                t0_ns=t0_ns,
-            )
+            await _open(plan, sessions.run_job, jobs, send_lags, t0_ns)
         return
     run = send_each(send, on_record)
-    if plan.closed:
-        if plan.warmup:  # warm up, then drain: the measured window holds measured requests only
-            await run_jobs(run, iter(plan.warmup), min(plan.concurrency, len(plan.warmup)))
-        await closed_loop(
-            run,
-            plan.requests,
-            plan.concurrency,
-            budget=budget,
-            ramp_ns=plan.ramp_ns,
-            t0_ns=t0_ns if not plan.warmup else None,
-        )
+    if plan.closed:  # warm up, then drain: the measured window holds measured requests only
+        await _closed(plan, run, plan.requests, _Warmup(run, plan.warmup), budget, t0_ns)
     else:
-        await open_loop(
-            run,
-            plan.open_requests,
-            plan.offsets_ns,
-            max_concurrency=plan.max_concurrency,
-            send_lags_ns=send_lags,
-            t0_ns=t0_ns,
-        )
+        await _open(plan, run, plan.open_requests, send_lags, t0_ns)
+
+
+@dataclass(slots=True, frozen=True)
+class _Warmup(Generic[K]):
+    """Jobs run (and drained) before a closed-loop step's measured ones."""
+
+    run: RunJob[K]
+    jobs: Sequence[K]
+
+
+async def _closed(
+    plan: StepPlan,
+    run: RunJob[J],
+    jobs: Iterator[J],
+    warmup: _Warmup[K],
+    budget: Budget,
+    t0_ns: int | None,
+) -> None:
+    """The warm-up at the step's concurrency, then the measured jobs in a closed loop."""
+    if warmup.jobs:
+        w = warmup.jobs
+        await run_jobs(warmup.run, iter(w), min(plan.concurrency, len(w)))
+    await closed_loop(
+        run,
+        jobs,
+        plan.concurrency,
+        budget=budget,
+        ramp_ns=plan.ramp_ns,
+        t0_ns=t0_ns if not warmup.jobs else None,
+    )
+
+
+async def _open(
+    plan: StepPlan, run: RunJob[J], jobs: Sequence[J], send_lags: list[int], t0_ns: int | None
+) -> None:
+    """Each job at its planned offset from the step's start."""
+    await open_loop(
+        run,
+        jobs,
+        plan.offsets_ns,
+        max_concurrency=plan.max_concurrency,
+        send_lags_ns=send_lags,
+        t0_ns=t0_ns,
+    )
