@@ -143,7 +143,7 @@ def run(
       loadgen run my-endpoint.yaml --rate 2,4,8 --requests 300 --fail-on-sla
     """
     from loadgen.clock import anchor
-    from loadgen.run import RunOptions, run_judged, run_repeats
+    from loadgen.run import Judging, RunOptions, run_judged, run_repeats
     from loadgen.scenario import load_scenario
     from loadgen.scenario.overrides import flag_overrides
 
@@ -164,23 +164,11 @@ def run(
         ray=ray_address,
     )
 
-    def terminated() -> bool:
-        return bool(signals)
-
+    how = Judging(fail_on_sla, strict, terminated=lambda: bool(signals), say=click.echo)
     if repeat > 1:
-        run_repeats(
-            sc,
-            opts,
-            repeat,
-            fail_on_sla=fail_on_sla,
-            strict=strict,
-            terminated=terminated,
-            say=click.echo,
-        )
+        run_repeats(sc, opts, repeat, how)
     else:
-        run_judged(
-            sc, opts, fail_on_sla=fail_on_sla, strict=strict, terminated=terminated, say=click.echo
-        )
+        run_judged(sc, opts, how)
 
 
 @cli.command()

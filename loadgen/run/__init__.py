@@ -10,11 +10,11 @@ May import every stage below it: clock, errors, redact, records, scenario,
 workload, client, metrics, summary, results, target, execute, scale,
 telemetry, report. Never the CLI, ceiling, the mock's or the agent's code.
 
-Public names: RunOptions, run_scenario, run_judged, run_repeats.
+Public names: RunOptions, run_scenario, Judging, run_judged, run_repeats.
 """
 
-from loadgen.run.command import run_judged, run_repeats
+from loadgen.run.command import Judging, run_judged, run_repeats
 from loadgen.run.options import RunOptions
 from loadgen.run.runner import run_scenario
 
-__all__ = ["RunOptions", "run_judged", "run_repeats", "run_scenario"]
+__all__ = ["Judging", "RunOptions", "run_judged", "run_repeats", "run_scenario"]

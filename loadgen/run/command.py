@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from loadgen.errors import Interrupted, LoadgenError, Terminated
 from loadgen.report.console import format_verdict
@@ -30,82 +31,71 @@ from loadgen.run.runner import run_scenario
 from loadgen.scenario.models import Scenario
 from loadgen.summary import Summary
 
-__all__ = ["run_judged", "run_repeats"]
+__all__ = ["Judging", "run_judged", "run_repeats"]
 
 
-def run_judged(
-    sc: Scenario,
-    opts: RunOptions,
-    *,
-    fail_on_sla: bool,
-    strict: bool,
-    terminated: Callable[[], bool],
-    say: Callable[[str], None] = print,
-) -> Summary:
-    """Run the sweep once; say the verdict; raise what a failed or stopped run amounts to.
+@dataclass(frozen=True, slots=True)
+class Judging:
+    """How ``loadgen run`` judges what it ran, and where its lines go."""
 
-    ``terminated``: whether SIGTERM (not Ctrl-C) stopped the run, once it stops.
-    """
-    out_dir = opts.out_dir
+    fail_on_sla: bool = False
+    strict: bool = False
+    #: whether SIGTERM (not Ctrl-C) stopped the run, asked once it stopped
+    terminated: Callable[[], bool] = lambda: False
+    say: Callable[[str], None] = print
+
+    def judge(self, summary: Summary) -> LoadgenError | None:
+        return judge(summary, fail_on_sla=self.fail_on_sla, strict=self.strict)
+
+    def stopped(self, text: str) -> Interrupted:
+        return (Terminated if self.terminated() else Interrupted)(text)
+
+
+def _once(sc: Scenario, opts: RunOptions, how: Judging) -> Summary | None:
+    """One sweep, its verdict said; None when a signal stopped it before a summary came back."""
     try:
         summary = run_scenario(sc, opts)
     except KeyboardInterrupt:
-        if not terminated():
+        if not how.terminated():
             raise
-        raise Terminated(f"stopped by SIGTERM: partial results in {out_dir}") from None
-    say(format_verdict(summary, out_dir))
+        return None
+    how.say(format_verdict(summary, opts.out_dir))
+    return summary
+
+
+def run_judged(sc: Scenario, opts: RunOptions, how: Judging) -> Summary:
+    """Run the sweep once; say the verdict; raise what a failed or stopped run amounts to."""
+    summary = _once(sc, opts, how)
+    if summary is None:
+        raise Terminated(f"stopped by SIGTERM: partial results in {opts.out_dir}")
     if summary.interrupted:
-        error = Terminated if terminated() else Interrupted
-        raise error(f"interrupted: partial results in {out_dir}")
-    if (failure := judge(summary, fail_on_sla=fail_on_sla, strict=strict)) is not None:
+        raise how.stopped(f"interrupted: partial results in {opts.out_dir}")
+    if (failure := how.judge(summary)) is not None:
         raise failure
     return summary
 
 
-def run_repeats(
-    sc: Scenario,
-    opts: RunOptions,
-    n: int,
-    *,
-    fail_on_sla: bool,
-    strict: bool,
-    terminated: Callable[[], bool],
-    say: Callable[[str], None] = print,
-) -> None:
-    """Run ``n`` whole sweeps in repeat-k folders of ``opts.out_dir``, then their spread.
-
-    ``terminated``: whether SIGTERM (not Ctrl-C) stopped the run, once it stops.
-    """
+def run_repeats(sc: Scenario, opts: RunOptions, n: int, how: Judging) -> None:
+    """Run ``n`` whole sweeps in repeat-k folders of ``opts.out_dir``, then their spread."""
     out_dir = opts.out_dir
-    summaries: list[Summary] = []
+    done: list[Summary] = []
     failures: list[LoadgenError] = []
-    stopped = False
     for k, folder in enumerate(repeat_dirs(out_dir, n), start=1):
         if not opts.quiet:
-            say(f"repeat {k} of {n} -> {folder}")
+            how.say(f"repeat {k} of {n} -> {folder}")
         one = dataclasses.replace(opts, out_dir=folder, run_id=uuid.uuid4().hex[:8])
-        try:
-            summary = run_scenario(sc, one)
-        except KeyboardInterrupt:
-            if not terminated():
-                raise
-            stopped = True
+        summary = _once(sc, one, how)
+        if summary is None or summary.interrupted:
             break
-        summaries.append(summary)
-        say(format_verdict(summary, folder))
-        if summary.interrupted:
-            stopped = True
-            break
-        if (failure := judge(summary, fail_on_sla=fail_on_sla, strict=strict)) is not None:
+        done.append(summary)
+        if (failure := how.judge(summary)) is not None:
             failures.append(failure)
-    done = [s for s in summaries if not s.interrupted]
     if done:
         result = spread(done, [f"repeat-{k}" for k in range(1, len(done) + 1)])
         write_spread(result, out_dir)
-        say(render_console(result))
-        say(f"repeats: {out_dir} (repeats.json, repeats.md)")
-    if stopped:
-        error = Terminated if terminated() else Interrupted
-        raise error(f"interrupted: {len(done)} of {n} repeats complete in {out_dir}")
+        how.say(render_console(result))
+        how.say(f"repeats: {out_dir} (repeats.json, repeats.md)")
+    if len(done) < n:
+        raise how.stopped(f"interrupted: {len(done)} of {n} repeats complete in {out_dir}")
     if failures:
         raise failures[0]
