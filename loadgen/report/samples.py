@@ -14,7 +14,9 @@ several tokens per event is counted right), a
 ``exact_up_to``: the plots read a step's column exactly up to
 :data:`~loadgen.report.bins.EXACT_UP_TO` values and from a log-spaced histogram
 past that (the ITL of a 100,000-request step); ``compare``'s bootstrap reads
-with ``exact_up_to=None``: every value, as float64 (8 bytes a value).
+with ``exact_up_to=None``: every value, as float64 (8 bytes a value). The
+timeline's token stamps are binned past the same bound whatever it is told:
+only a plot reads them.
 
 The formulas are those of the run's metrics profile
 (:mod:`loadgen.metrics.profiles`, ``summary.metrics_profile``), not copies:
@@ -159,7 +161,6 @@ def samples_from_records(
     exact_up_to: int | None = EXACT_UP_TO,
 ) -> RunSamples:
     out = RunSamples(
-        tokens=StampColumn(exact_up_to),
         answer_steps=frozenset(answer_steps),
         scheduled_steps=frozenset(scheduled_steps),
         profile=profile_of(profile).name,
