@@ -4,14 +4,18 @@ Runs one closed-loop step against the built-in mock in burst mode (each
 response written in one go, no delays) in a child process: ``--requests``
 requests (default 1,000,000) of ``--tokens`` output tokens (default 128) at
 ``--concurrency`` (default 256), or a step of ``--duration-s`` seconds
-instead. The child calls ``run_scenario`` with the reports off (the run
-itself, records.jsonl and summary.json, is what is measured). Its resident
-memory is sampled from /proc every ``--every`` seconds; at the end it prints
-the peak RSS (the kernel's high-water mark), the growth over the start-up
-RSS per finished request, and requests/s.
+instead. The child runs the scenario as ``loadgen run`` does, reports
+included: ``run_scenario`` with the reports off (the run itself, records.jsonl
+and summary.json), its peak RSS read, then ``write_reports`` (steps.csv, the
+plots, report.md and report.html, from records.jsonl) as the run would call
+it (``--no-reports``: the run alone). Its resident memory is sampled from
+/proc every ``--every`` seconds; at the end it prints the run's peak RSS (the
+kernel's high-water mark before the reports), the whole process's (reports
+included), the growth over the start-up RSS per finished request, requests/s
+and how long the reports took.
 
     python benchmarks/memory.py [--requests 1000000] [--tokens 128] [--concurrency 256]
-        [--duration-s S] [--every 1] [--out DIR]
+        [--duration-s S] [--every 1] [--no-reports] [--out DIR]
 
 Which loadgen is measured is whatever ``import loadgen`` finds (PYTHONPATH).
 Linux only (reads /proc). Ends only the process it started.
@@ -28,12 +32,25 @@ import time
 from pathlib import Path
 
 CHILD = """
-import json, sys
+import json, sys, time
 from pathlib import Path
 from loadgen.run import RunOptions, run_scenario
+from loadgen.report.writer import write_reports
 from loadgen.scenario.models import Scenario
+def hwm_kib():
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
 sc = Scenario.model_validate(json.loads(sys.argv[1]))
-run_scenario(sc, RunOptions(out_dir=Path(sys.argv[2]), quiet=True, reports=False))
+out = Path(sys.argv[2])
+run_scenario(sc, RunOptions(out_dir=out, quiet=True, reports=False))
+facts = {"run_hwm_kib": hwm_kib()}
+if sys.argv[3] == "reports":
+    t = time.monotonic()
+    write_reports(out)
+    facts["reports_s"] = time.monotonic() - t
+facts["hwm_kib"] = hwm_kib()
+(out / "memory.json").write_text(json.dumps(facts))
 """
 
 
@@ -86,11 +103,13 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=256)
     ap.add_argument("--duration-s", type=float, default=None, help="a timed step instead")
     ap.add_argument("--every", type=float, default=1.0, help="seconds between samples")
+    ap.add_argument("--no-reports", action="store_true", help="the run alone, no reports")
     ap.add_argument("--out", type=Path, default=None, help="results dir (default: a temp dir)")
     args = ap.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="memory-")) / "results"
     sc = json.dumps(scenario(args))
-    child = subprocess.Popen([sys.executable, "-c", CHILD, sc, str(out)])
+    reports = "none" if args.no_reports else "reports"
+    child = subprocess.Popen([sys.executable, "-c", CHILD, sc, str(out), reports])
     what = f"{args.duration_s:g} s" if args.duration_s else f"{args.requests:,} requests"
     print(f"memory: {what} of {args.tokens} tokens at concurrency {args.concurrency}, burst mock")
     t0 = time.monotonic()
@@ -122,9 +141,18 @@ def main() -> None:
         f"in {step['duration_s']:.1f} s: {done / step['duration_s']:,.0f} requests/s "
         f"({wall:.0f} s with start-up and summary)"
     )
-    print(f"peak RSS {peak / 1024:,.1f} MiB; RSS after start-up {base / 1024:,.1f} MiB")
+    facts = json.loads((out / "memory.json").read_text())
+    run_peak, peak = facts["run_hwm_kib"], max(peak, facts["hwm_kib"])
+    print(
+        f"peak RSS of the run {run_peak / 1024:,.1f} MiB; RSS after start-up {base / 1024:,.1f} MiB"
+    )
+    if "reports_s" in facts:
+        print(
+            f"peak RSS of the whole process, reports included, {peak / 1024:,.1f} MiB "
+            f"(reports written in {facts['reports_s']:.1f} s)"
+        )
     if done:
-        print(f"(peak - start-up) per request: {(peak - base) * 1024 / done:,.0f} bytes")
+        print(f"(run peak - start-up) per request: {(run_peak - base) * 1024 / done:,.0f} bytes")
     print(f"results: {out}")
 
 

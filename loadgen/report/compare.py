@@ -124,7 +124,7 @@ def load_runs(paths: Sequence[Path], *, allow_profile_mismatch: bool = False) ->
             runs.append(Run(name, path, _mean_summary(repeats), None, repeats))
             continue
         summary = load_summary(path)
-        samples = read_run_samples(path, summary)
+        samples = read_run_samples(path, summary, exact_up_to=None)  # the bootstrap's: all
         runs.append(Run(name, path, summary, samples))
     check_profiles(runs, allow_mismatch=allow_profile_mismatch)
     return runs

@@ -6,8 +6,8 @@ file names under ``plots/``. Figures are built with ``matplotlib.figure.Figure``
 imported inside the functions, so importing this module costs nothing.
 Each ``draw_*`` returns the figure unsaved, so tests can read the lines back.
 
-Imports: matplotlib (lazily), loadgen.summary, loadgen.report.plots,
-loadgen.report.samples.
+Imports: matplotlib (lazily), loadgen.summary, loadgen.vocab, loadgen.report.plots,
+loadgen.report.sample_series, loadgen.report.bins, loadgen.report.samples.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from loadgen.report import plots as p
+from loadgen.report import sample_series as ss
+from loadgen.report.bins import EXACT_UP_TO
 from loadgen.report.samples import RunSamples
 from loadgen.summary import Summary
 from loadgen.vocab import CURVE_STATS, metric_label
@@ -90,9 +92,11 @@ def _log_y_if_wide(ax: Axes, values: Sequence[float], ratio: float) -> bool:
     return False
 
 
-def _suptitle(fig: Figure, summary: Summary, what: str) -> None:
-    """``<run>: <what>`` and, under it, the metrics profile the values were computed with."""
-    fig.suptitle(f"{summary.name}: {what}\nmetrics profile: {summary.metrics_profile}", fontsize=12)
+def _suptitle(fig: Figure, summary: Summary, what: str, binned: str = "") -> None:
+    """``<run>: <what>`` and, under it, the metrics profile the values were computed with;
+    ``binned``: what of the plot is drawn from bins, a third line."""
+    text = f"{summary.name}: {what}\nmetrics profile: {summary.metrics_profile}"
+    fig.suptitle(text + (f"\n{binned}" if binned else ""), fontsize=12)
 
 
 #: bracket end, or inconclusive -> (marker, colour)
@@ -240,10 +244,21 @@ def draw_cdf(summary: Summary, samples: RunSamples) -> Figure:
     """TTFT and ITL CDFs, one line per step, coloured from low to high load."""
     fig = _figure(11, 4.2, 1, 2)
     ax1, ax2 = fig.axes
-    ttft = p.cdf_series(summary, samples, "ttft_ms")
+    ttft = ss.cdf_series(summary, samples, "ttft_ms")
     _cdf_panel(ax1, ttft, "TTFT CDF per step", "TTFT (ms, log scale)", log_x=True)
-    _cdf_panel(ax2, p.cdf_series(summary, samples, "itl_ms"), "ITL CDF per step", "ITL (ms)")
-    _suptitle(fig, summary, "latency distributions")
+    _cdf_panel(ax2, ss.cdf_series(summary, samples, "itl_ms"), "ITL CDF per step", "ITL (ms)")
+    binned = [
+        f"{metric_label(m, '')} of {', '.join(labels)}"
+        for m in ("ttft_ms", "itl_ms")
+        if (labels := ss.cdf_binned(summary, samples, m))
+    ]
+    note = (
+        f"from log-spaced bins (1.2% wide; steps of over {EXACT_UP_TO:,} values): "
+        + "; ".join(binned)
+        if binned
+        else ""
+    )
+    _suptitle(fig, summary, "latency distributions", note)
     return fig
 
 
@@ -281,15 +296,15 @@ def draw_timeline(
     summary: Summary, samples: RunSamples | None, telemetry: list[dict[str, Any]]
 ) -> Figure:
     """Stacked panels over the run's time, step windows shaded and labelled on top."""
-    series = p.timeline_series(summary, samples, telemetry)
+    series = ss.timeline_series(summary, samples, telemetry)
     panels: list[tuple[str, list[str]]] = []
     for ylabel, keys in _TIMELINE_PANELS:
         chosen = keys or tuple(k for k in series if k.startswith("GPU"))
         if any(k in series for k in chosen):
             panels.append((ylabel, [k for k in chosen if k in series]))
     fig = _figure(11, 1.2 + 1.9 * max(len(panels), 1), max(len(panels), 1), 1, sharex=True)
-    t0 = p.timeline_origin_ns(summary, samples)
-    spans, steady = p.step_spans(summary, t0), p.steady_spans(summary, t0)
+    t0 = ss.timeline_origin_ns(summary, samples)
+    spans, steady = ss.step_spans(summary, t0), ss.steady_spans(summary, t0)
     for i, (ax, (ylabel, names)) in enumerate(zip(fig.axes, panels, strict=False)):
         for j, (a, b, _label) in enumerate(spans):
             ax.axvspan(a, b, color="#999999" if j % 2 else "#cccccc", alpha=0.25, lw=0)
@@ -315,7 +330,9 @@ def draw_timeline(
                     fontsize=7.5,
                 )
     what = "measured step windows" + (", blue: steady windows" if steady else "")
-    _suptitle(fig, summary, f"timeline (shaded: {what})")
+    binned = samples is not None and samples.tokens.binned
+    note = f"output tokens/s from time bins (a run of over {EXACT_UP_TO:,} token events)"
+    _suptitle(fig, summary, f"timeline (shaded: {what})", note if binned else "")
     return fig
 
 
@@ -386,7 +403,7 @@ def write_plots(
         jobs["telemetry"] = lambda: draw_telemetry(summary)
     if p.throughput_series(summary):
         jobs["throughput"] = lambda: draw_throughput(summary)
-    if samples is not None and any(samples.step(s.index).ttft_ms for s in summary.steps):
+    if samples is not None and any(len(samples.step(s.index).ttft_ms) for s in summary.steps):
         jobs["cdf"] = lambda: draw_cdf(summary, samples)
     if p.turn_series(summary, "p50"):
         jobs["turns"] = lambda: draw_turns(summary)

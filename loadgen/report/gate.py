@@ -21,10 +21,12 @@ Imports: numpy, loadgen.errors, loadgen.summary, loadgen.vocab, loadgen.report.s
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from loadgen.errors import ScenarioError
 from loadgen.report.samples import SAMPLED_METRICS, RunSamples
@@ -142,8 +144,8 @@ def _stat(values: np.ndarray[Any, Any], stat: str) -> np.ndarray[Any, Any]:
 
 
 def bootstrap_diff(
-    base: list[float],
-    new: list[float],
+    base: Sequence[float] | npt.NDArray[np.float64],
+    new: Sequence[float] | npt.NDArray[np.float64],
     stat: str,
     *,
     resamples: int = 1000,

@@ -8,7 +8,8 @@ the workload), the verdict, an overview table (a prefix-cache column when a
 step has a hit rate), the plots, and each step's section
 (:func:`loadgen.report.step_doc.step_blocks`).
 
-Imports: the standard library, loadgen.summary, loadgen.vocab, loadgen.report.blocks,
+Imports: the standard library, loadgen.summary, loadgen.vocab, loadgen.scenario.models (the
+resolved scenario, typed), loadgen.report.blocks,
 loadgen.report.console, loadgen.report.facts, loadgen.report.plots (step order),
 loadgen.report.step_doc.
 """
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from typing import Any
 
 from loadgen.report import facts
 from loadgen.report.blocks import (
@@ -37,6 +37,7 @@ from loadgen.report.console import load_label
 from loadgen.report.endpoints import target_text
 from loadgen.report.plots import curve_steps
 from loadgen.report.step_doc import step_blocks
+from loadgen.scenario.models import Scenario
 from loadgen.summary import SlaBounds, StepSummary, Summary
 from loadgen.vocab import metric_label
 
@@ -74,37 +75,41 @@ OVERVIEW_HEADER = (
 PREFIX_COLUMN = "prefix cache hit (%)"
 
 
-def _scenario_items(summary: Summary, scenario: dict[str, Any] | None) -> tuple[str, ...]:
-    sc = scenario or {}
-    load, work = sc.get("load") or {}, sc.get("workload") or {}
+def _scenario_items(summary: Summary, scenario: Scenario | None) -> tuple[str, ...]:
     values = [load_label(s) for s in summary.steps]
     items = [
         f"target: {target_text(summary)} · api {summary.api} · model {summary.model}",
         f"steps run: {len(summary.steps)} ({'; '.join(values) or 'none'})",
     ]
-    if load:
+    if scenario is not None:
+        load = scenario.load
         length = (
-            f"{load['requests_per_step']} requests"
-            if load.get("requests_per_step")
-            else f"{load.get('duration_s')} s"
+            f"{load.requests_per_step} requests"
+            if load.requests_per_step
+            else f"{load.duration_s} s"
         )
-        items.append(f"per step: {length}, {load.get('warmup_requests', 0)} warm-up requests")
+        warmup = getattr(load, "warmup_requests", 0)  # a trace or an offline batch has none
+        items.append(f"per step: {length}, {warmup} warm-up requests")
     items.append(f"metrics profile: {_profile_text(summary.metrics_profile)}")
     items += facts.run_facts(summary)
-    for key in ("prompt_tokens", "output_tokens") if summary.workload is None else ():
-        if isinstance(work.get(key), dict):
-            spec = ", ".join(f"{k} {v}" for k, v in work[key].items() if v is not None)
+    if scenario is not None and summary.workload is None:
+        work = scenario.workload
+        for key, dist in (
+            ("prompt_tokens", work.prompt_tokens),
+            ("output_tokens", work.output_tokens),
+        ):
+            spec = ", ".join(
+                f"{k} {v}" for k, v in dist.model_dump(mode="json").items() if v is not None
+            )
             items.append(f"{key.replace('_', ' ')}: {spec}")
     items.append(f"SLA: {_sla_text(summary.sla)}")
-    if isinstance(sc.get("cost"), dict) and sc["cost"].get("usd_per_hour") is not None:
-        items.append(f"cost basis: {sc['cost']['usd_per_hour']} USD/hour")
-    tel = sc.get("telemetry") or {}
-    if tel.get("agents") or tel.get("server_metrics"):
-        sources = [
-            *tel.get("agents", []),
-            *([tel["server_metrics"]] if tel.get("server_metrics") else []),
-        ]
-        items.append(f"telemetry: {', '.join(sources)}")
+    if scenario is not None:
+        if scenario.cost.usd_per_hour is not None:
+            items.append(f"cost basis: {scenario.cost.usd_per_hour} USD/hour")
+        tel = scenario.telemetry
+        sources = [*tel.agents, *([tel.server_metrics] if tel.server_metrics else [])]
+        if sources:
+            items.append(f"telemetry: {', '.join(sources)}")
     return tuple(items)
 
 
@@ -203,7 +208,7 @@ def _overview(summary: Summary) -> Table:
 
 def build_document(
     summary: Summary,
-    scenario: dict[str, Any] | None = None,
+    scenario: Scenario | None = None,
     plots: dict[str, str] | None = None,
     notes: Sequence[str] = (),
 ) -> list[Block]:

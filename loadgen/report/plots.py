@@ -8,11 +8,11 @@ matplotlib, so tests check the data rather than pixels.
    p50/p99), :func:`sla_bounds` the SLA lines, :func:`point_labels` the load
    of each point.
 2. :func:`throughput_series`: requests/s, goodput and output tokens/s vs load.
-3. :func:`cdf_series`: the CDF of TTFT or ITL, one line per step.
-4. :func:`timeline_series`: requests in flight and output tokens/s over the
-   run; server queue, KV-cache usage and GPU utilisation from telemetry.jsonl.
-5. :func:`telemetry_series`: GPU utilisation, memory and power vs load.
-6. :func:`turn_series`: TTFT per turn of multi-turn sessions, one line per step.
+3. :func:`telemetry_series`: GPU utilisation, memory and power vs load.
+4. :func:`turn_series`: TTFT per turn of multi-turn sessions, one line per step.
+
+The plots drawn from the per-request samples (CDFs, the timeline) have their
+series in :mod:`loadgen.report.sample_series`.
 
 "vs load" means :func:`load_x`: the concurrency or the offered rate, and for
 a trace replay the achieved requests/s (a time scale is not a load: x0.5 of
@@ -24,20 +24,15 @@ without an ``auto`` sweep's concurrency probe, which is not a point of a rate
 sweep. :func:`bracket_marks` marks an sla-search's bracket (the passing and
 the failing load) on the curves.
 
-Imports: numpy, loadgen.summary, loadgen.vocab, loadgen.report.csv_out,
-loadgen.report.samples.
+Imports: loadgen.summary, loadgen.vocab, loadgen.report.csv_out.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
 
 from loadgen.report.csv_out import load_value, telemetry_fields
-from loadgen.report.samples import RunSamples
 from loadgen.summary import StepSummary, Summary
 from loadgen.vocab import CURVE_STATS, metric_label
 
@@ -48,7 +43,6 @@ __all__ = [
     "TELEMETRY_PANELS",
     "Series",
     "bracket_marks",
-    "cdf_series",
     "curve_bracket",
     "curve_inconclusive",
     "curve_series",
@@ -58,16 +52,12 @@ __all__ = [
     "point_label",
     "point_labels",
     "sla_bounds",
-    "steady_spans",
-    "step_spans",
     "telemetry_series",
     "thin_labels",
     "thin_ticks",
     "throughput_bracket",
     "throughput_inconclusive",
     "throughput_series",
-    "timeline_origin_ns",
-    "timeline_series",
     "turn_series",
 ]
 
@@ -88,7 +78,6 @@ TELEMETRY_PANELS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
     ("GPU memory", "memory used (GiB)", (("gpu_mem_used_gib_peak", "GPU memory peak"),)),
     ("GPU power", "power (W)", (("gpu_power_w_mean", "GPU power mean"),)),
 )
-_NS_PER_S = 1e9
 
 
 def point_label(step: StepSummary) -> str:
@@ -309,131 +298,6 @@ def throughput_series(summary: Summary) -> Series:
             out["goodput"].append((x, t.goodput_requests_per_s))
         out["output tokens/s"].append((x, t.output_tokens_per_s))
     return {k: v for k, v in out.items() if v}
-
-
-def cdf_series(summary: Summary, samples: RunSamples, metric: str, max_points: int = 400) -> Series:
-    """One empirical CDF per step: (value ms, fraction of samples <= value).
-
-    A step with more than ``max_points`` samples is drawn through evenly spaced
-    order statistics (the first and last included), so the shape is exact at
-    those points and the file stays small.
-    """
-    out: Series = {}
-    for s in curve_steps(summary):
-        values = np.sort(np.asarray(samples.step(s.index).values(metric), dtype=float))
-        n = len(values)
-        if n == 0:
-            continue
-        idx = np.unique(np.linspace(0, n - 1, min(n, max_points)).round().astype(int))
-        fractions = (idx + 1) / n
-        out[point_label(s)] = [
-            (float(values[i]), float(f)) for i, f in zip(idx, fractions, strict=True)
-        ]
-    return out
-
-
-def timeline_origin_ns(summary: Summary, samples: RunSamples | None) -> int:
-    """Time zero of the timeline: the run's clock anchor, or the first send if earlier."""
-    candidates = [summary.clock_anchor.monotonic_ns]
-    if samples is not None and len(samples.sent_ns):
-        candidates.append(min(samples.sent_ns))
-    candidates += [s.started_ns for s in summary.steps if s.started_ns]
-    positive = [c for c in candidates if c > 0]
-    return min(positive) if positive else 0
-
-
-def step_spans(summary: Summary, t0_ns: int) -> list[tuple[float, float, str]]:
-    """(start s, end s, load label) of each step's measured window on the timeline."""
-    return [
-        ((s.started_ns - t0_ns) / _NS_PER_S, (s.ended_ns - t0_ns) / _NS_PER_S, point_label(s))
-        for s in summary.steps
-        if s.ended_ns > s.started_ns > 0
-    ]
-
-
-def steady_spans(summary: Summary, t0_ns: int) -> list[tuple[float, float, str]]:
-    """(start s, end s, load label) of each step's steady window, where the step has one:
-    the part of the measured window its throughput and goodput come from."""
-    return [
-        ((a - t0_ns) / _NS_PER_S, (b - t0_ns) / _NS_PER_S, point_label(s))
-        for s in summary.steps
-        if (a := s.steady_started_ns) is not None
-        and (b := s.steady_ended_ns) is not None
-        and b > a > 0
-    ]
-
-
-def _bins(t_min: int, t_max: int, max_bins: int) -> np.ndarray[Any, np.dtype[np.float64]]:
-    span = max(t_max - t_min, 1)
-    n = int(min(max_bins, max(10, span / (0.1 * _NS_PER_S))))
-    return np.linspace(t_min, t_min + span, n + 1)
-
-
-def _in_flight(samples: RunSamples, edges: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """Time-mean requests in flight per bin: the integral of the in-flight count / bin width.
-
-    integral(t) = sum over sent < t of (t - sent) - sum over end < t of (t - end).
-    """
-    sent = np.sort(np.asarray(samples.sent_ns, dtype=float))
-    end = np.sort(np.asarray(samples.end_ns, dtype=float))
-    cum_s, cum_e = np.concatenate(([0.0], np.cumsum(sent))), np.concatenate(([0.0], np.cumsum(end)))
-    k_s, k_e = np.searchsorted(sent, edges), np.searchsorted(end, edges)
-    integral = (k_s * edges - cum_s[k_s]) - (k_e * edges - cum_e[k_e])
-    mean: np.ndarray[Any, Any] = np.diff(integral) / np.diff(edges)
-    return mean
-
-
-def timeline_series(
-    summary: Summary,
-    samples: RunSamples | None,
-    telemetry: list[dict[str, Any]],
-    max_bins: int = 400,
-) -> Series:
-    """x = seconds since :func:`timeline_origin_ns`.
-
-    ``in flight``: time-mean requests in flight per bin (warm-up included);
-    ``output tokens/s``: token events per bin weighted by tokens per event;
-    from telemetry.jsonl, when present: ``server running``, ``server waiting``,
-    ``KV cache usage`` (%) and ``GPU<n> util`` (%) per GPU.
-    """
-    t0 = timeline_origin_ns(summary, samples)
-    out: Series = {}
-    if samples is not None and len(samples.sent_ns):
-        edges = _bins(min(samples.sent_ns), max(samples.end_ns), max_bins)
-        mids = ((edges[:-1] + edges[1:]) / 2 - t0) / _NS_PER_S
-        out["in flight"] = list(
-            zip(mids.tolist(), _in_flight(samples, edges).tolist(), strict=True)
-        )
-        counts, _ = np.histogram(
-            np.asarray(samples.token_ns, dtype=float),
-            bins=edges,
-            weights=np.asarray(samples.token_weight, dtype=float),
-        )
-        rate = counts / (np.diff(edges) / _NS_PER_S)
-        out["output tokens/s"] = list(zip(mids.tolist(), rate.tolist(), strict=True))
-    out.update(_telemetry_timeline(telemetry, t0))
-    return out
-
-
-def _telemetry_timeline(rows: list[dict[str, Any]], t0: int) -> Series:
-    out: Series = {}
-
-    def add(label: str, t: Any, value: Any, scale: float = 1.0) -> None:
-        if isinstance(t, int) and isinstance(value, int | float) and not isinstance(value, bool):
-            out.setdefault(label, []).append(((t - t0) / _NS_PER_S, float(value) * scale))
-
-    gpu_names: dict[tuple[str, int], str] = {}
-    for row in rows:
-        kind, t = row.get("type"), row.get("t_ns")
-        if kind == "server":
-            add("server running", t, row.get("running"))
-            add("server waiting", t, row.get("waiting"))
-            add("KV cache usage", t, row.get("kv_usage"), 100.0)
-        elif kind == "gpu" and isinstance(row.get("gpu"), int):
-            key = (str(row.get("source")), int(row["gpu"]))
-            name = gpu_names.setdefault(key, f"GPU{len(gpu_names)} util")
-            add(name, t, row.get("util_gpu_pct"))
-    return {k: sorted(v) for k, v in out.items()}
 
 
 def telemetry_series(summary: Summary) -> Series:

@@ -1,13 +1,22 @@
 """Per-request samples read back from ``records.jsonl`` and rows of ``telemetry.jsonl``.
 
 Owns one streaming pass over the records that keeps what the plots and
-``compare``'s bootstrap need and nothing else: per step, the TTFT, TPOT and
-E2E of each successful measured request (not warm-up, not ramp-up, as the
-metrics count them; TTFT to the first answer token in steps whose summary says
-``ttft_of: answer``) and the ITL values (ms); for the
-timeline, every request's (sent, end) interval and every token event's arrival
-with its weight (the request's output tokens / its token events, so a server
-that sends several tokens per event is counted right).
+``compare``'s bootstrap need and nothing else, in compact columns (no record
+is kept): per step, the TTFT, TPOT and E2E of each successful measured request
+(not warm-up, not ramp-up, as the metrics count them; TTFT to the first answer
+token in steps whose summary says ``ttft_of: answer``) and the ITL values (ms),
+each a :class:`~loadgen.report.bins.ValueColumn` of float64; for the timeline,
+every request's (sent, end) interval and every token event's arrival with its
+weight (the request's output tokens / its token events, so a server that sends
+several tokens per event is counted right), a
+:class:`~loadgen.report.bins.StampColumn`.
+
+``exact_up_to``: the plots read a step's column exactly up to
+:data:`~loadgen.report.bins.EXACT_UP_TO` values and from a log-spaced histogram
+past that (the ITL of a 100,000-request step); ``compare``'s bootstrap reads
+with ``exact_up_to=None``: every value, as float64 (8 bytes a value). The
+timeline's token stamps are binned past the same bound whatever it is told:
+only a plot reads them.
 
 The formulas are those of the run's metrics profile
 (:mod:`loadgen.metrics.profiles`, ``summary.metrics_profile``), not copies:
@@ -17,8 +26,8 @@ under ``vllm`` TTFT counts from the request's start, under ``aiperf`` and
 (coordinated omission). So the CDFs and ``compare``'s bootstrap resample the
 same values the summary's statistics were made of.
 
-Imports: orjson, loadgen.errors, loadgen.records, loadgen.summary, loadgen.vocab,
-loadgen.metrics.latency, loadgen.metrics.profiles.
+Imports: numpy, orjson, loadgen.errors, loadgen.records, loadgen.summary, loadgen.vocab,
+loadgen.metrics.latency, loadgen.metrics.profiles, loadgen.report.bins.
 """
 
 from __future__ import annotations
@@ -29,12 +38,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import orjson
 
 from loadgen.errors import ScenarioError
 from loadgen.metrics.latency import first_answer, first_token
 from loadgen.metrics.profiles import PROFILES, Profile
 from loadgen.records import Record, read_records
+from loadgen.report.bins import EXACT_UP_TO, StampColumn, ValueColumn
 from loadgen.summary import Summary
 from loadgen.vocab import LATENCY_METRICS
 
@@ -63,22 +75,28 @@ def profile_of(name: str) -> Profile:
     return PROFILES[name]
 
 
-@dataclass(slots=True)
 class StepSamples:
-    """Raw values of one step's measured successful requests, in ms."""
+    """Values of one step's measured successful requests, in ms: a column per metric."""
 
-    ttft_ms: list[float] = field(default_factory=list)
-    itl_ms: list[float] = field(default_factory=list)
-    tpot_ms: list[float] = field(default_factory=list)
-    e2e_ms: list[float] = field(default_factory=list)
+    __slots__ = ("e2e_ms", "itl_ms", "tpot_ms", "ttft_ms")
 
-    def values(self, metric: str) -> list[float]:
-        """The samples of ``metric`` (one of :data:`SAMPLED_METRICS`)."""
+    def __init__(self, exact_up_to: int | None = EXACT_UP_TO) -> None:
+        self.ttft_ms = ValueColumn(exact_up_to)
+        self.itl_ms = ValueColumn(exact_up_to)
+        self.tpot_ms = ValueColumn(exact_up_to)
+        self.e2e_ms = ValueColumn(exact_up_to)
+
+    def column(self, metric: str) -> ValueColumn:
+        """The column of ``metric`` (one of :data:`SAMPLED_METRICS`)."""
         if metric not in SAMPLED_METRICS:
             msg = f"no samples for {metric!r}; expected one of {', '.join(SAMPLED_METRICS)}"
             raise KeyError(msg)
-        values: list[float] = getattr(self, metric)
-        return values
+        column: ValueColumn = getattr(self, metric)
+        return column
+
+    def values(self, metric: str) -> npt.NDArray[np.float64]:
+        """Every value of ``metric``, in record order (a column that is not binned)."""
+        return self.column(metric).values()
 
 
 @dataclass(slots=True)
@@ -88,20 +106,27 @@ class RunSamples:
     ``answer_steps``: steps whose TTFT is to the first answer token (``ttft_of: answer``);
     ``scheduled_steps``: steps whose TTFT and E2E count from the intended send time
     (``latency_from: scheduled``, open loop); ``profile``: the metrics profile whose
-    formulas make the values.
+    formulas make the values; ``exact_up_to``: see the module.
     """
 
     steps: dict[int, StepSamples] = field(default_factory=dict)
     sent_ns: array[int] = field(default_factory=lambda: array("q"))
     end_ns: array[int] = field(default_factory=lambda: array("q"))
-    token_ns: array[int] = field(default_factory=lambda: array("q"))
-    token_weight: array[float] = field(default_factory=lambda: array("d"))
+    tokens: StampColumn = field(default_factory=StampColumn)
     answer_steps: frozenset[int] = frozenset()
     scheduled_steps: frozenset[int] = frozenset()
     profile: str = "loadgen"
+    exact_up_to: int | None = EXACT_UP_TO
 
     def step(self, index: int) -> StepSamples:
-        return self.steps.get(index) or StepSamples()
+        return self.steps.get(index) or StepSamples(self.exact_up_to)
+
+    @property
+    def binned(self) -> bool:
+        """Whether any column is binned (some plot is drawn from bins)."""
+        return self.tokens.binned or any(
+            s.column(m).binned for s in self.steps.values() for m in SAMPLED_METRICS
+        )
 
     def add(self, r: Record) -> None:
         if r.end_ns > r.sent_ns > 0:
@@ -109,11 +134,12 @@ class RunSamples:
             self.end_ns.append(r.end_ns)
         if r.token_ns:
             weight = r.output_tokens / len(r.token_ns) if r.output_tokens else 1.0
-            self.token_ns.extend(r.token_ns)
-            self.token_weight.extend([weight] * len(r.token_ns))
+            self.tokens.extend(r.token_ns, weight)
         if r.warmup or r.ramp or not r.ok:
             return
-        s = self.steps.setdefault(r.step, StepSamples())
+        s = self.steps.get(r.step)
+        if s is None:
+            s = self.steps[r.step] = StepSamples(self.exact_up_to)
         profile = PROFILES[self.profile]
         first = first_answer if r.step in self.answer_steps else first_token
         since = "scheduled" if r.step in self.scheduled_steps else "sent"
@@ -131,11 +157,14 @@ def samples_from_records(
     answer_steps: Collection[int] = (),
     profile: str = "loadgen",
     scheduled_steps: Collection[int] = (),
+    *,
+    exact_up_to: int | None = EXACT_UP_TO,
 ) -> RunSamples:
     out = RunSamples(
         answer_steps=frozenset(answer_steps),
         scheduled_steps=frozenset(scheduled_steps),
         profile=profile_of(profile).name,
+        exact_up_to=exact_up_to,
     )
     for r in records:
         out.add(r)
@@ -147,26 +176,36 @@ def read_samples(
     answer_steps: Collection[int] = (),
     profile: str = "loadgen",
     scheduled_steps: Collection[int] = (),
+    *,
+    exact_up_to: int | None = EXACT_UP_TO,
 ) -> RunSamples | None:
     """The samples of a records.jsonl, or None when the file is absent.
 
     ``answer_steps``: the steps whose summary says ``ttft_of: answer``; ``profile``: the
     metrics profile the run was summarised with; ``scheduled_steps``: the steps whose
-    summary says ``latency_from: scheduled``.
+    summary says ``latency_from: scheduled``; ``exact_up_to``: see the module.
     """
     if not path.is_file():
         return None
-    return samples_from_records(read_records(path), answer_steps, profile, scheduled_steps)
+    return samples_from_records(
+        read_records(path), answer_steps, profile, scheduled_steps, exact_up_to=exact_up_to
+    )
 
 
-def read_run_samples(results_dir: Path, summary: Summary) -> RunSamples | None:
+def read_run_samples(
+    results_dir: Path, summary: Summary, *, exact_up_to: int | None = EXACT_UP_TO
+) -> RunSamples | None:
     """The samples of a results directory, measured as its summary was: TTFT to the answer
     in steps with ``ttft_of: answer``, TTFT and E2E from the intended send time in steps
     with ``latency_from: scheduled``, and the run's metrics profile."""
     answer_steps = [s.index for s in summary.steps if s.ttft_of == "answer"]
     scheduled = [s.index for s in summary.steps if s.latency_from == "scheduled"]
     return read_samples(
-        results_dir / "records.jsonl", answer_steps, summary.metrics_profile, scheduled
+        results_dir / "records.jsonl",
+        answer_steps,
+        summary.metrics_profile,
+        scheduled,
+        exact_up_to=exact_up_to,
     )
 
 

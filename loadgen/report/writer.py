@@ -7,13 +7,13 @@ The runner calls it at the end of every run, ``loadgen report`` on demand; it
 works on an interrupted run and on steps without a successful request. Each
 file is replaced atomically.
 
-Imports: yaml, pydantic, loadgen.errors, loadgen.summary, loadgen.report.*.
+Imports: yaml, pydantic, loadgen.errors, loadgen.summary, loadgen.scenario.models,
+loadgen.report.*.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pydantic
 import yaml
@@ -22,6 +22,7 @@ from loadgen.errors import ScenarioError
 from loadgen.report.csv_out import render_steps_csv
 from loadgen.report.files import read_summary, write_atomic
 from loadgen.report.samples import read_run_samples, read_telemetry
+from loadgen.scenario.models import Scenario
 from loadgen.summary import Summary
 
 __all__ = ["REPORT_FILES", "load_summary", "write_reports"]
@@ -48,12 +49,14 @@ def load_summary(results_dir: Path) -> Summary:
         raise ScenarioError(msg) from None
 
 
-def _read_scenario(path: Path) -> dict[str, Any] | None:
+def _read_scenario(path: Path) -> Scenario | None:
+    """The resolved scenario the run saved; None when it is absent or does not validate
+    (a file from another loadgen version): the report then leaves out what it told."""
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
+        return Scenario.model_validate(data)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, pydantic.ValidationError):
         return None
-    return data if isinstance(data, dict) else None
 
 
 def write_reports(results_dir: Path) -> list[Path]:

@@ -17,8 +17,8 @@ import pytest
 from loadgen.metrics.sla import check_sla
 from loadgen.metrics.step import summarize_step
 from loadgen.records import Record
-from loadgen.report.files import write_summary
-from loadgen.scenario.models import SlaSpec
+from loadgen.report.files import write_resolved_scenario, write_summary
+from loadgen.scenario.models import Scenario, SlaSpec
 from loadgen.summary import (
     Cost,
     Distribution,
@@ -116,16 +116,25 @@ def build_run() -> tuple[Summary, list[Record]]:
     return summary, records
 
 
+#: the scenario write_run saves as the run's resolved scenario.yaml
+SCENARIO = Scenario.model_validate(
+    {
+        "name": "unit",
+        "target": {"url": "mock"},
+        "load": {"mode": "concurrency", "concurrency": [1, 4, 16, 32], "requests_per_step": 20,
+                 "warmup_requests": 0},
+        "workload": {"prompt_tokens": {"dist": "fixed", "value": 16}},
+    }
+)  # fmt: skip
+
+
 def write_run(out: Path, summary: Summary, records: list[Record], telemetry: bool = True) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     write_summary(summary, out / "summary.json")
     (out / "records.jsonl").write_bytes(
         b"".join(orjson.dumps(r, option=orjson.OPT_APPEND_NEWLINE) for r in records)
     )
-    (out / "scenario.yaml").write_text(
-        "name: unit\nload: {mode: concurrency, requests_per_step: 20, warmup_requests: 0}\n"
-        "workload: {prompt_tokens: {dist: fixed, value: 16}}\n"
-    )
+    write_resolved_scenario(SCENARIO, out / "scenario.yaml")
     if telemetry:
         rows = [
             {"type": "meta", "format": 1},

@@ -111,7 +111,9 @@ def test_the_bootstrap_resamples_the_profiles_values(
     loadgen = read_run_samples(a, summary)  # the fixture's summary: profile loadgen
     assert loadgen is not None
     # vLLM's TTFT counts from the start, 3 ms before the send
-    assert vllm.step(0).ttft_ms == pytest.approx([t + 3.0 for t in loadgen.step(0).ttft_ms])
+    assert list(vllm.step(0).values("ttft_ms")) == pytest.approx(
+        [t + 3.0 for t in loadgen.step(0).values("ttft_ms")]
+    )
     aiperf = _profiled(make_run, run_data, ("aiperf", "aiperf"))
     per_request = cmp.load_runs(list(aiperf))[0].samples
     assert per_request is not None

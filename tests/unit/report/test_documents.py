@@ -121,3 +121,35 @@ def test_bad_results_dirs_are_one_line_errors(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match="not a loadgen summary") as info:
         write_reports(tmp_path)
     assert "\n" not in str(info.value)
+
+
+def test_the_report_reads_the_typed_scenario(
+    tmp_path: Path, run_data: tuple[Summary, list[Record]]
+) -> None:
+    """What report.md says of the scenario comes from the validated scenario.yaml; a file
+    that does not validate (another loadgen's) leaves it out instead of failing."""
+    from loadgen.report.files import write_resolved_scenario
+
+    from .conftest import SCENARIO, write_run
+
+    summary, records = run_data
+    out = write_run(tmp_path / "typed", summary, records, telemetry=False)
+    sc = SCENARIO.model_validate(
+        {
+            **SCENARIO.model_dump(mode="json"),
+            "load": {"mode": "trace", "trace": "/data/trace.jsonl", "duration_s": 12.0},
+            "cost": {"usd_per_hour": 2.5},
+            "telemetry": {"server_metrics": "http://user:pw@10.0.0.1:8000/metrics"},
+        }
+    )
+    write_resolved_scenario(sc, out / "scenario.yaml")
+    write_reports(out)
+    md = (out / "report.md").read_text()
+    assert "- per step: 12.0 s, 0 warm-up requests" in md  # a trace has no warm-up
+    assert "- cost basis: 2.5 USD/hour" in md
+    assert "- telemetry: http://10.0.0.1:8000/metrics" in md  # userinfo stripped on disk
+    (out / "scenario.yaml").write_text("name: old\nload: {mode: concurrency, retired: 1}\n")
+    write_reports(out)
+    md = (out / "report.md").read_text()
+    assert "- per step:" not in md and "cost basis" not in md
+    assert "- metrics profile: loadgen" in md

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from loadgen.records import Record
-from loadgen.report import figures, plots
+from loadgen.report import figures, plots, sample_series
 from loadgen.report.samples import samples_from_records
 from loadgen.summary import Summary, Verdict
 
@@ -114,7 +114,9 @@ def test_ttft_cdf_has_a_log_x_axis_and_itl_keeps_a_linear_one() -> None:
 
 def test_cdf_lines_are_in_load_order() -> None:
     steps = [bare_step(0, "concurrency", 64, 519.0), bare_step(1, "concurrency", 1, 20.0)]
-    series = plots.cdf_series(bare_summary(steps), samples_from_records(_records()), "ttft_ms")
+    series = sample_series.cdf_series(
+        bare_summary(steps), samples_from_records(_records()), "ttft_ms"
+    )
     assert list(series) == ["c=1", "c=64"]
 
 
@@ -164,7 +166,7 @@ def test_the_timeline_shades_the_steady_window() -> None:
     step.started_ns, step.ended_ns = T0 + 1_000 * MS, T0 + 9_000 * MS
     step.steady_started_ns, step.steady_ended_ns = T0 + 2_000 * MS, T0 + 8_000 * MS
     summary = bare_summary([step])
-    assert plots.steady_spans(summary, T0) == [(2.0, 8.0, "c=4")]
+    assert sample_series.steady_spans(summary, T0) == [(2.0, 8.0, "c=4")]
     samples = samples_from_records(make_records(0, 5, 1.0, 2.0, T0 + 1_000 * MS))
     fig = figures.draw_timeline(summary, samples, [])
     shaded = [p for p in fig.axes[0].patches if p.get_gid() == "steady"]

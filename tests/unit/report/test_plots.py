@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from loadgen.records import Record
-from loadgen.report import figures, plots
+from loadgen.report import figures, plots, sample_series
 from loadgen.report.samples import samples_from_records
 from loadgen.summary import Summary
 
@@ -65,14 +65,14 @@ def test_throughput_series_and_figure(run_data: tuple[Summary, list[Record]]) ->
 def test_cdf_series_from_records(run_data: tuple[Summary, list[Record]]) -> None:
     summary, records = run_data
     samples = samples_from_records(records)
-    ttft = plots.cdf_series(summary, samples, "ttft_ms")
+    ttft = sample_series.cdf_series(summary, samples, "ttft_ms")
     assert list(ttft) == ["c=1", "c=4", "c=16"]
     xs = [x for x, _ in ttft["c=1"]]
     assert xs == pytest.approx([10.0 + j for j in range(20)])
     assert ttft["c=1"][-1][1] == 1.0 and ttft["c=1"][0][1] == pytest.approx(0.05)
-    itl = plots.cdf_series(summary, samples, "itl_ms")
+    itl = sample_series.cdf_series(summary, samples, "itl_ms")
     assert [x for x, _ in itl["c=4"]] == pytest.approx([3.0] * 80)  # 20 requests x 4 gaps
-    small = plots.cdf_series(summary, samples, "ttft_ms", max_points=5)
+    small = sample_series.cdf_series(summary, samples, "ttft_ms", max_points=5)
     assert len(small["c=1"]) == 5 and small["c=1"][-1] == (pytest.approx(29.0), 1.0)
     fig = figures.draw_cdf(summary, samples)
     assert _labels(fig.axes[0]) == ["c=1", "c=4", "c=16"]
@@ -81,7 +81,7 @@ def test_cdf_series_from_records(run_data: tuple[Summary, list[Record]]) -> None
 def test_timeline_in_flight_and_tokens(run_data: tuple[Summary, list[Record]]) -> None:
     summary, records = run_data
     samples = samples_from_records(records)
-    series = plots.timeline_series(summary, samples, [])
+    series = sample_series.timeline_series(summary, samples, [])
     in_flight = series["in flight"]
     # one request at a time during step 0: time-mean in flight never exceeds 1
     assert max(y for x, y in in_flight if x < 4.9) <= 1.0 + 1e-9
@@ -91,8 +91,8 @@ def test_timeline_in_flight_and_tokens(run_data: tuple[Summary, list[Record]]) -
     assert sum(y for _, y in in_flight) * width == pytest.approx(busy, rel=1e-6)
     tokens = series["output tokens/s"]
     assert sum(y for _, y in tokens) * width == pytest.approx(5 * 60, rel=1e-6)
-    assert plots.timeline_origin_ns(summary, samples) == T0
-    spans = plots.step_spans(summary, T0)
+    assert sample_series.timeline_origin_ns(summary, samples) == T0
+    spans = sample_series.step_spans(summary, T0)
     assert spans[1][0] == pytest.approx(5.0) and spans[1][2] == "c=4"
 
 
@@ -103,7 +103,7 @@ def test_timeline_with_telemetry(run_data: tuple[Summary, list[Record]]) -> None
         {"type": "gpu", "source": "a", "gpu": 0, "t_ns": T0 + 1_000 * MS, "util_gpu_pct": 70.0},
         {"type": "gap", "t_ns": T0, "error": "x"},
     ]
-    series = plots.timeline_series(summary, samples_from_records(records), rows)
+    series = sample_series.timeline_series(summary, samples_from_records(records), rows)
     assert series["server waiting"] == [(2.0, 1.0)]
     assert series["KV cache usage"] == [(2.0, 50.0)]
     assert series["GPU0 util"] == [(1.0, 70.0)]

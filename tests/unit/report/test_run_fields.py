@@ -22,9 +22,10 @@ from loadgen.report.markdown import (
     render_markdown,
 )
 from loadgen.report.writer import write_reports
+from loadgen.scenario.workload_spec import WorkloadSpec
 from loadgen.summary import StepSummary, Summary, TokenCounts
 
-from .conftest import RICH_N, write_run
+from .conftest import RICH_N, SCENARIO, write_run
 
 #: Text that only the new fields produce: none of it may appear for a plain run.
 NEW_TEXT = (
@@ -257,7 +258,8 @@ def test_markdown_without_a_workload_keeps_the_scenario_lengths(
     rich_data: tuple[Summary, list[Record]],
 ) -> None:
     summary, _ = rich_data
-    scenario = {"workload": {"prompt_tokens": {"dist": "fixed", "value": 100}}}
+    work = {"prompt_tokens": {"dist": "fixed", "value": 100}}
+    scenario = SCENARIO.model_copy(update={"workload": WorkloadSpec.model_validate(work)})
     md = render_markdown(build_document(summary, scenario))
     assert "prompt tokens: dist fixed" not in md  # the runner's description is used instead
     summary.workload = None
