@@ -16,12 +16,12 @@ Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.limits.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, model_validator
 
 from loadgen.scenario.limits import MAX_LIST, MAX_REQUESTS, MAX_SECONDS, MAX_TOKENS
-from loadgen.strict import Spec as _Strict
+from loadgen.strict import Spec
 
 __all__ = [
     "DIST_TAGS",
@@ -54,21 +54,6 @@ def lognormal_params(mean: float, std: float) -> tuple[float, float]:
     return math.log(mean) - var_log / 2, math.sqrt(var_log)
 
 
-def _one_parametrisation(
-    mean: float | None, std: float | None, mu: float | None, sigma: float | None
-) -> None:
-    moments = mean is not None or std is not None
-    logs = mu is not None or sigma is not None
-    if moments and logs:
-        raise ValueError("give `mean` and `std`, or `mu` and `sigma`, not both")
-    if moments and (mean is None or std is None):
-        raise ValueError("give both `mean` and `std`")
-    if logs and (mu is None or sigma is None):
-        raise ValueError("give both `mu` and `sigma`")
-    if not moments and not logs:
-        raise ValueError("give `mean` and `std` (of the values) or `mu` and `sigma` (of the log)")
-
-
 def _check_bounds(low: float, high: float | None) -> None:
     if high is not None and high < low:
         raise ValueError(f"max ({high:g}) must be >= min ({low:g})")
@@ -76,13 +61,28 @@ def _check_bounds(low: float, high: float | None) -> None:
 
 # --- token counts -------------------------------------------------------------------------
 
+#: The clamp of a drawn token count (normal, lognormal): the lower end, and the upper
+#: (None: none). A draw beyond is moved to the end, not drawn again.
+_TokenFloor = Annotated[
+    int,
+    Field(
+        ge=1, le=MAX_TOKENS, description="Draws below are raised to this (clamped, not redrawn)."
+    ),
+]
+_TokenCeiling = Annotated[
+    int | None,
+    Field(
+        ge=1, le=MAX_TOKENS, description="Draws above are lowered to this (None: no upper bound)."
+    ),
+]
 
-class FixedDist(_Strict):
+
+class FixedDist(Spec):
     dist: Literal["fixed"] = Field(description="Every request gets `value`.")
     value: int = Field(ge=1, le=MAX_TOKENS, description="The token count.")
 
 
-class UniformDist(_Strict):
+class UniformDist(Spec):
     dist: Literal["uniform"] = Field(description="Integers drawn uniformly in [min, max].")
     min: int = Field(ge=1, le=MAX_TOKENS, description="Smallest token count.")
     max: int = Field(ge=1, le=MAX_TOKENS, description="Largest token count.")
@@ -94,7 +94,7 @@ class UniformDist(_Strict):
         return self
 
 
-class NormalDist(_Strict):
+class NormalDist(Spec):
     dist: Literal["normal"] = Field(
         description="Normal draws, rounded to integers and clamped to [min, max]."
     )
@@ -104,15 +104,8 @@ class NormalDist(_Strict):
     std: float = Field(
         ge=0, le=MAX_TOKENS, description="Standard deviation before rounding and clamping."
     )
-    min: int = Field(
-        1, ge=1, le=MAX_TOKENS, description="Draws below are raised to this (clamped, not redrawn)."
-    )
-    max: int | None = Field(
-        None,
-        ge=1,
-        le=MAX_TOKENS,
-        description="Draws above are lowered to this (None: no upper bound).",
-    )
+    min: _TokenFloor = 1
+    max: _TokenCeiling = None
 
     @model_validator(mode="after")
     def _bounds(self) -> NormalDist:
@@ -120,7 +113,7 @@ class NormalDist(_Strict):
         return self
 
 
-class _LognormalParams(_Strict):
+class _LognormalParams(Spec):
     """Either ``mean`` + ``std`` of the values themselves or ``mu`` + ``sigma`` of their log."""
 
     mean: float | None = Field(
@@ -139,6 +132,23 @@ class _LognormalParams(_Strict):
         None, ge=0, le=10, description="Standard deviation of the log (with `mu`, instead of std)."
     )
 
+    @model_validator(mode="after")
+    def _one_parametrisation(self) -> Self:
+        """One pair or the other, whole (runs before a subclass's own checks)."""
+        moments = self.mean is not None or self.std is not None
+        logs = self.mu is not None or self.sigma is not None
+        if moments and logs:
+            raise ValueError("give `mean` and `std`, or `mu` and `sigma`, not both")
+        if moments and (self.mean is None or self.std is None):
+            raise ValueError("give both `mean` and `std`")
+        if logs and (self.mu is None or self.sigma is None):
+            raise ValueError("give both `mu` and `sigma`")
+        if not moments and not logs:
+            raise ValueError(
+                "give `mean` and `std` (of the values) or `mu` and `sigma` (of the log)"
+            )
+        return self
+
     def log_params(self) -> tuple[float, float]:
         """(mu, sigma) of the underlying normal, converted from mean/std when given so."""
         if self.mu is not None and self.sigma is not None:
@@ -150,24 +160,16 @@ class LognormalDist(_LognormalParams):
     dist: Literal["lognormal"] = Field(
         description="Lognormal draws, rounded to integers and clamped to [min, max]."
     )
-    min: int = Field(
-        1, ge=1, le=MAX_TOKENS, description="Draws below are raised to this (clamped, not redrawn)."
-    )
-    max: int | None = Field(
-        None,
-        ge=1,
-        le=MAX_TOKENS,
-        description="Draws above are lowered to this (None: no upper bound).",
-    )
+    min: _TokenFloor = 1
+    max: _TokenCeiling = None
 
     @model_validator(mode="after")
-    def _params(self) -> LognormalDist:
-        _one_parametrisation(self.mean, self.std, self.mu, self.sigma)
+    def _bounds(self) -> LognormalDist:
         _check_bounds(self.min, self.max)
         return self
 
 
-class Histogram(_Strict):
+class Histogram(Spec):
     edges: list[Annotated[int, Field(ge=0, le=MAX_TOKENS + 1)]] = Field(
         min_length=2,
         max_length=MAX_LIST,
@@ -193,7 +195,7 @@ class Histogram(_Strict):
         return self
 
 
-class EmpiricalDist(_Strict):
+class EmpiricalDist(Spec):
     dist: Literal["empirical"] = Field(
         description="Observed lengths: exactly one of `values`, `histogram` or `file`."
     )
@@ -228,12 +230,12 @@ Distribution = Annotated[
 # --- seconds ------------------------------------------------------------------------------
 
 
-class FixedSeconds(_Strict):
+class FixedSeconds(Spec):
     dist: Literal["fixed"] = Field(description="Always `value` seconds.")
     value: float = Field(ge=0, le=MAX_SECONDS, description="The time in seconds.")
 
 
-class UniformSeconds(_Strict):
+class UniformSeconds(Spec):
     dist: Literal["uniform"] = Field(description="Seconds drawn uniformly in [min, max].")
     min: float = Field(ge=0, le=MAX_SECONDS, description="Shortest time in seconds.")
     max: float = Field(ge=0, le=MAX_SECONDS, description="Longest time in seconds.")
@@ -244,7 +246,7 @@ class UniformSeconds(_Strict):
         return self
 
 
-class ExponentialSeconds(_Strict):
+class ExponentialSeconds(Spec):
     dist: Literal["exponential"] = Field(description="Exponential draws (memoryless waits).")
     mean: float = Field(gt=0, le=MAX_SECONDS, description="Mean time in seconds.")
 
@@ -262,8 +264,7 @@ class LognormalSeconds(_LognormalParams):
     )
 
     @model_validator(mode="after")
-    def _params(self) -> LognormalSeconds:
-        _one_parametrisation(self.mean, self.std, self.mu, self.sigma)
+    def _bounds(self) -> LognormalSeconds:
         _check_bounds(self.min, self.max)
         return self
 
@@ -277,7 +278,7 @@ FloatDistribution = Annotated[
 # --- datasets -----------------------------------------------------------------------------
 
 
-class DatasetSpec(_Strict):
+class DatasetSpec(Spec):
     path: str = Field(min_length=1, description="The dataset file (JSONL or ShareGPT JSON).")
     format: Literal["auto", "jsonl", "sharegpt"] = Field(
         "auto",

@@ -39,7 +39,7 @@ from loadgen.scenario.limits import (
     MIN_SCALE,
     MIN_SECONDS,
 )
-from loadgen.strict import Spec as _Strict
+from loadgen.strict import Spec
 
 __all__ = [
     "LOAD_TAGS",
@@ -55,7 +55,7 @@ __all__ = [
 TRACE_FORMATS = ("auto", "mooncake", "azure", "burstgpt", "loadgen")
 
 
-class StopEarly(_Strict):
+class StopEarly(Spec):
     max_error_rate: float = Field(
         0.5, ge=0, le=1, description="Stop the sweep after a step with a higher error rate."
     )
@@ -64,7 +64,7 @@ class StopEarly(_Strict):
     )
 
 
-class _Common(_Strict):
+class _Common(Spec):
     requests_per_step: int | None = Field(
         None,
         ge=1,
@@ -146,9 +146,7 @@ class _Swept(_Common):
             raise ValueError("sweep sla-search needs two values: a low and a high bound")
         if 0 < self.ramp_up_s < MIN_SECONDS:
             raise ValueError(f"ramp_up_s: 0, or at least {MIN_SECONDS} s")
-        search_only = _changed(self, ("search_tolerance", "max_search_steps"))
-        if search_only and sweep != "sla-search":
-            raise ValueError(f"{sorted(search_only)[0]} applies to sweep sla-search only")
+        _only_for_sweep(self, "sla-search", ("search_tolerance", "max_search_steps"))
         return self
 
 
@@ -205,9 +203,7 @@ class RateLoad(_Swept):
     def _rates(self) -> RateLoad:
         if self.sweep != "auto" and not self.rate:
             raise ValueError("mode rate needs a non-empty `rate` list")
-        auto_only = _changed(self, ("auto_points", "probe_concurrency"))
-        if auto_only and self.sweep != "auto":
-            raise ValueError(f"{sorted(auto_only)[0]} applies to sweep auto only")
+        _only_for_sweep(self, "auto", ("auto_points", "probe_concurrency"))
         return self
 
     @property
@@ -215,7 +211,15 @@ class RateLoad(_Swept):
         return [float(v) for v in self.rate or []]
 
 
-class TraceLoad(_Common):
+class _Unswept(_Common):
+    """A mode with no sweep strategy: one step per listed value (time_scale, max_concurrency)."""
+
+    @property
+    def sweep(self) -> str:
+        return "list"
+
+
+class TraceLoad(_Unswept):
     mode: Literal["trace"] = Field(
         "trace", description="Replay a trace file's arrivals, open loop."
     )
@@ -248,15 +252,11 @@ class TraceLoad(_Common):
         return self
 
     @property
-    def sweep(self) -> str:
-        return "list"
-
-    @property
     def points(self) -> list[float]:
         return [float(v) for v in self.time_scale]
 
 
-class OfflineLoad(_Common):
+class OfflineLoad(_Unswept):
     mode: Literal["offline"] = Field(
         "offline", description="Every request of the step at once: the maximum throughput."
     )
@@ -277,25 +277,25 @@ class OfflineLoad(_Common):
         return self
 
     @property
-    def sweep(self) -> str:
-        return "list"
-
-    @property
     def points(self) -> list[float]:
         """Each step's cap on requests in flight; 0 stands for none."""
         return [float(c) for c in self.max_concurrency] if self.max_concurrency else [0.0]
 
 
-def _changed(model: BaseModel, names: tuple[str, ...]) -> list[str]:
-    """Those of ``names`` given a value other than their default.
+def _only_for_sweep(model: BaseModel, sweep: str, names: tuple[str, ...]) -> None:
+    """Refuse a field of ``names`` given a value other than its default, unless ``sweep``.
 
     A field of another sweep given at its default is harmless (the resolved
     scenario in a results directory lists every default, and must load back).
     """
+    if getattr(model, "sweep", "list") == sweep:
+        return
     fields = type(model).model_fields
-    return [
+    changed = [
         n for n in names if getattr(model, n) != fields[n].get_default(call_default_factory=True)
     ]
+    if changed:
+        raise ValueError(f"{sorted(changed)[0]} applies to sweep {sweep} only")
 
 
 def _mode(value: Any) -> str:
