@@ -68,6 +68,16 @@ ALLOWED: dict[str, set[str]] = {
 }
 
 
+#: part -> {a part it may import: the only modules of it that it may import}
+NARROW: dict[str, dict[str, tuple[str, ...]]] = {
+    "report": {
+        "scenario": ("loadgen.scenario.models",),  # the resolved scenario, typed
+        # the per-request formulas and the profile's, for CDFs and the bootstrap
+        "metrics": ("loadgen.metrics.latency", "loadgen.metrics.profiles"),
+    },
+}
+
+
 def loadgen_imports(path: Path, *, top_level_only: bool = False) -> set[str]:
     """The ``loadgen.*`` modules ``path`` imports (every import, or module-scope ones only).
 
@@ -164,6 +174,18 @@ def test_imports_flow_one_way(part: str) -> None:
         for f in files
         for m in loadgen_imports(f)
         if part_of(m) not in allowed
+    }
+    assert not bad
+
+
+@pytest.mark.parametrize("part", sorted(NARROW))
+def test_some_parts_may_use_only_some_modules_of_another(part: str) -> None:
+    assert set(NARROW[part]) <= ALLOWED[part]
+    bad = {
+        f"{f.relative_to(PKG)} imports {m}"
+        for f in sources(part)
+        for m in loadgen_imports(f)
+        if part_of(m) in NARROW[part] and not m.startswith(NARROW[part][part_of(m)])
     }
     assert not bad
 

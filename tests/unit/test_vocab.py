@@ -13,7 +13,7 @@ import loadgen.summary
 import loadgen.summary.run
 from loadgen import strict, vocab
 from loadgen.metrics import bigstats, profiles, stats
-from loadgen.scenario import dists, loadspec, workload_spec
+from loadgen.scenario import dists, loadspec, target_spec, workload_spec
 from loadgen.scenario import models as scenario_models
 from loadgen.scenario.models import PercentileBounds, SlaSpec
 from loadgen.summary import Distribution, Intervals, LatencyBounds, SlaBounds
@@ -65,7 +65,7 @@ def test_the_summary_s_sla_block_has_the_scenario_s_keys() -> None:
 def test_one_strict_base() -> None:
     """Every scenario model is a strict.Spec, every summary model a strict.Strict, and no
     module of the package spells out the config again."""
-    for module in (dists, loadspec, scenario_models, workload_spec):
+    for module in (dists, loadspec, scenario_models, target_spec, workload_spec):
         for _, cls in inspect.getmembers(module, inspect.isclass):
             if issubclass(cls, pydantic.BaseModel) and cls.__module__ == module.__name__:
                 assert issubclass(cls, strict.Spec), cls
