@@ -71,6 +71,8 @@ class Profile:
     ends_at: End
     tpot_rule: TpotRule
     itl_rule: ItlRule
+    #: what the profile changes, in one line for the reports (docs/metrics.md has the formulas)
+    note: str = ""
     #: the pooled gaps are also reported as AIPerf's inter-chunk latency (``icl_ms``)
     names_icl: bool = False
 
@@ -131,9 +133,38 @@ def _pooled_gaps(records: Sequence[Record]) -> list[float]:
 PROFILES: dict[str, Profile] = {
     p.name: p
     for p in (
-        Profile("loadgen", "sent", "end", "between", "gaps"),
-        Profile("vllm", "start", "last", "vllm", "gaps"),
-        Profile("aiperf", "start", "last", "between", "per_request", names_icl=True),
-        Profile("guidellm", "start", "end", "with_wait", "per_request"),
+        Profile(
+            "loadgen",
+            "sent",
+            "end",
+            "between",
+            "gaps",
+            "loadgen's own formulas (TTFT from the send)",
+        ),
+        Profile(
+            "vllm",
+            "start",
+            "last",
+            "vllm",
+            "gaps",
+            "vLLM's benchmark formulas (TTFT from the request's start)",
+        ),
+        Profile(
+            "aiperf",
+            "start",
+            "last",
+            "between",
+            "per_request",
+            "AIPerf's formulas (TTFT from the start, ITL one value per request)",
+            names_icl=True,
+        ),
+        Profile(
+            "guidellm",
+            "start",
+            "end",
+            "with_wait",
+            "per_request",
+            "GuideLLM's formulas (TTFT from the start, TPOT with the first token's wait)",
+        ),
     )
 }

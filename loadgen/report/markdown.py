@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 
+from loadgen.metrics.profiles import PROFILES
 from loadgen.report import facts
 from loadgen.report.blocks import (
     FAIL,
@@ -113,18 +114,9 @@ def _scenario_items(summary: Summary, scenario: Scenario | None) -> tuple[str, .
     return tuple(items)
 
 
-#: What each metrics profile changes, in one line (docs/metrics.md has the formulas).
-_PROFILE_NOTES = {
-    "loadgen": "loadgen's own formulas (TTFT from the send)",
-    "vllm": "vLLM's benchmark formulas (TTFT from the request's start)",
-    "aiperf": "AIPerf's formulas (TTFT from the start, ITL one value per request)",
-    "guidellm": "GuideLLM's formulas (TTFT from the start, TPOT with the first token's wait)",
-}
-
-
 def _profile_text(profile: str) -> str:
-    note = _PROFILE_NOTES.get(profile)
-    return f"{profile}: {note}" if note else profile
+    found = PROFILES.get(profile)
+    return f"{profile}: {found.note}" if found is not None and found.note else profile
 
 
 def _sla_text(sla: SlaBounds) -> str:
