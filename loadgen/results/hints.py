@@ -3,7 +3,8 @@
 A failed request is a record (``error_kind``, ``error_detail``); this module
 turns a step's failed records into a few lines for stderr, with a hint where
 the cause is known (nothing listening at the URL, a URL ending in ``/v1``,
-a model the server does not serve, an https certificate nobody vouched for).
+a model the server does not serve, an https certificate nobody vouched for,
+credentials missing or refused).
 
 Pure functions: no I/O. Imports: loadgen.records, loadgen.metrics.columns,
 loadgen.redact, loadgen.summary.
@@ -44,6 +45,8 @@ class TargetFacts:
     models: list[str] | None = None  # what /v1/models listed, None when it did not answer
     #: several endpoints: each one's URL (a record's ``endpoint`` indexes it); else empty
     urls: tuple[str, ...] = ()
+    #: ``target.api_key_env``: the variable the key came from (the loader refused it unset)
+    api_key_env: str | None = None
 
     def at(self, endpoint: int | None) -> TargetFacts:
         """The facts as seen from one endpoint: its URL in place of the first."""
@@ -75,12 +78,27 @@ def hint(kind: str, detail: str, target: TargetFacts) -> str | None:
             served = ", ".join(target.models[:5]) or "none"
             return f"model {target.model!r} is not served; the server lists: {served}"
         if kind in ("http_401", "http_403"):
-            return "the server wants credentials: set target.api_key_env"
+            return _credentials_hint(kind, target)
         if kind == "http_404":
             return "the server has no such endpoint: check target.url and target.api"
     if kind == "first_token_timeout":
         return "no first token in time: raise target.timeouts_s.first_token or lower the load"
     return None
+
+
+def _credentials_hint(kind: str, target: TargetFacts) -> str:
+    if target.api_key_env is None:
+        return (
+            "the server wants credentials: set target.api_key_env to the environment "
+            "variable holding the API key"
+        )
+    var = target.api_key_env
+    if kind == "http_401":
+        return f"the server refused the API key in ${var} (target.api_key_env): check the key"
+    return (
+        f"the API key in ${var} (target.api_key_env) may not do this: check its "
+        f"permissions for model {target.model!r}"
+    )
 
 
 def error_lines(failures: ErrorTally | Iterable[Record], target: TargetFacts) -> list[str]:

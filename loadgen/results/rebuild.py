@@ -59,7 +59,7 @@ def rebuild_summary(results_dir: Path) -> Summary:
     """The summary of ``results_dir`` made again from its records and resolved scenario."""
     path = results_dir / "scenario.yaml"
     try:
-        scenario = load_scenario(path, _defaults_dropped(path))
+        scenario = load_scenario(path, _defaults_dropped(path), check_inputs=False)
     except ScenarioError as exc:
         msg = f"cannot rebuild summary.json: {exc}"
         raise ScenarioError(msg) from None

@@ -79,6 +79,7 @@ class Session:
             model=scenario.target.model,
             models=summary.target_check.models if summary.target_check else None,
             urls=tuple(urls) if len(urls) > 1 else (),
+            api_key_env=scenario.target.api_key_env,
         )
         self.step_errors: list[str] = []  # the last step's error lines (hints.error_lines)
         self._flush_timer: asyncio.TimerHandle | None = None

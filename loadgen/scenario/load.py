@@ -2,22 +2,29 @@
 
 Every failure becomes one :class:`ScenarioError` line that names the source
 (the file, or the flag that set the field), the field path in the form
-``load.concurrency[2]`` and what was expected.
+``load.concurrency[2]`` and what was expected. An unknown key is reported
+before any other error (a misspelt ``modle:`` is the cause of "model is
+missing"), with the closest known name. Relative file paths are resolved
+against the scenario's folder, and the files and environment variables a
+valid scenario names are checked (:mod:`~loadgen.scenario.inputs`).
 
-Imports: yaml, pydantic, loadgen.errors, loadgen.redact, loadgen.scenario.models.
+Imports: yaml, pydantic, loadgen.errors, loadgen.redact, loadgen.scenario.models
+and .inputs.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from loadgen.errors import ScenarioError
 from loadgen.redact import redact_text
+from loadgen.scenario.inputs import check_inputs as check_scenario_inputs
 from loadgen.scenario.loadspec import LOAD_TAGS
 from loadgen.scenario.models import Scenario
 
@@ -41,6 +48,7 @@ _PATH_FIELDS: tuple[tuple[str, ...], ...] = (
     ("workload", "output_tokens", "file"),
     ("workload", "sessions", "turns", "file"),
     ("load", "trace"),
+    ("target", "tls", "ca_file"),
 )
 
 
@@ -93,8 +101,15 @@ class _Refused(Exception):
         self.line = line
 
 
-def load_scenario(path: Path, overrides: Overrides | None = None) -> Scenario:
-    """Read and validate ``path``; apply ``overrides`` before validation."""
+def load_scenario(
+    path: Path, overrides: Overrides | None = None, *, check_inputs: bool = True
+) -> Scenario:
+    """Read and validate ``path``; apply ``overrides`` before validation.
+
+    ``check_inputs``: also refuse a scenario whose files or environment variables
+    are missing (see :mod:`~loadgen.scenario.inputs`); off to read back the
+    scenario of a past run, whose files need not be there any more.
+    """
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
@@ -106,7 +121,9 @@ def load_scenario(path: Path, overrides: Overrides | None = None) -> Scenario:
     except UnicodeDecodeError as exc:
         msg = f"{path}: not UTF-8 text (byte {exc.start}): a scenario is a YAML text file"
         raise ScenarioError(msg) from None
-    return parse_scenario(text, str(path), overrides, base_dir=path.parent)
+    return parse_scenario(
+        text, str(path), overrides, base_dir=path.parent, check_inputs=check_inputs
+    )
 
 
 def _check_size(node: yaml.Node | None) -> None:
@@ -144,9 +161,17 @@ def _read_yaml(text: str) -> Any:
 
 
 def parse_scenario(
-    text: str, source: str, overrides: Overrides | None = None, *, base_dir: Path | None = None
+    text: str,
+    source: str,
+    overrides: Overrides | None = None,
+    *,
+    base_dir: Path | None = None,
+    check_inputs: bool = False,
 ) -> Scenario:
-    """Validate a scenario's YAML ``text``; relative file paths in it are from ``base_dir``."""
+    """Validate a scenario's YAML ``text``; relative file paths in it are from ``base_dir``.
+
+    ``check_inputs``: also check the files and environment variables it names.
+    """
     try:
         raw = _read_yaml(text)
     except _Refused as exc:
@@ -167,18 +192,25 @@ def parse_scenario(
     if not isinstance(raw, dict):
         got = type(raw).__name__
         raise ScenarioError(f"{source}: expected a mapping of scenario fields, got {got}")
-    if base_dir is not None:
-        _resolve_paths(raw, base_dir)
+    relative = _resolve_paths(raw, base_dir) if base_dir is not None else {}
     overrides = overrides or {}
     for fields in overrides.values():
         for path, value in fields.items():
             _set_path(raw, path, value)
+            relative.pop(path, None)  # a flag's path is from the current directory
     try:
-        return Scenario.model_validate(raw)
+        sc = Scenario.model_validate(raw)
     except ValidationError as exc:
         raise ScenarioError(_one_line(exc, source, overrides)) from None
     except RecursionError:
         raise ScenarioError(f"{source}: nested deeper than {MAX_DEPTH} levels") from None
+    if check_inputs:
+
+        def source_of(field: tuple[str, ...]) -> str:
+            return _source_of(field, source, overrides)
+
+        check_scenario_inputs(sc, source, relative=relative, source_of=source_of)
+    return sc
 
 
 def _set_path(raw: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
@@ -197,8 +229,12 @@ def _set_path(raw: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
         node[path[-1]] = value
 
 
-def _resolve_paths(raw: dict[str, Any], base_dir: Path) -> None:
-    """Make the relative file paths of ``raw`` relative to ``base_dir`` instead of the cwd."""
+def _resolve_paths(raw: dict[str, Any], base_dir: Path) -> dict[tuple[str, ...], str]:
+    """Make the relative file paths of ``raw`` relative to ``base_dir`` instead of the cwd.
+
+    Returns each changed field with its path as written.
+    """
+    given: dict[tuple[str, ...], str] = {}
     for path in _PATH_FIELDS:
         node: Any = raw
         for key in path[:-1]:
@@ -208,6 +244,8 @@ def _resolve_paths(raw: dict[str, Any], base_dir: Path) -> None:
         value = node.get(path[-1])
         if isinstance(value, str) and value and not Path(value).is_absolute():
             node[path[-1]] = str(base_dir / value)
+            given[path] = value
+    return given
 
 
 def _field_path(loc: tuple[int | str, ...]) -> str:
@@ -222,17 +260,24 @@ def _field_path(loc: tuple[int | str, ...]) -> str:
     return out or "(top level)"
 
 
-def _one_line(exc: ValidationError, source: str, overrides: Overrides) -> str:
-    err = exc.errors(include_url=False)[0]
-    loc = tuple(p for p in err["loc"] if p not in _UNION_TAGS)
-    field = _field_path(loc)
+def _source_of(loc: tuple[int | str, ...], source: str, overrides: Overrides) -> str:
+    """``source``, or the flag that set the field at ``loc``."""
     for flag, fields in overrides.items():
         if any(tuple(str(p) for p in loc[: len(path)]) == path for path in fields):
-            source = f"command line {flag}"
-            break
+            return f"command line {flag}"
+    return source
+
+
+def _one_line(exc: ValidationError, source: str, overrides: Overrides) -> str:
+    errors = exc.errors(include_url=False)
+    # an unknown key first: a misspelt name also makes the real one "missing"
+    err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    loc = tuple(p for p in err["loc"] if p not in _UNION_TAGS)
+    field = _field_path(loc)
+    source = _source_of(loc, source, overrides)
     msg = str(err["msg"])
     if err["type"] == "extra_forbidden":
-        msg = "unknown field"
+        msg = "unknown field" + _did_you_mean(err["loc"])
     elif err["type"] == "missing":
         msg = "required field is missing"
     elif msg.startswith("Value error, "):
@@ -249,3 +294,69 @@ def _one_line(exc: ValidationError, source: str, overrides: Overrides) -> str:
     if extra:
         text += f" [and {extra} more error{'s' if extra > 1 else ''}]"
     return redact_text(text.replace("\n", " "))  # a URL's password is not echoed
+
+
+def _did_you_mean(loc: tuple[int | str, ...]) -> str:
+    """What to say after "unknown field" for the key at the end of ``loc``.
+
+    The field of another load mode or distribution (``arrival`` under mode
+    concurrency), the closest known name (``did you mean model?``), or the names
+    known there.
+    """
+    key = str(loc[-1])
+    models, others = _models_at(loc[:-1])
+    owners = sorted(t for m in others if key in m.model_fields for t in _tags(m))
+    if owners and models:
+        mine = ", ".join(sorted(_tags(models[0])))
+        names = [t.removeprefix("load:") for t in owners]
+        theirs = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+        kind = "mode" if mine.startswith("load:") else "dist"
+        return f" for {kind} {mine.removeprefix('load:')}; it is a field of {kind} {theirs}"
+    names = sorted({n for m in models for n in m.model_fields})
+    if not names:
+        return ""
+    close = difflib.get_close_matches(key, names, n=1)
+    if close:
+        return f"; did you mean {close[0]}?"
+    shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
+    return f"; expected one of: {shown}"
+
+
+def _models_at(
+    loc: tuple[int | str, ...],
+) -> tuple[list[type[BaseModel]], list[type[BaseModel]]]:
+    """The models that can stand at ``loc`` (an error location, union tags included),
+    and the other members of the union whose tag picked them (none when no tag did)."""
+    models: list[type[BaseModel]] = [Scenario]
+    others: list[type[BaseModel]] = []
+    for part in loc:
+        if isinstance(part, int):
+            continue  # an item of a list: the list's model
+        if part in _UNION_TAGS:  # the tag picks one model of a union
+            picked = [m for m in models if part in _tags(m)]
+            if picked:
+                others = [m for m in models if m not in picked]
+                models = picked
+            continue
+        found: list[type[BaseModel]] = []
+        for m in models:
+            if part in m.model_fields:
+                found.extend(_models_in(m.model_fields[part].annotation))
+        models, others = found, []
+    return models, others
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The models an annotation can hold (through Optional, unions, lists, Annotated)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in get_args(annotation) for m in _models_in(arg)]
+
+
+def _tags(model: type[BaseModel]) -> set[str]:
+    """The union tags that select ``model``: its ``dist``, or ``load:<mode>``."""
+    out: set[str] = set()
+    for key, form in (("dist", "{}"), ("mode", "load:{}")):
+        if key in model.model_fields:
+            out.update(form.format(v) for v in get_args(model.model_fields[key].annotation))
+    return out

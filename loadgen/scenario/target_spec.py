@@ -4,7 +4,9 @@ One base URL (``url``) or several replicas (``urls``) and how requests are
 spread over them (``routing``); the wire protocol, model, headers, TLS,
 timeouts and the memory bounds of one request; the built-in mock's options.
 :func:`check_base_url` is the one judge of a base URL (the telemetry section
-uses it too). Nothing here does I/O, but for checking that a ``ca_file`` loads.
+uses it too). Nothing here does I/O: that ``tls.ca_file`` loads and
+``api_key_env`` is set is checked with the scenario's other inputs
+(:mod:`~loadgen.scenario.inputs`).
 
 Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.limits.
 """
@@ -12,8 +14,6 @@ Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.limits.
 from __future__ import annotations
 
 import re
-import ssl
-from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
@@ -132,20 +132,10 @@ class TlsSpec(Spec):
         True, description="Check an https:// server's certificate (false: accept any)."
     )
     ca_file: str | None = Field(
-        None, description="PEM file of the CA certificates to trust instead of the system's."
+        None,
+        description="PEM file of the CA certificates to trust instead of the system's "
+        "(relative paths: from the scenario's folder).",
     )
-
-    @model_validator(mode="after")
-    def _ca_file_loads(self) -> TlsSpec:
-        if self.ca_file is not None:
-            if not Path(self.ca_file).is_file():
-                raise ValueError(f"ca_file {self.ca_file!r} is not a readable file")
-            try:
-                ssl.create_default_context(cafile=self.ca_file)
-            except ssl.SSLError as exc:
-                msg = f"ca_file {self.ca_file!r} holds no PEM certificate ({exc.reason})"
-                raise ValueError(msg) from None
-        return self
 
 
 class MockSpec(Spec):
@@ -240,6 +230,8 @@ class TargetSpec(Spec):
         """The built-in mock serves any name; a real server needs its model named."""
         if not isinstance(data, dict):
             return data
+        if set(data) - set(cls.model_fields):
+            return data  # an unknown key (a misspelt `model`?) is reported, not its absence
         if data.get("urls") is not None and "url" in data:
             raise ValueError("give target.url (one server) or target.urls (replicas), not both")
         if data.get("model") is None and data.get("urls") is not None:

@@ -5,19 +5,26 @@ tokenizer, the dataset, the trace, the shared prefixes), so a bad file stops
 the run at the start with one line. Requests are then drawn per step from the
 step's own random stream, so a step's requests do not depend on earlier steps.
 
+The scenario loader has already checked that each file is there
+(:mod:`loadgen.scenario.inputs`); what is wrong inside one is said by its
+reader, with the field that named the file added here.
+
 Imports: numpy, loadgen.scenario, loadgen.errors, loadgen.workload.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
-from loadgen.scenario.models import TraceLoad, WorkloadSpec
+from loadgen.errors import ScenarioError
+from loadgen.scenario.models import EmpiricalDist, TraceLoad, WorkloadSpec
 from loadgen.workload.datasets import DatasetRow, RowSampler, load_dataset
-from loadgen.workload.lengths import sample_lengths, sample_seconds
+from loadgen.workload.lengths import read_lengths_file, sample_lengths, sample_seconds
 from loadgen.workload.plan import Message, RequestSpec
 from loadgen.workload.prompts import Calibration, PromptMaker
 from loadgen.workload.traces import TraceRow, read_trace
@@ -71,10 +78,15 @@ class Workload:
         maker = PromptMaker(chat, tokenizer, calibration)
         w = cls(spec=spec, maker=maker)
         if spec.dataset is not None:
-            w.dataset = load_dataset(spec.dataset, maker.count_text)
+            with _naming("workload.dataset.path", spec.dataset.path):
+                w.dataset = load_dataset(spec.dataset, maker.count_text)
+        for name, file in _lengths_files(spec):  # read when planned: check them now
+            with _naming(f"workload.{name}.file", file):
+                read_lengths_file(Path(file))
         if trace is not None:
             w.trace_path = trace.trace
-            read_trace(trace.trace, trace.trace_format, window_s=trace.window_s)  # check it now
+            with _naming("load.trace", trace.trace):  # check it now
+                read_trace(trace.trace, trace.trace_format, window_s=trace.window_s)
         if spec.prefix is not None:
             length = spec.prefix.tokens or _share_tokens(spec)
             rng = np.random.default_rng([spec.seed, 1_000_003])
@@ -243,3 +255,34 @@ def _share_tokens(spec: WorkloadSpec) -> int:
     assert spec.prefix is not None and spec.prefix.share is not None
     sample = sample_lengths(spec.prompt_tokens, 4096, np.random.default_rng([spec.seed, 3]))
     return max(1, round(float(np.mean(sample)) * spec.prefix.share))
+
+
+def _lengths_files(spec: WorkloadSpec) -> list[tuple[str, str]]:
+    """(field under workload, path) of each empirical lengths file."""
+    turns = spec.sessions.turns if spec.sessions is not None else None
+    dists = (
+        ("prompt_tokens", spec.prompt_tokens),
+        ("output_tokens", spec.output_tokens),
+        ("sessions.turns", turns),
+    )
+    return [(n, d.file) for n, d in dists if isinstance(d, EmpiricalDist) and d.file is not None]
+
+
+@contextmanager
+def _naming(field_path: str, path: str) -> Iterator[None]:
+    """A reader's error about ``path`` names the scenario field that gave it.
+
+    ``/x/d.jsonl:3: not valid JSON`` becomes ``/x/d.jsonl:3: workload.dataset.path: not
+    valid JSON``; a message that names the field already is left as it is.
+    """
+    try:
+        yield
+    except ScenarioError as exc:
+        text = str(exc)
+        if field_path in text:
+            raise
+        shown = next((p for p in (path, str(Path(path))) if text.startswith(p)), None)
+        cut = -1 if shown is None else text.find(": ", len(shown))
+        if cut < 0:
+            raise ScenarioError(f"{field_path}: {text}") from None
+        raise ScenarioError(f"{text[:cut]}: {field_path}{text[cut:]}") from None

@@ -28,3 +28,17 @@ def test_one_endpoint_hints_as_before() -> None:
     facts = TargetFacts(url=URLS[0], model="m")
     lines = error_lines([failed(0, None)], facts)
     assert lines[-1] == "    hint: is the server running at http://a:1?"
+
+
+def test_a_refused_key_names_its_variable_not_a_field_to_set() -> None:
+    """An unset api_key_env is refused at load: a 401 then means the key itself is wrong."""
+    from loadgen.results.hints import hint
+
+    facts = TargetFacts(url=URLS[0], model="m", api_key_env="OPENAI_API_KEY")
+    text = hint("http_401", "", facts)
+    assert text is not None and "$OPENAI_API_KEY" in text and "check the key" in text
+    assert "set target.api_key_env" not in text
+    forbidden = hint("http_403", "", facts)
+    assert forbidden is not None and "$OPENAI_API_KEY" in forbidden
+    none = hint("http_401", "", TargetFacts(url=URLS[0], model="m"))
+    assert none is not None and "set target.api_key_env" in none

@@ -92,7 +92,7 @@ BAD = {
     ),
     "missing ca file": (
         GOOD.replace("model: m}", "model: m, tls: {ca_file: /nonexistent/ca.pem}}"),
-        "target.tls: ca_file '/nonexistent/ca.pem' is not a readable file",
+        "target.tls.ca_file: CA file /nonexistent/ca.pem: no such file; expected a PEM file",
     ),
 }
 

@@ -83,4 +83,5 @@ def test_a_field_of_another_mode_is_rejected(
     sc.write_text("load: {concurrency: [1], requests_per_step: 2, arrival: gamma}\n")
     code, _, err = run_cli(["workload", str(sc)], capsys)
     assert code == 2
-    assert err.strip() == f"loadgen: {sc}: load.arrival: unknown field"
+    expected = "load.arrival: unknown field for mode concurrency; it is a field of mode rate"
+    assert err.strip() == f"loadgen: {sc}: {expected}"
