@@ -96,18 +96,22 @@ class ErrorTally(_Accumulator):
     """Failed requests by ``error_kind`` (cancelled and kind-less ones left out), in the
     order each kind first appeared, with the first failure's detail as the example."""
 
-    __slots__ = ("counts", "endpoints", "examples")
+    __slots__ = ("counts", "endpoints", "examples", "unmeasured")
 
     def __init__(self) -> None:
         self.counts: dict[str, int] = {}
         self.examples: dict[str, str] = {}
         self.endpoints: dict[str, int | None] = {}  # the endpoint each example failed at
+        #: of ``counts``, the warm-up and ramp-up requests (not in the step's measured counts)
+        self.unmeasured: dict[str, int] = {}
 
     def add(self, r: Record) -> None:
         kind = r.error_kind
         if r.ok or kind is None or kind == "cancelled":
             return
         self.counts[kind] = self.counts.get(kind, 0) + 1
+        if r.warmup or r.ramp:
+            self.unmeasured[kind] = self.unmeasured.get(kind, 0) + 1
         if kind not in self.examples:
             self.examples[kind] = r.error_detail or ""
             self.endpoints[kind] = r.endpoint
@@ -115,6 +119,8 @@ class ErrorTally(_Accumulator):
     def merge(self, other: ErrorTally) -> None:
         for kind, n in other.counts.items():
             self.counts[kind] = self.counts.get(kind, 0) + n
+            if (u := other.unmeasured.get(kind)) is not None:
+                self.unmeasured[kind] = self.unmeasured.get(kind, 0) + u
             self.examples.setdefault(kind, other.examples[kind])
             self.endpoints.setdefault(kind, other.endpoints.get(kind))
 

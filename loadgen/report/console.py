@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from loadgen.report import facts
 from loadgen.report.endpoints import console_lines, target_text
-from loadgen.summary import Distribution, StepSummary, Summary
+from loadgen.summary import Distribution, SlaCheck, StepSummary, Summary
 
 __all__ = [
     "format_run_header",
@@ -191,12 +191,16 @@ def format_step(
         )
     if step.sla.checks:
         verdict = "PASS" if step.sla.passed else "FAIL"
-        parts = [
-            f"{c.metric}.{c.stat} {_fmt(c.value)} <= {c.bound:g} {'ok' if c.passed else 'MISS'}"
-            for c in step.sla.checks
-        ]
+        parts = [_check_text(c) for c in step.sla.checks]
         lines.append(f"  SLA {verdict}: " + "; ".join(parts))
         lines += [f"  {line}" for line in confidence_lines(step)]
     if warnings:
         lines.extend(step_warning_lines(step))
     return "\n".join(lines)
+
+
+def _check_text(c: SlaCheck) -> str:
+    """``ttft_ms.p99 152.09 <= 400 ok``; a bound with no value says why."""
+    if c.value is None:
+        return f"{c.metric}.{c.stat} <= {c.bound:g} MISS (no successful request)"
+    return f"{c.metric}.{c.stat} {_fmt(c.value)} <= {c.bound:g} {'ok' if c.passed else 'MISS'}"

@@ -36,18 +36,21 @@ _LATENCY_ROWS = tuple(
     )
 )
 STATS = TABLE_STATS
+#: what a latency bound is measured as in a step where no request succeeded
+NO_SUCCESS = "no successful request"
 
 
 def _check_row(c: SlaCheck) -> tuple[str, ...]:
     if c.metric == "error_rate":
         name, bound, value = "error rate", pct(c.bound), pct(c.value)
         margin = "–" if c.margin is None else f"{100 * c.margin:+.2f} pp"
-    else:
+    else:  # the relative headroom only for a latency: 100% errors against 1% is not -9900%
         name = metric_label(c.metric, c.stat)
-        bound, value = f"≤ {c.bound:g} ms", f"{num(c.value)} ms"
+        bound = f"≤ {c.bound:g} ms"
+        value = NO_SUCCESS if c.value is None else f"{num(c.value)} ms"
         margin = "–" if c.margin is None else f"{c.margin:+,.2f} ms"
-    if c.margin is not None and c.bound:
-        margin += f" ({100 * c.margin / c.bound:+.0f}%)"
+        if c.margin is not None and c.bound:
+            margin += f" ({100 * c.margin / c.bound:+.0f}%)"
     return (
         name,
         bound if c.metric != "error_rate" else f"≤ {bound}",

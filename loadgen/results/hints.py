@@ -115,7 +115,9 @@ def error_lines(failures: ErrorTally | Iterable[Record], target: TargetFacts) ->
         example = " ".join(examples[kind].split())
         if len(example) > DETAIL_CHARS:
             example = example[: DETAIL_CHARS - 3] + "..."
-        lines.append(f"  errors: {n} {kind}" + (f": {example}" if example else ""))
+        apart = tally.unmeasured.get(kind)
+        count = f"{n} {kind}" + (f" ({apart} of them warm-up or ramp-up)" if apart else "")
+        lines.append(f"  errors: {count}" + (f": {example}" if example else ""))
         if (h := hint(kind, examples[kind], where[kind])) is not None:
             lines.append(f"    hint: {h}")
     return [redact_text(line) for line in lines]  # no URL password on the terminal
@@ -123,6 +125,12 @@ def error_lines(failures: ErrorTally | Iterable[Record], target: TargetFacts) ->
 
 def unusable_reason(summary: Summary) -> str | None:
     """Why the target was unusable, or None when a request succeeded (or none was measured)."""
+    if summary.stopped_on_errors is not None:
+        at = summary.target_url if not summary.endpoints else f"{len(summary.endpoints)} endpoints"
+        return (
+            f"target unusable: stopped at {at}: {summary.stopped_on_errors}; "
+            "the errors and hints are above"
+        )
     steps = [s for s in summary.steps if not s.interrupted]
     if not steps or summary.interrupted:
         return None

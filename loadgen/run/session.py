@@ -29,6 +29,7 @@ from loadgen.report.progress import Progress
 from loadgen.results.assemble import load_point, step_summary
 from loadgen.results.hints import TargetFacts, error_lines
 from loadgen.results.sweep import Point, make_sweep, verdict
+from loadgen.run.dead_target import DeadTargetWatch
 from loadgen.run.options import RunOptions
 from loadgen.run.signals import SignalStop
 from loadgen.scale.size import resolve_workers
@@ -82,6 +83,9 @@ class Session:
             api_key_env=scenario.target.api_key_env,
         )
         self.step_errors: list[str] = []  # the last step's error lines (hints.error_lines)
+        #: load.stop_on_errors: a target down from the start stops the run
+        self.dead = DeadTargetWatch(scenario.load.stop_on_errors)
+        self._task: asyncio.Task[None] | None = None
         self._flush_timer: asyncio.TimerHandle | None = None
         self._protocol_checked = False
         self._http_versions: set[str] = set()
@@ -94,6 +98,7 @@ class Session:
 
     async def run(self, stop: SignalStop) -> None:
         stop.task, stop.loop = asyncio.current_task(), asyncio.get_running_loop()
+        self._task = stop.task
         try:
             await self._run()
         finally:
@@ -128,6 +133,8 @@ class Session:
                 step = await self.run_step(executor, index, point)
                 index += 1
                 sweep.observe(point, step)
+                if self.dead.reason is not None:
+                    sweep.stopped = self.dead.reason
                 self.summary.steps.append(step)
                 self.summary.verdict = verdict(sweep)
                 write_summary(self.summary, self.opts.out_dir / "summary.json")
@@ -138,6 +145,8 @@ class Session:
                 # requests' tracebacks, finished tasks) would otherwise pile up in the
                 # oldest generation over a long run.
                 gc.collect()
+                if self.dead.reason is not None:  # not the user's stop: no interrupted run
+                    break
                 if step.interrupted:
                     self.summary.interrupted = True
                     write_summary(self.summary, self.opts.out_dir / "summary.json")
@@ -209,6 +218,8 @@ class Session:
             if parts and rec.endpoint is not None and 0 <= rec.endpoint < len(parts):
                 parts[rec.endpoint].add(rec)
             self.progress.record(rec)
+            if self.dead.observe(rec) and self._task is not None:
+                self._task.cancel()  # as Ctrl-C does: the step ends, its records are kept
 
         lp = load_point(sc, at)
         n: int | None = None  # progress counts requests: unknown ahead for sessions
@@ -233,6 +244,8 @@ class Session:
                 "the step never ran at its concurrency (raise requests_per_step)"
             )
         start, end = columns.span()
+        if self.dead.reason is not None:
+            self.summary.stopped_on_errors = self.dead.reason
         step = step_summary(
             sc,
             index,

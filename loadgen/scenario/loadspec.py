@@ -49,6 +49,7 @@ __all__ = [
     "OfflineLoad",
     "RateLoad",
     "StopEarly",
+    "StopOnErrors",
     "TraceLoad",
 ]
 
@@ -61,6 +62,21 @@ class StopEarly(Spec):
     )
     sla_factor: float = Field(
         4.0, gt=1, description="Stop after a step whose value exceeds an SLA bound this many times."
+    )
+
+
+class StopOnErrors(Spec):
+    requests: int = Field(
+        20,
+        ge=1,
+        le=MAX_REQUESTS,
+        description="Stop once this many requests failed to connect before any reached the server.",
+    )
+    seconds: float = Field(
+        2.0,
+        ge=MIN_SECONDS,
+        le=MAX_SECONDS,
+        description="... or once such failures, and nothing else, have gone on this long.",
     )
 
 
@@ -81,12 +97,23 @@ class _Common(Spec):
         default_factory=StopEarly,
         description="When to abandon a sweep early; null runs every step whatever happens.",
     )
+    stop_on_errors: StopOnErrors | None = Field(
+        default_factory=StopOnErrors,
+        description="Stop the run at its start when every request fails to connect (a dead "
+        "target): after `requests` such failures or `seconds`, exit 3 with the hint; `off` "
+        "(or null) sends the whole sweep whatever happens.",
+    )
     workers: int | Literal["auto"] = Field(
         1,
         description="Processes that send the load, each with its own event loop and "
         "connections (`auto`: one per core, leaving one for the system and one for the "
         "built-in mock).",
     )
+
+    @field_validator("stop_on_errors", mode="before")
+    @classmethod
+    def _stop_off(cls, v: Any) -> Any:
+        return None if v == "off" or v is False else v
 
     @field_validator("workers", mode="before")
     @classmethod

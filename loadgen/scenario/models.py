@@ -40,6 +40,7 @@ from loadgen.scenario.loadspec import (
     OfflineLoad,
     RateLoad,
     StopEarly,
+    StopOnErrors,
     TraceLoad,
 )
 from loadgen.scenario.target_spec import (
@@ -85,6 +86,7 @@ __all__ = [
     "SessionSpec",
     "SlaSpec",
     "StopEarly",
+    "StopOnErrors",
     "TargetSpec",
     "TelemetrySpec",
     "Timeouts",

@@ -115,6 +115,11 @@ class Summary(Strict):
     steps: list[StepSummary] = Field(default_factory=list)
     verdict: Verdict | None = None
     interrupted: bool = False
+    stopped_on_errors: str | None = Field(
+        None,
+        description="Why the run stopped at its start (load.stop_on_errors): every request "
+        "failed to connect, so the target was taken to be down.",
+    )
     sla: SlaBounds = Field(
         default_factory=SlaBounds, description="The scenario's SLA block, as the run judged by it."
     )

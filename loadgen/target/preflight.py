@@ -44,8 +44,14 @@ def check_target(
     verify = (tls or TlsOptions()).context()
     with httpx.Client(timeout=httpx.Timeout(5.0), headers=headers, verify=verify) as client:
         while True:
+            answer = "did not answer 200"
             try:
-                out.healthy = client.get(f"{base}/health").status_code == 200
+                status = client.get(f"{base}/health").status_code
+                out.healthy = status == 200
+                answer = f"answered {status}, not 200"
+            except httpx.ConnectError as exc:
+                out.healthy = False
+                answer = _refused(exc)
             except httpx.HTTPError:
                 out.healthy = False
             if out.healthy or now_ns() >= give_up:
@@ -53,7 +59,7 @@ def check_target(
             block_for(0.5)
         out.waited_s = (now_ns() - start) / NS_PER_S
         if not out.healthy:
-            out.warnings.append(f"{base}/health did not answer 200; the run goes on regardless")
+            out.warnings.append(f"{base}/health {answer}; the run goes on regardless")
         if api.startswith("openai"):
             out.models = _models(client, base)
     if out.models is not None and model != "auto" and model not in out.models:
@@ -84,3 +90,13 @@ def pick_model(models: object, url: str) -> str:
         msg = f"target.model auto: {where} lists {which} ({listed}); name one in target.model"
         raise TargetError(msg)
     return str(models[0])
+
+
+def _refused(exc: httpx.ConnectError) -> str:
+    """What a failed connect to /health was, in words: refused, a name that does not resolve."""
+    text = str(exc).lower()
+    if "refused" in text or "errno 111" in text:
+        return "refused the connection (nothing listening)"
+    if "name or service not known" in text or "nodename nor servname" in text:
+        return "has a host name that does not resolve"
+    return f"could not be reached ({str(exc)[:80]})"

@@ -42,3 +42,15 @@ def test_a_refused_key_names_its_variable_not_a_field_to_set() -> None:
     assert forbidden is not None and "$OPENAI_API_KEY" in forbidden
     none = hint("http_401", "", TargetFacts(url=URLS[0], model="m"))
     assert none is not None and "set target.api_key_env" in none
+
+
+def test_warm_up_failures_are_named_apart_so_the_counts_agree_with_the_table() -> None:
+    """The step's table counts measured requests; the error line names the warm-ups in it."""
+    rows = [failed(i, None) for i in range(5)]
+    for r in rows[:2]:
+        r.warmup = True
+    lines = error_lines(rows, TargetFacts(url=URLS[0], model="m"))
+    assert lines[0] == "  errors: 5 connect_error (2 of them warm-up or ramp-up): refused"
+    assert error_lines(rows[2:], TargetFacts(url=URLS[0], model="m"))[0] == (
+        "  errors: 3 connect_error: refused"
+    )
