@@ -72,7 +72,7 @@ def _sweep_options(f: Any) -> Any:
     return click.option("--concurrency", metavar="C1,C2,...", help=_SWEEP_HELP["concurrency"])(f)
 
 
-@cli.command()
+@cli.command(short_help="Run a scenario's sweep and write a results directory.")
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "--out",
@@ -171,7 +171,7 @@ def run(
         run_judged(sc, opts, how)
 
 
-@cli.command()
+@cli.command(short_help="Show what a scenario would send, without sending.")
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @_sweep_options
 def workload(scenario: Path, **flags: Any) -> None:
@@ -198,7 +198,7 @@ def workload(scenario: Path, **flags: Any) -> None:
     click.echo(workload_report(sc, prepared))
 
 
-@cli.command()
+@cli.command(short_help="Measure the client's own ceiling on this machine.")
 @click.option(
     "--seconds",
     type=click.FloatRange(min=0, min_open=True, max=600),
@@ -265,7 +265,11 @@ def calibrate(as_json: bool, **settings: Any) -> None:
 _PASSTHROUGH = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []}
 
 
-@cli.command(context_settings=_PASSTHROUGH, add_help_option=False)
+@cli.command(
+    context_settings=_PASSTHROUGH,
+    add_help_option=False,
+    short_help="Serve the built-in mock inference engine.",
+)
 @click.pass_context
 def mock(ctx: click.Context) -> None:
     """Serve the built-in mock inference engine (`loadgen mock --help` for its flags).
@@ -279,7 +283,11 @@ def mock(ctx: click.Context) -> None:
     sys.exit(mock_main(list(ctx.args)))
 
 
-@cli.command(context_settings=_PASSTHROUGH, add_help_option=False)
+@cli.command(
+    context_settings=_PASSTHROUGH,
+    add_help_option=False,
+    short_help="Run the GPU telemetry sidecar agent.",
+)
 @click.pass_context
 def agent(ctx: click.Context) -> None:
     """Run the GPU telemetry sidecar (`loadgen agent --help` for its flags).
@@ -299,6 +307,8 @@ def _register_output_commands() -> None:
         from loadgen.report.commands import compare, report  # type: ignore[import-not-found,unused-ignore]
     except ImportError:  # not built yet
         return
+    report.short_help = "Rewrite a results directory's reports and plots."
+    compare.short_help = "Compare runs, and gate a regression with --fail-if."
     cli.add_command(_rebuilding(report))
     cli.add_command(compare)
 

@@ -19,6 +19,7 @@ __all__ = [
     "format_run_header",
     "format_step",
     "format_verdict",
+    "interval_text",
     "load_label",
     "step_warning_lines",
 ]
@@ -43,13 +44,12 @@ def load_label(step: StepSummary) -> str:
 
 def confidence_lines(step: StepSummary) -> list[str]:
     """The bounds the step's sample cannot decide: ``unsure: ttft_ms.p99 <= 400 (95% CI
-    312-..., 32 requests; about 368 needed)``; nothing when every bound is decided."""
+    ≥ 312, 32 requests; about 368 needed)``; nothing when every bound is decided."""
     out = []
     for c in step.sla.checks:
         if c.verdict != "inconclusive" or c.interval is None:
             continue
-        lo, hi = c.interval
-        ci = f"{_fmt(lo) if lo is not None else '...'}-{_fmt(hi) if hi is not None else '...'}"
+        ci = interval_text(*c.interval)
         conf = next(
             (
                 d.ci.confidence
@@ -108,26 +108,31 @@ def _latency_rows(step: StepSummary) -> list[str]:
 
 
 def _ci_row(step: StepSummary) -> str | None:
-    """``p99 95% CI  TTFT 18.9-19.1 · ITL 6.5-6.6 · ...`` (``...``: an end the sample cannot
-    give); None when no metric has an interval."""
+    """``p99 95% CI  TTFT 18.9-19.1 · ITL ≥ 6.5 · ...`` (``≥ x``: the sample cannot give
+    the upper end); None when no metric has an interval."""
     cells = []
     confidence = None
     for name, d in (("TTFT", step.ttft_ms), ("ITL", step.itl_ms), ("TPOT", step.tpot_ms)):
         if d.ci is None:
             continue
         confidence = d.ci.confidence
-        lo, hi = d.ci.p99
-        cells.append(f"{name} {_end(lo)}-{_end(hi)}")
+        cells.append(f"{name} {interval_text(*d.ci.p99)}")
     if step.e2e_ms.ci is not None:
-        lo, hi = step.e2e_ms.ci.p99
-        cells.append(f"E2E {_end(lo)}-{_end(hi)}")
+        cells.append(f"E2E {interval_text(*step.e2e_ms.ci.p99)}")
     if not cells or confidence is None:
         return None
     return f"  {f'p99 {confidence:.0%} CI':<12}" + " · ".join(cells)
 
 
-def _end(v: float | None) -> str:
-    return "..." if v is None else f"{v:.2f}"
+def interval_text(lo: float | None, hi: float | None) -> str:
+    """``18.91-19.10``; an end the sample cannot give is left open: ``≥ 18.91``, ``≤ 19.10``."""
+    if lo is None and hi is None:
+        return "-"
+    if hi is None:
+        return f"≥ {lo:.2f}"
+    if lo is None:
+        return f"≤ {hi:.2f}"
+    return f"{lo:.2f}-{hi:.2f}"
 
 
 def _notes(step: StepSummary, prompt_length_source: str | None) -> list[str]:

@@ -213,6 +213,8 @@ def test_the_group_help_lists_every_command_and_the_exit_codes(
     for command in COMMANDS:
         assert f"  {command} " in out
     assert "3 target unusable" in " ".join(out.split())
+    listing = out[out.index("Commands:") :]
+    assert "..." not in listing  # each command's line is whole, not cut off mid-phrase
 
 
 def test_run_options_are_typed(capsys: pytest.CaptureFixture[str]) -> None:

@@ -38,3 +38,12 @@ def test_report_modules_spell_out_no_stat_list_or_metric_label() -> None:
         if f.name not in _NOT_MINE and (stat_list.search(t := f.read_text()) or label.search(t))
     ]
     assert found == []
+
+
+def test_an_open_interval_reads_as_a_bound_not_a_dash_and_dots() -> None:
+    from loadgen.report.console import interval_text
+
+    assert interval_text(18.914, None) == "≥ 18.91"
+    assert interval_text(None, 19.1) == "≤ 19.10"
+    assert interval_text(18.9, 19.1) == "18.90-19.10"
+    assert interval_text(None, None) == "-"
