@@ -302,9 +302,13 @@ def _requests_needed(
         "e2e_ms": lambda: v.latency(ok, profile, frm),
     }
     for c in step.sla.checks:
-        if c.verdict != "inconclusive" or c.stat not in PERCENTILE_OF:
+        if c.verdict != "inconclusive":
             continue
-        if (get := values_of.get(c.metric)) is None:
+        c.reason = (
+            f"{c.stat_label} is within its {confidence:.0%} interval of the bound {c.bound:g}: "
+            "too close to call"
+        )
+        if c.stat not in PERCENTILE_OF or (get := values_of.get(c.metric)) is None:
             continue
         values = np.asarray(get(), dtype=np.float64)
         n = int(values.size)
@@ -314,6 +318,11 @@ def _requests_needed(
         needed = requests_needed(n, beyond, PERCENTILE_OF[c.stat] / 100, confidence)
         if needed is not None:
             c.requests_needed = math.ceil(needed * len(ok) / n)
+            if c.requests_needed > len(ok):
+                c.reason = (
+                    f"{len(ok):,} requests cannot decide a {c.stat_label} at {confidence:.0%}; "
+                    f"about {c.requests_needed:,} would"
+                )
 
 
 def _ttft_by_turn(

@@ -43,8 +43,9 @@ def load_label(step: StepSummary) -> str:
 
 
 def confidence_lines(step: StepSummary) -> list[str]:
-    """The bounds the step's sample cannot decide: ``unsure: ttft_ms.p99 <= 400 (95% CI
-    ≥ 312, 32 requests; about 368 needed)``; nothing when every bound is decided."""
+    """The bounds the step's sample cannot decide, and why: ``unsure: ttft_ms.p99 <= 400:
+    32 requests cannot decide a p99 at 95%; about 368 would (CI ≥ 312)``; nothing when
+    every bound is decided."""
     out = []
     for c in step.sla.checks:
         if c.verdict != "inconclusive" or c.interval is None:
@@ -58,11 +59,8 @@ def confidence_lines(step: StepSummary) -> list[str]:
             ),
             0.95,
         )
-        need = f"; about {c.requests_needed:,} needed" if c.requests_needed else ""
-        out.append(
-            f"unsure: {c.metric}.{c.stat} <= {c.bound:g} not decided at {conf:.0%} "
-            f"confidence (CI {ci}, {step.requests.ok:,} requests{need})"
-        )
+        why = c.reason or f"not decided at {conf:.0%} confidence"
+        out.append(f"unsure: {c.metric}.{c.stat} <= {c.bound:g}: {why} (CI {ci})")
     return out
 
 

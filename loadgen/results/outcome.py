@@ -44,14 +44,13 @@ def judge(summary: Summary, *, fail_on_sla: bool, strict: bool) -> LoadgenError 
                 "(loadgen itself was saturated; see the warnings)"
             )
         unsure = [
-            f"step {s.index} {c.metric}.{c.stat}"
-            + (f" (about {c.requests_needed} requests needed)" if c.requests_needed else "")
+            f"step {s.index} {c.metric}.{c.stat}: {c.reason or 'not decided'}"
             for s in summary.steps
             for c in s.sla.checks
             if c.verdict == "inconclusive"
         ]
         if unsure:
-            return Inconclusive("--strict: too close to call with confidence: " + "; ".join(unsure))
+            return Inconclusive("--strict: not decided with confidence: " + "; ".join(unsure))
     return None
 
 

@@ -69,6 +69,14 @@ class SlaCheck(Strict):
     #: inconclusive percentile bounds: about how many requests would decide it at the
     #: share of values beyond the bound seen here (None: never, or not estimated)
     requests_needed: int | None = None
+    #: why an inconclusive check is undecided, in words: too few requests for the
+    #: percentile, or a value too close to the bound
+    reason: str | None = None
+
+    @property
+    def stat_label(self) -> str:
+        """``p99.9``, ``mean``: the statistic as people write it."""
+        return self.stat.replace("_", ".")
 
 
 class SlaResult(Strict):

@@ -110,7 +110,7 @@ def both(records: list[Record], load: LoadPoint, sla: SlaSpec, **kw: Any) -> tup
     new = summarize_step(0, load, StepColumns.of(records), sla, **kw).model_dump()
     for check in new["sla"]["checks"]:
         # the oracle predates these estimates (tests/unit/metrics/test_confidence.py covers them)
-        check["requests_needed"] = None
+        check["requests_needed"] = check["reason"] = None
     for key in ("throughput", "throughput_whole"):
         if new[key] is not None:
             new[key]["requests_per_s_ci"] = None
