@@ -55,7 +55,8 @@ def report(results_dir: Path) -> None:
     "--out",
     "out_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Folder for the overlay plots and comparison.md (default: compare-<names>/).",
+    help="Folder for the overlay plots and comparison.md (default: compare-<names>/ "
+    "beside the first run).",
 )
 @click.option(
     "--fail-if",
@@ -91,12 +92,15 @@ def compare(
 ) -> None:
     """Compare RUN_A RUN_B [RUN_C ...] (results dirs; the first is the baseline).
 
+    The first lines say each --fail-if gate's conclusion; then each step's
+    check, the tables, and the folder written (beside the first run).
+
     \b
     Example:
       loadgen compare results/fp16 results/int8 --fail-if "ttft_ms.p99 > +10%"
     """
     from loadgen.report import compare as cmp
-    from loadgen.report.gate import parse_gate
+    from loadgen.report.gate import conclusions, parse_gate
 
     if len(runs) < 2:
         raise ScenarioError("compare: give at least two results dirs (the first is the baseline)")
@@ -109,10 +113,11 @@ def compare(
         cmp.write_comparison(loaded, out, results)
     except OSError as exc:
         raise _unwritable(out, exc) from None
+    if results:
+        click.echo("\n".join(conclusions(results)) + "\n")
+        click.echo("\n".join(r.message() for r in results) + "\n")
     for title, table in cmp.comparison_tables(loaded):
         click.echo(f"{title}\n{cmp.format_table(table)}\n")
-    for r in results:
-        click.echo(r.message())
     click.echo(f"comparison: {out}")
     if gates and not cmp.matched_steps([loaded[0], loaded[-1]]):
         raise Regression("regression gate: the first and last runs share no load value")

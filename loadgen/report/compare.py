@@ -23,7 +23,7 @@ from loadgen.errors import ScenarioError
 from loadgen.report.blocks import Block, Figures, Heading, Items, Table, Text
 from loadgen.report.console import load_label
 from loadgen.report.csv_out import load_value
-from loadgen.report.gate import Gate, GateResult, evaluate_gate, step_value
+from loadgen.report.gate import Gate, GateResult, conclusions, evaluate_gate, step_value
 from loadgen.report.markdown import render_markdown
 from loadgen.report.plots import Series, curve_steps, load_axis_label, load_x
 from loadgen.report.repeats import RepeatSpread
@@ -352,8 +352,9 @@ def profiles_text(runs: Sequence[Run]) -> str:
 
 
 def default_out_dir(runs: Sequence[Run]) -> Path:
+    """``compare-<A>-vs-<B>/`` beside the first run (never the current directory)."""
     names = "-vs-".join(re.sub(r"[^\w.-]+", "_", r.name) for r in runs)
-    return Path(f"compare-{names}"[:120])
+    return runs[0].path.resolve().parent / f"compare-{names}"[:120]
 
 
 def _gate_block(results: Sequence[GateResult]) -> list[Block]:
@@ -364,6 +365,8 @@ def _gate_block(results: Sequence[GateResult]) -> list[Block]:
     return [
         Heading("Regression gate"),
         Text(f"newest run vs baseline: {verdict}", "fail" if failed else "pass"),
+        Items(tuple(conclusions(results)), "warn" if failed else ""),
+        Heading("Each step", 3),
         Items(tuple(r.message() for r in results), "warn" if failed else ""),
     ]
 

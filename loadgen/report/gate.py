@@ -12,10 +12,16 @@ FIELD is a dotted path to a number of a step in summary.json; OP is one of
 written for ``*_ms`` fields). The change, newest run minus baseline, is
 compared with BOUND by OP: ``> +10%`` fails when the newest run is more than
 10% higher. Where both runs have records and FIELD is a latency mean or
-percentile, a seeded bootstrap gives a 95% interval of the difference; a
-change whose interval includes 0 is "not significant" and does not fail.
+percentile, a seeded bootstrap over requests (:mod:`loadgen.report.resample`:
+blocks of consecutive whole requests are drawn, never single gaps) gives a 95% interval of the
+difference; a change whose interval includes 0 is "not significant" and does
+not fail, and a side with too few requests to test the statistic
+(:func:`~loadgen.report.resample.untestable`) makes the step "inconclusive",
+not failed. :func:`conclusions` is the one line per gate that ``compare``
+prints first.
 
-Imports: numpy, loadgen.errors, loadgen.summary, loadgen.vocab, loadgen.report.samples.
+Imports: numpy, loadgen.errors, loadgen.summary, loadgen.vocab, loadgen.report.resample,
+loadgen.report.samples.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ import numpy as np
 import numpy.typing as npt
 
 from loadgen.errors import ScenarioError
+from loadgen.report import resample
+from loadgen.report.resample import CONFIDENCE, PerRequest
 from loadgen.report.samples import SAMPLED_METRICS, RunSamples
 from loadgen.summary import StepSummary
 from loadgen.vocab import PERCENTILE_OF
@@ -38,6 +46,7 @@ __all__ = [
     "Gate",
     "GateResult",
     "bootstrap_diff",
+    "conclusions",
     "evaluate_gate",
     "parse_gate",
     "repeats_diff",
@@ -46,8 +55,6 @@ __all__ = [
 
 #: Statistics the bootstrap can test (min, max and std are not tested).
 BOOTSTRAP_STATS: dict[str, float | None] = {"mean": None, **PERCENTILE_OF}
-CONFIDENCE = 0.95
-MAX_BOOTSTRAP_SAMPLES = 20_000
 
 _EXPR = re.compile(
     r"^\s*(?P<path>[A-Za-z_][\w]*(?:\.[\w]+)*)\s*(?P<op>>=|<=|>|<)\s*"
@@ -135,47 +142,17 @@ def step_value(step: StepSummary, path: str) -> float | None:
     return float(node)
 
 
-def _stat(values: np.ndarray[Any, Any], stat: str) -> np.ndarray[Any, Any]:
-    q = BOOTSTRAP_STATS[stat]
-    out: np.ndarray[Any, Any] = (
-        values.mean(axis=-1) if q is None else np.percentile(values, q, axis=-1)
-    )
-    return out
-
-
 def bootstrap_diff(
-    base: Sequence[float] | npt.NDArray[np.float64],
-    new: Sequence[float] | npt.NDArray[np.float64],
+    base: PerRequest | Sequence[float] | npt.NDArray[np.float64],
+    new: PerRequest | Sequence[float] | npt.NDArray[np.float64],
     stat: str,
     *,
     resamples: int = 1000,
     seed: int = 0,
 ) -> tuple[float, float]:
-    """95% percentile-bootstrap interval of ``stat(new) - stat(base)``.
-
-    Each side is resampled with replacement ``resamples`` times (seeded). A side
-    with more than MAX_BOOTSTRAP_SAMPLES values is first subsampled to that many
-    (without replacement), which widens the interval: conservative, never
-    calls noise a regression.
-    """
-    rng = np.random.default_rng(seed)
-    sides = []
-    for values in (base, new):
-        a = np.asarray(values, dtype=float)
-        if len(a) > MAX_BOOTSTRAP_SAMPLES:
-            a = rng.choice(a, MAX_BOOTSTRAP_SAMPLES, replace=False)
-        sides.append(a)
-    a, b = sides
-    diffs = np.empty(resamples)
-    chunk = max(1, 4_000_000 // max(len(a), len(b)))
-    for start in range(0, resamples, chunk):
-        k = min(chunk, resamples - start)
-        ra = a[rng.integers(0, len(a), (k, len(a)))]
-        rb = b[rng.integers(0, len(b), (k, len(b)))]
-        diffs[start : start + k] = _stat(rb, stat) - _stat(ra, stat)
-    tail = (1 - CONFIDENCE) / 2
-    lo, hi = np.quantile(diffs, [tail, 1 - tail])
-    return float(lo), float(hi)
+    """95% request-bootstrap interval of ``stat(new) - stat(base)``
+    (:func:`loadgen.report.resample.bootstrap_diff`; a plain sequence is one value a request)."""
+    return resample.bootstrap_diff(base, new, BOOTSTRAP_STATS[stat], resamples=resamples, seed=seed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,8 +164,21 @@ class GateResult:
     change: float | None  # in the gate's terms: % when relative, else absolute
     ci: tuple[float, float] | None  # the same terms; None when not tested
     exceeded: bool  # the change passes the bound
-    significant: bool | None  # None: not tested (no records, or a stat it cannot test)
+    significant: bool | None  # None: not tested (no records, too few, a stat it cannot test)
     failed: bool
+    untested: str | None = None  # why the records were too few to test significance
+
+    @property
+    def status(self) -> str:
+        """One word or two: ``regression``, ``within the bound``, ``not significant``,
+        ``too few requests`` (beyond the bound, untestable: not failed), ``not checked``."""
+        if self.change is None:
+            return "not checked"
+        if self.failed:
+            return "regression"
+        if not self.exceeded:
+            return "within the bound"
+        return "too few requests" if self.untested else "not significant"
 
     def message(self) -> str:
         g = self.gate
@@ -205,6 +195,8 @@ class GateResult:
             return f"{text}: within the bound"
         if self.significant is False:
             return f"{text}: beyond the bound but not significant (CI includes 0): not failed"
+        if self.untested:
+            return f"{text}: beyond the bound, inconclusive: {self.untested}; not failed"
         tested = "" if self.significant else " (significance not tested)"
         over = abs(self.change - g.bound)
         return f"{text}: REGRESSION, beyond the bound by {over:.2f}{unit}{tested}"
@@ -217,23 +209,30 @@ def _significance(
     base: float,
     seed: int,
     resamples: int,
-) -> tuple[float, float] | None:
+) -> tuple[tuple[float, float] | None, str | None]:
+    """(the interval in the gate's terms, None where not tested; why the records are too
+    few to test, None where they are not). Blocks of whole requests are resampled
+    (:func:`loadgen.report.resample.gate_interval`)."""
     metric, _, stat = gate.path.partition(".")
     base_samples, new_samples = samples
     if metric not in SAMPLED_METRICS or stat not in BOOTSTRAP_STATS:
-        return None
+        return None, None
     if base_samples is None or new_samples is None:
-        return None
+        return None, None
     if base_samples.profile != new_samples.profile:
-        return None  # values made by different formulas (--allow-profile-mismatch)
-    a = base_samples.step(steps[0].index).values(metric)
-    b = new_samples.step(steps[1].index).values(metric)
-    if len(a) < 2 or len(b) < 2:
-        return None
-    lo, hi = bootstrap_diff(a, b, stat, resamples=resamples, seed=seed)
+        return None, None  # values made by different formulas (--allow-profile-mismatch)
+    q = BOOTSTRAP_STATS[stat]
+    sides = (
+        base_samples.step(steps[0].index).per_request(metric),
+        new_samples.step(steps[1].index).per_request(metric),
+    )
+    ci, untested = resample.gate_interval(*sides, stat, q, resamples=resamples, seed=seed)
+    if ci is None:
+        return None, untested
+    lo, hi = ci
     if gate.relative:
-        return lo / abs(base) * 100, hi / abs(base) * 100
-    return lo, hi
+        return (lo / abs(base) * 100, hi / abs(base) * 100), None
+    return (lo, hi), None
 
 
 def repeats_diff(
@@ -272,10 +271,10 @@ def evaluate_gate(
         return GateResult(gate, load, base, new, None, None, False, None, False)
     change = (new - base) / abs(base) * 100 if gate.relative else new - base
     exceeded = bool(_OPS[gate.op](change, gate.bound))
-    ci = _significance(gate, steps, samples, base, seed, resamples)
+    ci, untested = _significance(gate, steps, samples, base, seed, resamples)
     significant = None if ci is None else not (ci[0] <= 0 <= ci[1])
-    failed = exceeded and significant is not False
-    return GateResult(gate, load, base, new, change, ci, exceeded, significant, failed)
+    failed = exceeded and significant is not False and untested is None
+    return GateResult(gate, load, base, new, change, ci, exceeded, significant, failed, untested)
 
 
 def _gate_over_repeats(
@@ -301,3 +300,35 @@ def _gate_over_repeats(
     return GateResult(
         gate, load, base, new, change, ci, exceeded, significant, exceeded and significant
     )
+
+
+def conclusions(results: Sequence[GateResult]) -> list[str]:
+    """One line per gate, its steps in order: ``REGRESSION`` where a step failed,
+    ``inconclusive`` where a step beyond the bound had too few requests to test, else
+    ``no regression``; then each step's status and, where beyond the bound, its change.
+
+    ``itl_ms.p99 > +5%: no regression (concurrency 1: within the bound; concurrency 8:
+    not significant, +6.10%, 95% CI -2.00% … +14.30%)``
+    """
+    lines: list[str] = []
+    for gate in dict.fromkeys(r.gate for r in results):
+        mine = [r for r in results if r.gate == gate]
+        if any(r.failed for r in mine):
+            verdict = "REGRESSION"
+        elif any(r.status == "too few requests" for r in mine):
+            verdict = "inconclusive"
+        else:
+            verdict = "no regression"
+        steps = "; ".join(f"{r.load}: {r.status}{_change_text(r)}" for r in mine)
+        lines.append(f"{gate.describe()}: {verdict} ({steps or 'no step in common'})")
+    return lines
+
+
+def _change_text(r: GateResult) -> str:
+    if r.change is None or not r.exceeded:
+        return ""
+    unit = "%" if r.gate.relative else ""
+    text = f", {r.change:+.2f}{unit}"
+    if r.ci is not None:
+        text += f", {CONFIDENCE:.0%} CI {r.ci[0]:+.2f}{unit} … {r.ci[1]:+.2f}{unit}"
+    return text

@@ -5,7 +5,10 @@ Owns one streaming pass over the records that keeps what the plots and
 is kept): per step, the TTFT, TPOT and E2E of each successful measured request
 (not warm-up, not ramp-up, as the metrics count them; TTFT to the first answer
 token in steps whose summary says ``ttft_of: answer``) and the ITL values (ms),
-each a :class:`~loadgen.report.bins.ValueColumn` of float64; for the timeline,
+each a :class:`~loadgen.report.bins.ValueColumn` of float64, and where each
+request's ITL values end in that column (``itl_ends``, one int64 a request
+that has any), so ``compare``'s bootstrap can resample whole requests
+(:meth:`StepSamples.per_request`); for the timeline,
 every request's (sent, end) interval and every token event's arrival with its
 weight (the request's output tokens / its token events, so a server that sends
 several tokens per event is counted right), a
@@ -27,7 +30,8 @@ under ``vllm`` TTFT counts from the request's start, under ``aiperf`` and
 same values the summary's statistics were made of.
 
 Imports: numpy, orjson, loadgen.errors, loadgen.records, loadgen.summary, loadgen.vocab,
-loadgen.metrics.latency, loadgen.metrics.profiles, loadgen.report.bins.
+loadgen.metrics.latency, loadgen.metrics.profiles, loadgen.report.bins,
+loadgen.report.resample.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from loadgen.metrics.latency import first_answer, first_token
 from loadgen.metrics.profiles import PROFILES, Profile
 from loadgen.records import Record, read_records
 from loadgen.report.bins import EXACT_UP_TO, StampColumn, ValueColumn
+from loadgen.report.resample import PerRequest
 from loadgen.summary import Summary
 from loadgen.vocab import LATENCY_METRICS
 
@@ -78,13 +83,15 @@ def profile_of(name: str) -> Profile:
 class StepSamples:
     """Values of one step's measured successful requests, in ms: a column per metric."""
 
-    __slots__ = ("e2e_ms", "itl_ms", "tpot_ms", "ttft_ms")
+    __slots__ = ("e2e_ms", "itl_ends", "itl_ms", "tpot_ms", "ttft_ms")
 
     def __init__(self, exact_up_to: int | None = EXACT_UP_TO) -> None:
         self.ttft_ms = ValueColumn(exact_up_to)
         self.itl_ms = ValueColumn(exact_up_to)
         self.tpot_ms = ValueColumn(exact_up_to)
         self.e2e_ms = ValueColumn(exact_up_to)
+        #: after each request with ITL values, how many the column then holds
+        self.itl_ends = array("q")
 
     def column(self, metric: str) -> ValueColumn:
         """The column of ``metric`` (one of :data:`SAMPLED_METRICS`)."""
@@ -97,6 +104,15 @@ class StepSamples:
     def values(self, metric: str) -> npt.NDArray[np.float64]:
         """Every value of ``metric``, in record order (a column that is not binned)."""
         return self.column(metric).values()
+
+    def per_request(self, metric: str) -> PerRequest:
+        """Every value of ``metric`` grouped by request: ITL's gaps by the request they
+        came from; TTFT, TPOT and E2E one value a request."""
+        values = self.values(metric)
+        if metric != "itl_ms":
+            return PerRequest.single(values)
+        ends = np.frombuffer(self.itl_ends, dtype=np.int64) if self.itl_ends else np.zeros(0)
+        return PerRequest(values, np.concatenate([[0], ends]).astype(np.int64))
 
 
 @dataclass(slots=True)
@@ -149,7 +165,10 @@ class RunSamples:
             s.tpot_ms.append(p / _NS_PER_MS)
         if (e := profile.latency(r, since)) is not None:
             s.e2e_ms.append(e / _NS_PER_MS)
-        s.itl_ms.extend(g / _NS_PER_MS for g in profile.itl((r,)))
+        gaps = profile.itl((r,))
+        if gaps:
+            s.itl_ms.extend(g / _NS_PER_MS for g in gaps)
+            s.itl_ends.append((s.itl_ends[-1] if s.itl_ends else 0) + len(gaps))
 
 
 def samples_from_records(

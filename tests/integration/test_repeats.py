@@ -59,7 +59,7 @@ def test_compare_over_repeats_uses_their_spread(
         main(["compare", str(fast), str(slow), "--out", str(tmp_path / "c"), *gates])
     assert info.value.code == 1
     text = capsys.readouterr().out
-    assert text.count("REGRESSION") == 2  # TTFT, both steps: beyond the repeats' spread
+    assert text.count("REGRESSION, beyond the bound") == 2  # TTFT, both steps: beyond the spread
     assert "95% CI" in text
     # the table shows the repeats' means: about 5 ms against about 25 ms
     assert "ttft_ms.p50 > +10% at concurrency 1" in text

@@ -55,12 +55,13 @@ def test_report_and_compare_both_ways(
         main(["compare", str(fast), str(slow), "--out", str(tmp_path / "c1"), *gate])
     assert info.value.code == 1
     out = capsys.readouterr().out
-    assert out.count("REGRESSION") == 4  # two gates x two steps
+    assert out.count("REGRESSION, beyond the bound") == 4  # two gates x two steps
+    assert out.startswith("ttft_ms.p50 > +10%: REGRESSION (")  # the conclusions come first
     assert (tmp_path / "c1" / "compare_ttft_ms.png").is_file()
 
     main(["compare", str(slow), str(fast), "--out", str(tmp_path / "c2"), *gate])  # exit 0
     out = capsys.readouterr().out
-    assert "REGRESSION" not in out and out.count("within the bound") == 4
+    assert "REGRESSION" not in out and out.count("): within the bound") == 4
 
 
 #: appended to a copy of report.html: once the page has loaded, write what a reader sees

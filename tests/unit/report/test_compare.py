@@ -61,23 +61,56 @@ def test_compare_command_exit_codes(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """The first lines are one conclusion per gate; a p99 of 20 requests is not tested."""
     a, b = _runs(make_run, run_data)
     out = tmp_path / "cmp"
+    gates = ["--fail-if", "ttft_ms.p50 > +10%", "--fail-if", "ttft_ms.p99 > +10%"]
     with pytest.raises(SystemExit) as info:
-        main(["compare", str(a), str(b), "--out", str(out), "--fail-if", "ttft_ms.p99 > +10%"])
+        main(["compare", str(a), str(b), "--out", str(out), *gates])
     assert info.value.code == 1
     captured = capsys.readouterr()
-    assert "ttft_ms.p99 > +10% at concurrency 4: 38.81 -> 58.81 (+51.53%, 95% CI" in captured.out
-    assert "REGRESSION, beyond the bound by 41.53%" in captured.out
+    lines = captured.out.splitlines()
+    assert lines[0].startswith("ttft_ms.p50 > +10%: REGRESSION (concurrency 1: within the bound; ")
+    assert "concurrency 4: regression, +67.80%, 95% CI" in lines[0]
+    assert lines[1].startswith("ttft_ms.p99 > +10%: inconclusive (")
+    assert "concurrency 4: too few requests, +51.53%; concurrency 32: not checked)" in lines[1]
+    assert "ttft_ms.p50 > +10% at concurrency 4: 29.5 -> 49.5 (+67.80%, 95% CI" in captured.out
+    assert "REGRESSION, beyond the bound by 57.80%" in captured.out
+    assert (
+        "ttft_ms.p99 > +10% at concurrency 4: 38.81 -> 58.81 (+51.53%): beyond the bound, "
+        "inconclusive: the baseline has 20 requests, too few to test a p99 (about 101 would); "
+        "not failed"
+    ) in captured.out
     assert "regression: 1 gate check(s) failed" in captured.err
     assert {p.name for p in out.iterdir()} >= {
         "comparison.md", "comparison.html", "compare_ttft_ms.png", "compare_throughput.png"
     }  # fmt: skip
     md = (out / "comparison.md").read_text()
     assert "| concurrency 4 | 38.81 | 58.81 | +51.5% |" in md
+    assert "ttft_ms.p50 > +10%: REGRESSION (" in md
     # the other way round: B is the baseline, A is faster: no regression, exit 0
-    main(["compare", str(b), str(a), "--out", str(out), "--fail-if", "ttft_ms.p99 > +10%"])
-    assert "within the bound" in capsys.readouterr().out
+    main(["compare", str(b), str(a), "--out", str(out), *gates])
+    printed = capsys.readouterr().out
+    assert printed.startswith("ttft_ms.p50 > +10%: no regression (")
+    assert "within the bound" in printed
+
+
+def test_the_comparison_goes_beside_the_first_run(
+    make_run: Callable[..., Path],
+    run_data: tuple[Summary, list[Record]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    a, b = _runs(make_run, run_data)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    main(["compare", str(a), str(b)])
+    beside = a.resolve().parent / "compare-A-vs-B"
+    assert (beside / "comparison.md").is_file()
+    assert list(elsewhere.iterdir()) == []
+    assert capsys.readouterr().out.rstrip().endswith(f"comparison: {beside}")
 
 
 def test_gate_does_not_fail_on_noise(
@@ -86,17 +119,17 @@ def test_gate_does_not_fail_on_noise(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """B's summary says p99 +20%, but its requests are A's: the CI includes 0, exit 0."""
+    """B's summary says p50 +20%, but its requests are A's: the CI includes 0, exit 0."""
     summary, records = run_data
     a = make_run("A", summary, records)
     noisy = summary.model_copy(deep=True)
-    noisy.steps[0].ttft_ms.p99 = (summary.steps[0].ttft_ms.p99 or 0) * 1.2
+    noisy.steps[0].ttft_ms.p50 = (summary.steps[0].ttft_ms.p50 or 0) * 1.2
     b = make_run("B", noisy, records)
     main(
-        ["compare", str(a), str(b), "--out", str(tmp_path / "c"), "--fail-if", "ttft_ms.p99 > 10%"]
+        ["compare", str(a), str(b), "--out", str(tmp_path / "c"), "--fail-if", "ttft_ms.p50 > 10%"]
     )
     out = capsys.readouterr().out
-    assert "at concurrency 1: 28.81 -> 34.572 (+20.00%, 95% CI" in out
+    assert "at concurrency 1: 19.5 -> 23.4 (+20.00%, 95% CI" in out
     assert "beyond the bound but not significant (CI includes 0): not failed" in out
 
 

@@ -8,6 +8,7 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from loadgen.cli import main
@@ -118,7 +119,10 @@ def test_the_bootstrap_resamples_the_profiles_values(
     per_request = cmp.load_runs(list(aiperf))[0].samples
     assert per_request is not None
     assert len(per_request.step(0).itl_ms) == 20 and len(loadgen.step(0).itl_ms) == 80
-    results = cmp.run_gates([parse_gate("ttft_ms.p99 > +10%")], runs)
+    # the bootstrap's units are requests: 20 either way, of 1 ITL value or of 4 gaps
+    assert np.diff(per_request.step(0).per_request("itl_ms").offsets).tolist() == [1] * 20
+    assert np.diff(loadgen.step(0).per_request("itl_ms").offsets).tolist() == [4] * 20
+    results = cmp.run_gates([parse_gate("ttft_ms.p50 > +10%")], runs)
     assert results and all(r.ci is not None for r in results if r.change is not None)
 
 
