@@ -24,6 +24,7 @@ __all__ = [
     "UNITS",
     "metric_label",
     "metric_name",
+    "pace",
     "stat_key",
     "stat_label",
 ]
@@ -86,3 +87,10 @@ def metric_label(metric: str, stat: str) -> str:
     """``("ttft_ms", "p99_9")`` -> ``"TTFT p99.9"``; no stat -> the metric's name alone."""
     name = metric_name(metric)
     return f"{name} {stat_label(stat)}" if stat else name
+
+
+def pace(time_scale: float) -> str:
+    """What a trace's time scale does to its rate: ``2x slower``, ``2x faster``, ``as recorded``."""
+    if time_scale == 1:
+        return "as recorded"
+    return f"{time_scale:g}x slower" if time_scale > 1 else f"{1 / time_scale:.3g}x faster"

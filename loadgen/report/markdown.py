@@ -151,7 +151,11 @@ def _verdict_blocks(summary: Summary) -> list[Block]:
     if v is not None and v.stopped_early:
         notes.append(f"stopped early: {v.stopped_early}")
     if summary.interrupted:
-        notes.append("the run was interrupted: this report covers the steps that finished")
+        cut = [str(st.index) for st in summary.steps if st.interrupted]
+        which = (
+            f" (step {', '.join(cut)} was cut short and is shown as far as it got)" if cut else ""
+        )
+        notes.append(f"the run was interrupted: this report covers the steps it ran{which}")
     if notes:
         blocks.append(Items(tuple(notes), "warn"))
     return blocks
@@ -176,7 +180,7 @@ def _overview(summary: Summary) -> Table:
             str(s.index),
             ("probe: " if s.role == "probe" else "") + load_label(s),
             f"{s.requests.ok} / {s.requests.failed}",
-            pct(s.requests.error_rate),
+            f"{100 * s.requests.error_rate:.2f}",  # the header says (%)
             num(s.throughput.requests_per_s),
             num(s.throughput.goodput_requests_per_s),
             num(s.throughput.output_tokens_per_s, 0),

@@ -4,7 +4,7 @@
 Pure given its inputs: no network, no clock; a seeded ``numpy`` Generator
 is passed around.
 
-May import: loadgen.scenario, loadgen.errors.
+May import: loadgen.scenario, loadgen.errors, loadgen.vocab (words).
 
 Public names: Workload, SessionPlan, StepPlan, plan_step, RequestSpec,
 Message, Prompt, step_rng, PromptMaker, Calibration, make_prompt,

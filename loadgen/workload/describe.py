@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from loadgen.scenario.models import RateLoad, Scenario, TraceLoad
+from loadgen.vocab import pace
 from loadgen.workload.lengths import describe
 from loadgen.workload.plan import RequestSpec
 from loadgen.workload.source import SessionPlan, Workload
@@ -117,7 +118,7 @@ def _step_lines(plan: StepPlan, index: int, mode: str, value: float) -> list[str
     head = {
         "concurrency": f"step {index}: concurrency {value:g}",
         "rate": f"step {index}: rate {value:g} req/s",
-        "trace": f"step {index}: trace at time scale {value:g}",
+        "trace": f"step {index}: trace at time scale {value:g} ({pace(value)})",
         "offline": f"step {index}: offline, "
         + (f"at most {value:g} in flight" if value else "all at once"),
     }[mode]

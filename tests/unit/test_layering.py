@@ -26,7 +26,7 @@ ALLOWED: dict[str, set[str]] = {
     **{leaf: set() for leaf in LEAVES},
     "clock": {"netstamp"},  # kernel receive stamps in the monotonic clock
     "scenario": {"errors", "redact", "strict", "vocab"},
-    "workload": {"scenario", "errors"},
+    "workload": {"scenario", "errors", "vocab"},
     "records": {"errors"},
     "client": {"clock", "netstamp", "records", "workload", "errors"},
     "summary": {"redact", "strict", "vocab"},

@@ -40,6 +40,10 @@ def test_report_tables_carry_units(
         assert others and all(_unitless(t) == [] for t in others), [_unitless(t) for t in others]
         for t in sla_tables:  # bounds of mixed units: each cell says its own
             assert all(row[1].endswith(("ms", "%")) for row in t.rows)
+        for t in others:  # a unit in the header is not repeated in every cell
+            for i, name in enumerate(t.header):
+                if name.endswith("(%)"):
+                    assert not any(row[i].endswith("%") for row in t.rows), name
 
 
 def test_comparison_tables_carry_units(

@@ -47,3 +47,11 @@ def test_an_open_interval_reads_as_a_bound_not_a_dash_and_dots() -> None:
     assert interval_text(None, 19.1) == "≤ 19.10"
     assert interval_text(18.9, 19.1) == "18.90-19.10"
     assert interval_text(None, None) == "-"
+
+
+def test_a_time_scale_says_whether_the_replay_is_slower_or_faster() -> None:
+    from loadgen.vocab import pace
+
+    assert pace(2) == "2x slower"
+    assert pace(0.5) == "2x faster"
+    assert pace(1) == "as recorded"

@@ -53,7 +53,8 @@ def test_the_same_seed_prints_the_same_workload(capsys: pytest.CaptureFixture[st
 def test_a_trace_prints_its_arrival_profile(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(["workload", str(SCENARIOS / "trace-replay.yaml")], capsys)
     assert code == 0
-    assert "step 0: trace at time scale 2" in out and "step 1: trace at time scale 1" in out
+    assert "step 0: trace at time scale 2 (2x slower)" in out
+    assert "step 1: trace at time scale 1 (as recorded)" in out
     spans = re.findall(r"arrivals: 240 over ([0-9.]+) s", out)
     assert len(spans) == 2 and abs(float(spans[0]) - 2 * float(spans[1])) < 0.02
     assert len(re.findall(r"req/s #+", out)) >= 10
