@@ -198,7 +198,10 @@ def _overview(summary: Summary) -> Table:
         return Table(OVERVIEW_HEADER, tuple(rows))
     at = OVERVIEW_HEADER.index("TTFT p99 (ms)") + 1
     header = (*OVERVIEW_HEADER[:at], PREFIX_COLUMN, *OVERVIEW_HEADER[at:])
-    with_hits = [(*row[:at], pct(h, 1), *row[at:]) for row, h in zip(rows, hits, strict=True)]
+    with_hits = [
+        (*row[:at], "–" if h is None else f"{100 * h:.1f}", *row[at:])
+        for row, h in zip(rows, hits, strict=True)
+    ]
     return Table(header, tuple(with_hits))
 
 

@@ -229,7 +229,7 @@ def test_markdown_header_overview_and_step_sections(
     overview = next(b for b in blocks if isinstance(b, Table) and b.header[0] == "step")
     at = overview.header.index(PREFIX_COLUMN)
     assert overview.header[at - 1] == "TTFT p99 (ms)"
-    assert [row[at] for row in overview.rows] == ["62.5%", "–"]
+    assert [row[at] for row in overview.rows] == ["62.5", "–"]
     assert [row[1] for row in overview.rows] == ["concurrency 4", "trace x0.5"]
     assert "- 20 ok, 0 failed, 0 warm-up, 2 ramp-up over" in md
     assert "- prefix cache hit 62.5% of 8,000 prompt tokens" in md
