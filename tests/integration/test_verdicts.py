@@ -135,13 +135,18 @@ FIXED_TTFT = {
 
 @pytest.mark.parametrize(
     ("requests", "bound", "verdict"),
-    [(20, 30.0, "inconclusive"), (400, 30.0, "met"), (20, 10.0, "missed")],
+    [(20, 200.0, "inconclusive"), (400, 200.0, "met"), (20, 10.0, "missed")],
 )
 def test_a_p99_bound_is_met_missed_or_inconclusive_by_sample_size(
     run: Runner, scenario: Callable[..., Scenario], requests: int, bound: float, verdict: str
 ) -> None:
-    """TTFT is ~20 ms every time: p99 <= 30 cannot be confirmed from 20 requests (their
-    p99 interval has no upper end) but is from 400; p99 <= 10 is missed from 20 already."""
+    """TTFT is ~20 ms every time: p99 <= 200 cannot be confirmed from 20 requests (their
+    p99 interval has no upper end, whatever the bound) but is from 400; p99 <= 10 is missed
+    from 20 already (the mock never answers sooner than 20 ms).
+
+    The bound of the met case is 10x the TTFT, not 1.5x: on a busy machine a few of 400
+    requests can be descheduled past 30 ms, which made it inconclusive (#19); the claim
+    under test is the sample size, not the timing."""
     sc = scenario(
         target=FIXED_TTFT,
         workload={"output_tokens": {"dist": "fixed", "value": 4}},
