@@ -176,14 +176,17 @@ def test_trace_replay_in_every_format(run: RunFixture, scenario: Make, tmp_path:
     )
 
 
-def test_trace_send_lag_at_200_requests_per_second(
+def test_trace_replay_keeps_its_schedule_at_200_requests_per_second(
     run: RunFixture, scenario: Make, tmp_path: Path
 ) -> None:
-    """The acceptance figure: replay keeps its schedule within 1 ms (p99) at 200 req/s.
+    """Replay sends each request at its planned time: the step's send lag is measured, and
+    small, and the achieved rate is the trace's.
 
-    Measured here at 0.002-0.003 ms on a quiet machine. One run on a machine busy
-    with other work can be descheduled past 1 ms; the claim is what the sender can
-    do, so the best of up to three runs is held to it.
+    The figure loadgen holds itself to (p99 under 1 ms; 0.002-0.003 ms on a quiet
+    machine) is measured by benchmarks/trace_send_lag.py: a machine busy with other
+    work can deschedule the sender past 1 ms (#19). Here the bound is one that only a
+    broken schedule misses (a sender that sleeps relative gaps drifts by the sum of
+    its wake-up delays: tens of ms over 400 requests).
     """
     path = tmp_path / "steady.jsonl"
     rows = [{"timestamp": i * 5, "input_length": 16, "output_length": 8} for i in range(400)]
@@ -192,18 +195,16 @@ def test_trace_send_lag_at_200_requests_per_second(
         target={"extra_body": {"ignore_eos": True}, "mock": {"args": FAST}},
         load={"mode": "trace", "trace": str(path)},
     )
-    lags = []
-    for _ in range(3):
-        summary, records, _ = run(sc)
-        step = summary.steps[0]
-        assert len(records) == 400 and all(r.ok for r in records)
-        assert 150 < step.throughput.requests_per_s < 250
-        assert step.client.send_lag_p99_ms is not None
-        lags.append(step.client.send_lag_p99_ms)
-        if lags[-1] < 1.0:
-            break
-    print("send lag p99 ms", lags)
-    assert min(lags) < 1.0
+    summary, records, _ = run(sc)
+    step = summary.steps[0]
+    assert len(records) == 400 and all(r.ok for r in records)
+    assert 150 < step.throughput.requests_per_s < 250
+    assert step.client.send_lag_p99_ms is not None
+    assert step.client.send_lag_p99_ms < 25.0
+    planned = sorted(r.scheduled_ns for r in records if r.scheduled_ns is not None)
+    assert len(planned) == 400
+    gaps = {b - a for a, b in itertools.pairwise(planned)}
+    assert gaps == {5_000_000}  # the plan itself is exact: 5 ms apart, to the nanosecond
 
 
 def test_ramp_up_requests_are_flagged_and_left_out(run: RunFixture, scenario: Make) -> None:

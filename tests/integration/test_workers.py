@@ -187,6 +187,14 @@ load: {concurrency: [8], requests_per_step: 160, workers: 2}
 """
 
 
+def _saturation_line(line: str) -> bool:
+    """A line of loadgen's own saying a step ran with the client saturated."""
+    return line.startswith("step ") or (
+        line.startswith("  warning: ")
+        and ("event-loop lag" in line or "read its sockets" in line or "CPU" in line)
+    )
+
+
 def test_ray_actors_on_a_local_cluster_match_one_process(tmp_path: Path) -> None:
     """Two Ray actors (a private local Ray instance) against the mock vs one process."""
     pytest.importorskip("ray", reason="loadgen[ray] is not installed")
@@ -199,16 +207,23 @@ def test_ray_actors_on_a_local_cluster_match_one_process(tmp_path: Path) -> None
         cmd += ["--ray", "local"] if how == "ray" else ["--workers", "1"]
         proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=180)
         assert proc.returncode == 0, proc.stderr
-        assert proc.stderr == "", proc.stderr  # a healthy run prints no warning, Ray's included
-        summaries[how] = read_summary(out / "summary.json")
+        summaries[how] = summary = read_summary(out / "summary.json")
+        # Nothing of Ray's on stderr. loadgen's own saturation warnings may be there on a
+        # busy machine, and then only when the step says it was saturated.
+        theirs = [line for line in proc.stderr.splitlines() if not _saturation_line(line)]
+        assert theirs == [], proc.stderr
+        if proc.stderr:
+            assert summary.steps[0].client.saturated, proc.stderr
     one, ray = summaries["one"], summaries["ray"]
     assert ray.workers == 2 and ray.workers_clock_uncertainty_ms is not None
     assert 0 <= ray.workers_clock_uncertainty_ms < 5
     a, b = one.steps[0], ray.steps[0]
     assert a.requests.ok == b.requests.ok == 160 and b.requests.failed == 0
     assert b.client.workers is not None and len(b.client.workers) == 2
+    rows = list(read_records(tmp_path / "ray" / "records.jsonl"))
+    assert most_in_flight(rows) == 8 and len({r.id for r in rows}) == len(rows)
+    if a.client.saturated or b.client.saturated:
+        pytest.skip("loadgen was saturated (a busy machine): its latencies are not comparable")
     assert b.ttft_ms.p50 == pytest.approx(a.ttft_ms.p50, abs=2.0)
     assert b.itl_ms.p50 == pytest.approx(a.itl_ms.p50, abs=0.5)
     assert b.throughput.requests_per_s == pytest.approx(a.throughput.requests_per_s, rel=0.15)
-    rows = list(read_records(tmp_path / "ray" / "records.jsonl"))
-    assert most_in_flight(rows) == 8 and len({r.id for r in rows}) == len(rows)
