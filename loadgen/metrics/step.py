@@ -141,8 +141,9 @@ def summarize_step(
     step.sla = check_sla(step, sla)
     _requests_needed(step, ok, profile.name, ttft_of, sla.confidence)
     step.sla.good_requests = int(good.sum())
-    # a step where nothing succeeded (a server down) has no latency to check it with
-    if mean_in_flight is not None and window_s and len(ok):
+    # a step where nothing succeeded (a server down) has no latency to check it with, and
+    # an interrupted one's cut requests ended when the user stopped it, not the server
+    if mean_in_flight is not None and window_s and len(ok) and not interrupted:
         step.little = little_check(mean_in_flight, len(sent), int((ended - sent).sum()), window_s)
     if len(endpoints) > 1:
         parts = list(endpoint_columns)

@@ -122,6 +122,26 @@ def _ci_row(step: StepSummary) -> str | None:
     return f"  {f'p99 {confidence:.0%} CI':<12}" + " · ".join(cells)
 
 
+#: the console's lines are cut into more lines at a separator to fit this many columns
+CONSOLE_WIDTH = 80
+
+
+def fit(head: str, parts: list[str], sep: str, width: int = CONSOLE_WIDTH) -> list[str]:
+    """``head`` + ``parts`` joined by ``sep``, as lines of at most ``width`` columns where
+    the parts allow; a line is only ever broken between parts, never inside a phrase."""
+    lines: list[str] = []
+    line, fresh = head, True  # fresh: nothing on the line yet but its head or indent
+    indent = " " * (len(head) - len(head.lstrip()) + 2)
+    for part in parts:
+        candidate = line + ("" if fresh else sep) + part
+        if not fresh and len(candidate) > width:
+            lines.append(line + sep.rstrip())
+            candidate = indent + part
+        line, fresh = candidate, False
+    lines.append(line)
+    return lines
+
+
 def interval_text(lo: float | None, hi: float | None) -> str:
     """``18.91-19.10``; an end the sample cannot give is left open: ``≥ 18.91``, ``≤ 19.10``."""
     if lo is None and hi is None:
@@ -177,12 +197,19 @@ def format_step(
         f"  requests  {r.ok} ok, {r.failed} failed"
         + (f" ({_kinds(r.errors)})" if r.errors else "")
         + f", {r.warmup} warm-up{facts.ramp_text(step)} · window {step.duration_s:.2f} s",
-        f"  throughput {t.requests_per_s:.2f} req/s · {t.output_tokens_per_s:,.0f} output tok/s"
-        f" · {t.input_tokens_per_s:,.0f} input tok/s"
-        + (
-            f" · goodput {t.goodput_requests_per_s:.2f} req/s"
-            if t.goodput_requests_per_s is not None
-            else ""
+        *fit(
+            "  throughput ",
+            [
+                f"{t.requests_per_s:.2f} req/s",
+                f"{t.output_tokens_per_s:,.0f} output tok/s",
+                f"{t.input_tokens_per_s:,.0f} input tok/s",
+                *(
+                    [f"goodput {t.goodput_requests_per_s:.2f} req/s"]
+                    if t.goodput_requests_per_s is not None
+                    else []
+                ),
+            ],
+            " · ",
         ),
         *_latency_rows(step),
         *console_lines(step),
@@ -194,8 +221,7 @@ def format_step(
         )
     if step.sla.checks:
         verdict = "PASS" if step.sla.passed else "FAIL"
-        parts = [_check_text(c) for c in step.sla.checks]
-        lines.append(f"  SLA {verdict}: " + "; ".join(parts))
+        lines += fit(f"  SLA {verdict}: ", [_check_text(c) for c in step.sla.checks], "; ")
         lines += [f"  {line}" for line in confidence_lines(step)]
     if warnings:
         lines.extend(step_warning_lines(step))

@@ -1,4 +1,4 @@
-"""An undecided bound says why: too few requests for its percentile, or a value too close."""
+"""An undecided bound says why (too few requests, or too close); a cut step has no Little's law."""
 
 from __future__ import annotations
 
@@ -42,3 +42,13 @@ def test_a_value_at_the_bound_is_too_close_to_call() -> None:
     (check,) = step.sla.checks  # type: ignore[attr-defined]
     assert check.verdict == "inconclusive"
     assert check.reason is not None and "too close to call" in check.reason
+
+
+def test_an_interrupted_step_gets_no_littles_law_check() -> None:
+    """Its cut requests ended when the user stopped it: in-flight x latency means nothing."""
+    ok = [r for r in random_step(2, 80, open_loop=False) if r.ok and not r.warmup]
+    spec = SlaSpec()
+    whole = summarize_step(0, LOAD, StepColumns.of(ok), spec, mean_in_flight=4.0)
+    assert whole.little is not None
+    cut = summarize_step(0, LOAD, StepColumns.of(ok), spec, mean_in_flight=4.0, interrupted=True)
+    assert cut.little is None and cut.interrupted

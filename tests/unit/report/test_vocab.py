@@ -55,3 +55,17 @@ def test_a_time_scale_says_whether_the_replay_is_slower_or_faster() -> None:
     assert pace(2) == "2x slower"
     assert pace(0.5) == "2x faster"
     assert pace(1) == "as recorded"
+
+
+def test_console_lines_fit_80_columns_and_break_only_between_phrases() -> None:
+    from loadgen.report.console import fit
+
+    parts = ["14.93 req/s", "840 output tok/s", "2,434 input tok/s", "goodput 4.68 req/s"]
+    lines = fit("  throughput ", parts, " · ")
+    assert all(len(line) <= 80 for line in lines)
+    assert lines == [
+        "  throughput 14.93 req/s · 840 output tok/s · 2,434 input tok/s ·",
+        "    goodput 4.68 req/s",
+    ]
+    assert " ".join(" ".join(lines).split()) == "throughput " + " · ".join(parts)
+    assert fit("  SLA PASS: ", ["a <= 1 ok"], "; ") == ["  SLA PASS: a <= 1 ok"]
