@@ -11,6 +11,8 @@ the summary).
 
 from __future__ import annotations
 
+import re
+
 from loadgen.report import facts
 from loadgen.report.endpoints import console_lines, target_text
 from loadgen.summary import Distribution, SlaCheck, StepSummary, Summary
@@ -60,7 +62,8 @@ def confidence_lines(step: StepSummary) -> list[str]:
             0.95,
         )
         why = c.reason or f"not decided at {conf:.0%} confidence"
-        out.append(f"unsure: {c.metric}.{c.stat} <= {c.bound:g}: {why} (CI {ci})")
+        text = f"unsure: {c.metric}.{c.stat} <= {c.bound:g}: {why} (CI {ci})"
+        out += fit("", phrases(text), " ", CONSOLE_WIDTH - 2)  # the step block indents by 2
     return out
 
 
@@ -142,6 +145,12 @@ def fit(head: str, parts: list[str], sep: str, width: int = CONSOLE_WIDTH) -> li
     return lines
 
 
+def phrases(text: str) -> list[str]:
+    """``text`` cut where a line may break: after ``;`` or ``,``, before ``(``; a number
+    and its unit, or a bound and its value, stay together."""
+    return [p for p in re.split(r"(?<=[;,]) | (?=\()", text) if p]
+
+
 def interval_text(lo: float | None, hi: float | None) -> str:
     """``18.91-19.10``; an end the sample cannot give is left open: ``≥ 18.91``, ``≤ 19.10``."""
     if lo is None and hi is None:
@@ -178,7 +187,7 @@ def step_warning_lines(step: StepSummary) -> list[str]:
 def format_verdict(summary: Summary, out_dir: object) -> str:
     """The run's last two lines: the verdict and where the results are."""
     text = summary.verdict.text if summary.verdict is not None else "no step ran"
-    return f"verdict: {text}\nresults: {out_dir}"
+    return "\n".join([*fit("verdict: ", phrases(text), " "), f"results: {out_dir}"])
 
 
 def format_step(
