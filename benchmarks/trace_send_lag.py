@@ -3,8 +3,8 @@
 Replays a steady trace (one request every 5 ms, ``--requests`` of them)
 against the built-in mock and prints each run's send lag p99 (how late each
 request left against its planned time, ``client.send_lag_p99_ms``). The
-figure loadgen holds itself to is a p99 under 1 ms on a quiet machine;
-measured at 0.002-0.003 ms on the project's 2-core VM. A machine busy with
+figure loadgen holds itself to is a p99 under 1 ms on a quiet machine
+(docs/performance.md has this machine's figures). A machine busy with
 other work can deschedule the sender past that, which is why the figure
 lives here and not in a timed test.
 

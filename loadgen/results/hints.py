@@ -125,8 +125,8 @@ def error_lines(failures: ErrorTally | Iterable[Record], target: TargetFacts) ->
 
 def unusable_reason(summary: Summary) -> str | None:
     """Why the target was unusable, or None when a request succeeded (or none was measured)."""
+    at = summary.target_url if not summary.endpoints else f"{len(summary.endpoints)} endpoints"
     if summary.stopped_on_errors is not None:
-        at = summary.target_url if not summary.endpoints else f"{len(summary.endpoints)} endpoints"
         return (
             f"target unusable: stopped at {at}: {summary.stopped_on_errors}; "
             "the errors and hints are above"
@@ -143,7 +143,6 @@ def unusable_reason(summary: Summary) -> str | None:
     if not counts:
         return None
     kinds = ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1]))
-    at = summary.target_url if not summary.endpoints else f"{len(summary.endpoints)} endpoints"
     return (
         f"target unusable: no request succeeded at {at} ({kinds}); the errors and hints are above"
     )

@@ -9,13 +9,14 @@ hammering a closed port for the whole sweep. A request that reaches the
 server disarms the watch for the rest of the run: later failures are data.
 
 Pure: it reads no clock (the records carry their stamps). Imports:
-loadgen.records, loadgen.scenario.
+loadgen.clock (the unit), loadgen.records, loadgen.scenario.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from loadgen.clock import NS_PER_S
 from loadgen.records import Record
 from loadgen.scenario.loadspec import StopOnErrors
 
@@ -23,8 +24,6 @@ __all__ = ["CONNECT_KINDS", "DeadTargetWatch"]
 
 #: the error kinds that mean the request never reached a server
 CONNECT_KINDS = frozenset({"connect_error", "connect_timeout"})
-
-_NS_PER_S = 1_000_000_000
 
 
 @dataclass(slots=True)
@@ -50,7 +49,7 @@ class DeadTargetWatch:
         stamp = rec.end_ns or rec.sent_ns
         if self.first_ns is None:
             self.first_ns = stamp
-        waited = (stamp - self.first_ns) / _NS_PER_S
+        waited = (stamp - self.first_ns) / NS_PER_S
         if self.failures < self.rule.requests and waited < self.rule.seconds:
             return False
         over = "" if self.failures >= self.rule.requests else f" over {waited:.1f} s"

@@ -182,8 +182,8 @@ def test_trace_replay_keeps_its_schedule_at_200_requests_per_second(
     """Replay sends each request at its planned time: the step's send lag is measured, and
     small, and the achieved rate is the trace's.
 
-    The figure loadgen holds itself to (p99 under 1 ms; 0.002-0.003 ms on a quiet
-    machine) is measured by benchmarks/trace_send_lag.py: a machine busy with other
+    The figure loadgen holds itself to (p99 under 1 ms on a quiet machine) is
+    measured by benchmarks/trace_send_lag.py: a machine busy with other
     work can deschedule the sender past 1 ms (#19). Here the bound is one that only a
     broken schedule misses (a sender that sleeps relative gaps drifts by the sum of
     its wake-up delays: tens of ms over 400 requests).
