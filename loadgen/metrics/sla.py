@@ -9,9 +9,12 @@ request's TTFT is to its first answer token (a request with none fails a
 TTFT bound). In open loop TTFT and E2E count from the intended send time
 unless ``sla.latency_from`` is ``sent``.
 
-A step whose client was saturated (``client.saturated``) is inconclusive: its
-numbers describe loadgen as much as the server, so it never passes, whatever
-its checks say.
+:func:`decide` gives the step its one verdict, which every output renders:
+*missed* when no request succeeded or a bound is missed with confidence;
+*inconclusive* when loadgen itself was saturated (``client.saturated``: the
+numbers describe the client as much as the server, whatever the checks say)
+or a bound is undecided, with the cause (too few requests for the percentile,
+or the bound inside the interval); else *met*.
 
 Imports: loadgen.scenario.models, loadgen.summary, loadgen.records, loadgen.metrics.
 """
@@ -26,7 +29,7 @@ from loadgen.records import Record
 from loadgen.scenario.models import PercentileBounds, SlaSpec
 from loadgen.summary import SlaCheck, SlaResult, StepSummary
 
-__all__ = ["check_sla", "request_meets_sla"]
+__all__ = ["check_sla", "decide", "request_meets_sla"]
 
 _ORDER = ("p99", "p95", "p90", "p50", "mean")
 
@@ -90,18 +93,60 @@ def check_sla(step: StepSummary, sla: SlaSpec) -> SlaResult:
             checks.append(check)
     if sla.max_error_rate is not None:
         checks.append(_check("error_rate", "value", sla.max_error_rate, step.requests.error_rate))
-    inconclusive = step.client.saturated
-    passed = not inconclusive and step.requests.ok > 0 and all(c.passed for c in checks)
-    result = SlaResult(passed=passed, inconclusive=inconclusive, checks=checks)
-    if checks:
-        verdicts = {c.verdict for c in checks}
-        if step.requests.ok == 0 or "missed" in verdicts:
-            result.verdict = "missed"
-        elif inconclusive or "inconclusive" in verdicts:
-            result.verdict = "inconclusive"
-        else:
-            result.verdict = "met"
+    saturated = step.client.saturated
+    passed = not saturated and step.requests.ok > 0 and all(c.passed for c in checks)
+    result = SlaResult(passed=passed, inconclusive=saturated, checks=checks)
+    decide(result, step.requests.ok)
     return result
+
+
+def decide(result: SlaResult, ok: int) -> None:
+    """Set ``result``'s verdict, cause and reason from its checks; ``ok`` successful requests.
+
+    Run again once the checks carry their reasons (how many requests would decide
+    them): the verdict only depends on the checks' verdicts, the words on their reasons.
+    """
+    checks = result.checks
+    missed = [c for c in checks if c.verdict == "missed"]
+    unsure = [c for c in checks if c.verdict == "inconclusive"]
+    if checks and ok == 0:
+        result.verdict, result.cause, result.reason = "missed", "no_success", NO_SUCCESS
+    elif result.inconclusive:  # with or without bounds: the numbers are the client's too
+        result.verdict, result.cause = "inconclusive", "saturated"
+        result.reason = "loadgen itself was saturated (see its warnings)"
+    elif not checks:
+        result.verdict = result.cause = result.reason = None
+    elif missed:
+        result.verdict, result.cause = "missed", "missed"
+        result.reason = "; ".join(_missed_text(c) for c in missed)
+    elif unsure:
+        result.verdict = "inconclusive"
+        few = [c for c in unsure if c.requests_needed is not None and c.requests_needed > ok]
+        result.cause = "few_requests" if few else "close_call"
+        result.reason = "; ".join(_unsure_text(c) for c in (few or unsure))
+    else:
+        result.verdict, result.cause = "met", "met"
+        result.reason = f"every bound met ({len(checks)} checked)"
+
+
+#: what a step with no successful request is, in every output
+NO_SUCCESS = "no successful request"
+
+
+def _missed_text(c: SlaCheck) -> str:
+    """``ttft_ms.p99 712.4 > 400``; an error rate as a percentage."""
+    name = f"{c.metric}.{c.stat_label}" if c.metric != "error_rate" else "error rate"
+    if c.value is None:
+        return f"{name}: {NO_SUCCESS}"
+    if c.metric == "error_rate":
+        return f"{name} {100 * c.value:.2f}% > {100 * c.bound:g}%"
+    low = f" (interval from {c.interval[0]:.4g})" if c.interval and c.interval[0] else ""
+    return f"{name} {c.value:.4g} > {c.bound:g}{low}"
+
+
+def _unsure_text(c: SlaCheck) -> str:
+    """The check's own reason, named: ``ttft_ms.p99: 9 requests cannot decide ...``."""
+    return f"{c.metric}.{c.stat_label}: {c.reason or 'too close to call'}"
 
 
 def _check(metric: str, stat: str, bound: float, value: float | None) -> SlaCheck:

@@ -40,7 +40,7 @@ from loadgen.metrics.columns import NONE, StepColumns
 from loadgen.metrics.confidence import rate_interval, requests_needed
 from loadgen.metrics.latency import FIRST_STAMP
 from loadgen.metrics.profiles import PROFILES, Profile
-from loadgen.metrics.sla import check_sla
+from loadgen.metrics.sla import check_sla, decide
 from loadgen.metrics.stats import distribution_ms
 from loadgen.metrics.tokens import PROMPT_TOLERANCE, short_output_warning
 from loadgen.records import Record
@@ -140,6 +140,7 @@ def summarize_step(
     _rate_intervals(step, window_s, sla.confidence)
     step.sla = check_sla(step, sla)
     _requests_needed(step, ok, profile.name, ttft_of, sla.confidence)
+    decide(step.sla, step.requests.ok)  # again: the reasons now say how many would decide
     step.sla.good_requests = int(good.sum())
     # a step where nothing succeeded (a server down) has no latency to check it with, and
     # an interrupted one's cut requests ended when the user stopped it, not the server

@@ -27,12 +27,21 @@ __all__ = [
     "Text",
     "num",
     "pct",
+    "verdict_cell",
 ]
 
-PASS = "✔ pass"
-FAIL = "✘ FAIL"
-#: A step in which loadgen itself was saturated (``sla.inconclusive``): never a pass.
+#: How a verdict (a step's ``sla.verdict`` or a check's ``verdict``) reads in a table cell.
+PASS = "✔ met"
+FAIL = "✘ missed"
 INCONCLUSIVE = "? inconclusive"
+_MARKS = {"met": PASS, "missed": FAIL, "inconclusive": INCONCLUSIVE}
+
+
+def verdict_cell(verdict: str | None) -> str:
+    """``✔ met``, ``✘ missed``, ``? inconclusive``; ``–`` for no verdict (no bound stated)."""
+    return _MARKS.get(verdict or "", "–")
+
+
 #: Summary latency fields by the names people read.
 METRIC_NAMES = METRIC_LABELS
 

@@ -229,16 +229,23 @@ def format_step(
             f"  note: {step.tokens.count_mismatches} requests where usage tokens != token events"
         )
     if step.sla.checks:
-        verdict = "PASS" if step.sla.passed else "FAIL"
-        lines += fit(f"  SLA {verdict}: ", [_check_text(c) for c in step.sla.checks], "; ")
+        sla = step.sla
+        lines += fit(f"  SLA {sla.verdict}: ", [_check_text(c) for c in sla.checks], "; ")
+        if sla.cause in ("saturated", "no_success"):
+            lines += fit("  ", phrases(f"{sla.verdict}: {sla.reason}"), " ")
         lines += [f"  {line}" for line in confidence_lines(step)]
     if warnings:
         lines.extend(step_warning_lines(step))
     return "\n".join(lines)
 
 
+#: a check's verdict on the console: decided within, beyond, or not decided
+_CHECK_WORD = {"met": "met", "missed": "MISSED", "inconclusive": "unsure"}
+
+
 def _check_text(c: SlaCheck) -> str:
-    """``ttft_ms.p99 152.09 <= 400 ok``; a bound with no value says why."""
+    """``ttft_ms.p99 152.09 <= 400 met``; a bound with no value says why."""
+    word = _CHECK_WORD.get(c.verdict or "", "met" if c.passed else "MISSED")
     if c.value is None:
-        return f"{c.metric}.{c.stat} <= {c.bound:g} MISS (no successful request)"
-    return f"{c.metric}.{c.stat} {_fmt(c.value)} <= {c.bound:g} {'ok' if c.passed else 'MISS'}"
+        return f"{c.metric}.{c.stat} <= {c.bound:g} {word} (no successful request)"
+    return f"{c.metric}.{c.stat} {_fmt(c.value)} <= {c.bound:g} {word}"

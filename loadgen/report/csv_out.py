@@ -77,9 +77,10 @@ BASE_COLUMNS = (
     "output_tokens_total",
     "input_tokens_total",
     "token_count_mismatches",
-    "sla_passed",
-    "sla_failed_checks",
     "sla_verdict",
+    "sla_cause",
+    "sla_reason",
+    "sla_failed_checks",
     "client_cpu_util",
     "client_rss_peak_mib",
     "client_loop_lag_p99_ms",
@@ -233,7 +234,7 @@ def step_row(step: StepSummary, metrics_profile: str = "loadgen") -> dict[str, A
         ci = getattr(step, f"{metric}_ms").ci
         pair = getattr(ci, stat) if ci is not None else None
         row[name] = None if pair is None else pair[0 if end == "low" else 1]
-    row["sla_verdict"] = step.sla.verdict
+    row.update(sla_verdict=step.sla.verdict, sla_cause=step.sla.cause, sla_reason=step.sla.reason)
     row.update(
         requests_per_s=t.requests_per_s,
         output_tokens_per_s=t.output_tokens_per_s,
@@ -242,8 +243,9 @@ def step_row(step: StepSummary, metrics_profile: str = "loadgen") -> dict[str, A
         output_tokens_total=step.tokens.output_total,
         input_tokens_total=step.tokens.input_total,
         token_count_mismatches=step.tokens.count_mismatches,
-        sla_passed=step.sla.passed,
-        sla_failed_checks=";".join(f"{x.metric}.{x.stat}" for x in step.sla.checks if not x.passed),
+        sla_failed_checks=";".join(
+            f"{x.metric}.{x.stat}" for x in step.sla.checks if x.verdict == "missed"
+        ),
         client_cpu_util=c.cpu_util,
         client_rss_peak_mib=c.rss_peak_mib,
         client_loop_lag_p99_ms=c.loop_lag_p99_ms,

@@ -23,7 +23,6 @@ from loadgen.metrics.profiles import PROFILES
 from loadgen.report import facts
 from loadgen.report.blocks import (
     FAIL,
-    INCONCLUSIVE,
     PASS,
     Block,
     Figures,
@@ -33,6 +32,7 @@ from loadgen.report.blocks import (
     Text,
     num,
     pct,
+    verdict_cell,
 )
 from loadgen.report.console import load_label
 from loadgen.report.endpoints import target_text
@@ -132,7 +132,7 @@ def _verdict_blocks(summary: Summary) -> list[Block]:
     if v is not None and v.text:
         blocks.append(Text(v.text, "verdict"))
     else:
-        passing = [s for s in summary.steps if s.sla.passed and s.requests.ok > 0]
+        passing = [s for s in summary.steps if s.meets_sla]
         best = max(passing, key=lambda s: s.throughput.requests_per_s, default=None)
         text = (
             f"highest load meeting the SLA: {load_label(best)}"
@@ -162,11 +162,7 @@ def _verdict_blocks(summary: Summary) -> list[Block]:
 
 
 def _sla_cell(step: StepSummary) -> str:
-    if step.sla.inconclusive:
-        return INCONCLUSIVE
-    if not step.sla.checks:
-        return "–"
-    return PASS if step.sla.passed else FAIL
+    return verdict_cell(step.sla.verdict)
 
 
 def _overview(summary: Summary) -> Table:

@@ -14,7 +14,7 @@ loadgen.report.csv_out, loadgen.report.endpoints, loadgen.report.facts, loadgen.
 from __future__ import annotations
 
 from loadgen.report import endpoints, facts
-from loadgen.report.blocks import FAIL, PASS, Block, Heading, Items, Table, num, pct
+from loadgen.report.blocks import Block, Heading, Items, Table, Text, num, pct, verdict_cell
 from loadgen.report.console import load_label
 from loadgen.report.csv_out import telemetry_fields
 from loadgen.summary import Distribution, SlaCheck, StepSummary
@@ -56,7 +56,8 @@ def _check_row(c: SlaCheck) -> tuple[str, ...]:
         bound if c.metric != "error_rate" else f"≤ {bound}",
         value,
         margin,
-        PASS if c.passed else FAIL,
+        verdict_cell(c.verdict),
+        c.reason or "",
     )
 
 
@@ -175,15 +176,19 @@ def _telemetry_text(tf: dict[str, float]) -> str:
 
 
 def step_blocks(step: StepSummary) -> list[Block]:
-    if step.sla.inconclusive:
-        mark = " — inconclusive (loadgen saturated)"
-    else:
-        mark = "" if not step.sla.checks else (" — SLA met" if step.sla.passed else " — SLA missed")
+    sla = step.sla
+    mark = f" — SLA {sla.verdict}" if sla.verdict is not None else ""
     blocks: list[Block] = [Heading(f"Step {step.index} · {load_label(step)}{mark}", 3)]
+    if sla.verdict is not None and sla.reason:
+        tone = {"met": "pass", "missed": "fail"}.get(sla.verdict, "warn")
+        blocks.append(Text(f"SLA {sla.verdict}: {sla.reason}", tone))
     blocks.append(Items(_facts(step)))
     if step.sla.checks:
-        header = ("SLA bound", "limit", "measured", "margin (headroom)", "result")
-        blocks.append(Table(header, tuple(_check_row(c) for c in step.sla.checks)))
+        header: tuple[str, ...] = ("SLA bound", "limit", "measured", "margin", "verdict", "why")
+        rows = tuple(_check_row(c) for c in step.sla.checks)
+        if not any(row[-1] for row in rows):  # every check decided: no "why" column
+            header, rows = header[:-1], tuple(row[:-1] for row in rows)
+        blocks.append(Table(header, rows))
     if step.requests.ok:
         blocks.append(_latency_table(step))
     if (turns := _turn_table(step)) is not None:

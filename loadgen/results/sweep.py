@@ -7,8 +7,12 @@
 - sla-search: bisection between a passing and a failing load until the
   bracket is narrower than the tolerance; the answer is the passing end.
 
-A step in which loadgen itself was saturated is inconclusive: it never passes
-(sla-search treats it as not passing), and the verdict names it.
+A step passes when its one verdict (``sla.verdict``,
+:func:`loadgen.metrics.sla.decide`) is *met*: its bounds decided within at
+the SLA's confidence. An inconclusive step (loadgen saturated, too few
+requests, or a bound inside its interval) never passes: sla-search treats it
+as not passing when loadgen was saturated and by its point estimate
+otherwise, and the run's verdict names it with its cause.
 
 Every strategy also stops early when a step's error rate, or its miss of an
 SLA bound, is past ``load.stop_early`` (so a sweep never hammers a dead
@@ -114,7 +118,10 @@ class Sweep:
         return 1.0 if self.load.mode == "concurrency" else 0.05 * max(self.load.points)
 
     def _search_update(self, point: Point, step: StepSummary) -> None:
-        if step.sla.passed:
+        # an undecided bound goes by its point estimate (the interval cannot say which
+        # side the load is on); a saturated step never passes
+        undecided = step.sla.cause in ("few_requests", "close_call")
+        if step.sla.passed if undecided else step.meets_sla:
             self.low = max(self.low or point.value, point.value)
         else:
             self.high = min(self.high or point.value, point.value)
@@ -125,7 +132,9 @@ class Sweep:
         if lo not in tried:
             return Point(self.load.mode, lo)
         if self.low is None:
-            self.stopped = f"the lowest load ({lo:g}) already misses the SLA"
+            first = next(st for p, st in self.done if p.value == lo and p.role == "step")
+            why = first.sla.reason or "no successful request"
+            self.stopped = f"the lowest load ({lo:g}) does not meet the SLA: {why}"
             return None
         if hi not in tried:
             return Point(self.load.mode, hi)
@@ -152,12 +161,12 @@ def make_sweep(load: LoadSpec) -> Sweep:
 
 
 def verdict(sweep: Sweep) -> Verdict:
-    """The highest load that met every SLA bound, with goodput there; inconclusive steps named."""
+    """The highest load whose step met the SLA, with goodput there; undecided steps named."""
     steps = [(p, s) for p, s in sweep.done if p.role == "step"]
     mode = steps[0][0].mode if steps else sweep.load.mode
-    passing = [(p, s) for p, s in steps if s.sla.passed and not s.interrupted]
+    passing = [(p, s) for p, s in steps if s.meets_sla and not s.interrupted]
     v = Verdict(mode=mode, sweep=sweep.kind, stopped_early=sweep.stopped)
-    v.inconclusive_steps = [s.index for _, s in steps if s.sla.inconclusive]
+    v.inconclusive_steps = [s.index for _, s in steps if s.sla.verdict == "inconclusive"]
     v.saturation_rps = sweep.saturation_rps
     if sweep.kind == "sla-search":
         v.tolerance = sweep.tolerance
@@ -169,8 +178,9 @@ def verdict(sweep: Sweep) -> Verdict:
     trace = mode == "trace"
     unit = "concurrency" if mode == "concurrency" else "rate"
     suffix = "" if mode == "concurrency" else " req/s"
+    sure = _with_confidence(steps)
     if not passing:
-        v.text = "no replay speed met the SLA" if trace else f"no {unit} met the SLA"
+        v.text = ("no replay speed" if trace else f"no {unit}") + " met the SLA" + sure
     else:
         pick = min if trace else max  # the heaviest load: a trace's smallest time scale
         best_p, best_s = pick(passing, key=lambda ps: ps[0].value)
@@ -182,30 +192,64 @@ def verdict(sweep: Sweep) -> Verdict:
             v.text = (
                 f"fastest replay meeting the SLA: time scale {best_p.value:g} "
                 f"({1 / best_p.value:g}x the recorded rate, "
-                f"{best_s.throughput.requests_per_s:.2f} req/s); {goodput}"
+                f"{best_s.throughput.requests_per_s:.2f} req/s){sure}; {goodput}"
             )
         else:
-            v.text = f"max {unit} meeting the SLA: {best_p.value:g}{suffix}; {goodput}"
-        if best_s.sla.verdict == "inconclusive" and not best_s.sla.inconclusive:
-            unsure = [c for c in best_s.sla.checks if c.verdict == "inconclusive"]
-            need = max((c.requests_needed or 0 for c in unsure), default=0)
-            v.text += (
-                " (not confirmed with confidence there: "
-                + ", ".join(f"{c.metric}.{c.stat}" for c in unsure)
-                + (f", about {need:,} requests per step would decide" if need else "")
-                + ")"
-            )
+            v.text = f"max {unit} meeting the SLA: {best_p.value:g}{suffix}{sure}; {goodput}"
         if v.bracket:
             failing = [st for pt, st in steps if pt.value == v.bracket[1]]
-            sure = failing and failing[-1].sla.verdict == "missed"
-            how = "" if sure or not failing else ", not confirmed with confidence"
-            v.text += f" (the SLA fails at {v.bracket[1]:g}{suffix}{how})"
-    if v.inconclusive_steps:
-        which = ", ".join(str(i) for i in v.inconclusive_steps)
-        v.text += f"; inconclusive (loadgen saturated, neither pass nor fail): step {which}"
+            how = (
+                "misses it"
+                if not failing or failing[-1].sla.verdict == "missed"
+                else "is undecided"
+            )
+            v.text += f" ({v.bracket[1]:g}{suffix} {how})"
+    undecided = [s for _, s in steps if s.sla.verdict == "inconclusive"]
+    if undecided:
+        v.text += "; " + undecided_text(undecided)
     if sweep.stopped:
         v.text += f"; stopped early: {sweep.stopped}"
     return v
+
+
+def undecided_text(steps: list[StepSummary]) -> str:
+    """The inconclusive steps grouped by cause: ``inconclusive: step 0, 1 (too few
+    requests: about 368 per step would decide); step 5 (loadgen saturated)``."""
+    parts = []
+    few = [s for s in steps if s.sla.cause == "few_requests"]
+    if few:
+        need = max(
+            (
+                c.requests_needed or 0
+                for s in few
+                for c in s.sla.checks
+                if c.verdict == "inconclusive"
+            ),
+            default=0,
+        )
+        would = f": about {need:,} per step would decide" if need else ""
+        parts.append(f"{_steps(few)} (too few requests{would})")
+    close = [s for s in steps if s.sla.cause == "close_call"]
+    if close:
+        parts.append(f"{_steps(close)} (a bound inside its interval: too close to call)")
+    saturated = [s for s in steps if s.sla.cause == "saturated"]
+    if saturated:
+        parts.append(f"{_steps(saturated)} (loadgen itself saturated)")
+    return "inconclusive: " + "; ".join(parts)
+
+
+def _steps(steps: list[StepSummary]) -> str:
+    return ("step " if len(steps) == 1 else "steps ") + ", ".join(str(s.index) for s in steps)
+
+
+def _with_confidence(steps: list[tuple[Point, StepSummary]]) -> str:
+    """`` (95% confidence)`` when a step's statistics have intervals, else nothing."""
+    for _, s in steps:
+        for metric in ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"):
+            ci = getattr(s, metric).ci
+            if ci is not None and s.sla.checks:
+                return f" ({ci.confidence:.0%} confidence)"
+    return ""
 
 
 def _offline_verdict(v: Verdict, steps: list[tuple[Point, StepSummary]]) -> None:

@@ -11,7 +11,7 @@ One module per concept, each importing only those before it:
 - ``counts``: :class:`LoadPoint`, :class:`RequestCounts`, :class:`Throughput`,
   :class:`TokenCounts`, :class:`PromptLengthCheck`, :class:`PrefixCacheStats`
 - ``sla``: :class:`SlaBounds`, :class:`LatencyBounds`, :class:`SlaCheck`,
-  :class:`SlaResult`
+  :class:`SlaResult`, ``StepVerdict``, ``Cause``
 - ``health``: :class:`ClientHealth`, :class:`LittleCheck`, :class:`TargetCheck`
 - ``telemetry``: :class:`StepTelemetry` and its parts
 - ``step``: :class:`StepSummary`, :class:`EndpointStats`, :class:`Cost`
@@ -43,7 +43,7 @@ from loadgen.summary.run import (
     WorkloadPrefix,
     WorkloadSessions,
 )
-from loadgen.summary.sla import LatencyBounds, SlaBounds, SlaCheck, SlaResult
+from loadgen.summary.sla import Cause, LatencyBounds, SlaBounds, SlaCheck, SlaResult, StepVerdict
 from loadgen.summary.step import Cost, EndpointStats, StepSummary
 from loadgen.summary.telemetry import (
     GpuStats,
@@ -61,6 +61,7 @@ from loadgen.vocab import PERCENTILES
 
 __all__ = [
     "PERCENTILES",
+    "Cause",
     "ClientHealth",
     "ClockAnchor",
     "Cost",
@@ -85,6 +86,7 @@ __all__ = [
     "SlaResult",
     "StepSummary",
     "StepTelemetry",
+    "StepVerdict",
     "Summary",
     "TargetCheck",
     "TelemetryGap",

@@ -15,7 +15,16 @@ from pydantic import Field
 
 from loadgen.strict import Sparse, Strict
 
-__all__ = ["LatencyBounds", "SlaBounds", "SlaCheck", "SlaResult"]
+__all__ = ["Cause", "LatencyBounds", "SlaBounds", "SlaCheck", "SlaResult", "StepVerdict"]
+
+#: A step's verdict with confidence: every output renders this one value.
+StepVerdict = Literal["met", "missed", "inconclusive"]
+#: Why a step got its verdict: ``met`` (every bound decided within), ``missed`` (a bound
+#: decided beyond), ``no_success`` (missed: no request succeeded), ``saturated``
+#: (inconclusive: loadgen itself was the bottleneck), ``few_requests`` (inconclusive: too
+#: few requests for a percentile's interval to reach the bound), ``close_call``
+#: (inconclusive: the bound lies inside the interval).
+Cause = Literal["met", "missed", "no_success", "saturated", "few_requests", "close_call"]
 
 
 class LatencyBounds(Sparse):
@@ -60,7 +69,7 @@ class SlaCheck(Strict):
     bound: float
     value: float | None
     margin: float | None  # bound - value (positive = headroom)
-    passed: bool  # the point estimate is within the bound
+    passed: bool  # the point estimate alone is within the bound (outputs render `verdict`)
     #: with confidence (sla.confidence): met when the interval's upper end is within the
     #: bound, missed when its lower end is beyond it, inconclusive otherwise (a statistic
     #: with no interval, an error rate or a max, is decided by its value)
@@ -80,18 +89,32 @@ class SlaCheck(Strict):
 
 
 class SlaResult(Strict):
-    passed: bool = True
+    """A step against the SLA. ``verdict``, ``cause`` and ``reason`` are the one answer
+    every output renders (:func:`loadgen.metrics.sla.decide` sets them)."""
+
+    passed: bool = Field(
+        True,
+        description="Every point estimate within its bound, and not saturated: the "
+        "verdict without confidence (outputs render `verdict`).",
+    )
     inconclusive: bool = Field(
         False,
         description="loadgen itself was saturated in this step (client.saturated): the "
-        "numbers describe the client as much as the server, so the step never passes; "
-        "`loadgen run --strict` exits 1 when any step is inconclusive.",
+        "numbers describe the client as much as the server, so the step's verdict is "
+        "inconclusive whatever its checks say.",
     )
     checks: list[SlaCheck] = Field(default_factory=list)
     good_requests: int | None = None
-    verdict: Literal["met", "missed", "inconclusive"] | None = Field(
+    verdict: StepVerdict | None = Field(
         None,
-        description="With confidence: missed when a check is missed, inconclusive when "
-        "one is inconclusive or loadgen was saturated, else met. `--fail-on-sla` fails on "
-        "missed, `--strict` on inconclusive too.",
+        description="The step's verdict with confidence (None: no bound stated): missed "
+        "when no request succeeded or a check is missed; inconclusive when loadgen was "
+        "saturated or a check is undecided; else met. `--fail-on-sla` fails on missed, "
+        "`--strict` on inconclusive too; `verdict.inconclusive_steps` lists the latter.",
+    )
+    cause: Cause | None = Field(None, description="Why the step got its verdict.")
+    reason: str | None = Field(
+        None,
+        description="The cause in words, as every output prints it: e.g. '9 requests "
+        "cannot decide a p99 at 95%; about 368 would'.",
     )

@@ -163,3 +163,12 @@ class StepSummary(Strict):
         "above; null for one endpoint.",
     )
     interrupted: bool = False
+
+    @property
+    def meets_sla(self) -> bool:
+        """The step met the SLA: its verdict is *met*, or no bound was stated and a request
+        succeeded (with loadgen not saturated). What the run's verdict and every report
+        count as passing."""
+        if self.sla.verdict is None:
+            return self.requests.ok > 0 and not self.sla.inconclusive
+        return self.sla.verdict == "met"

@@ -25,10 +25,10 @@ def _run(run: Runner, ttft_ms: int) -> Path:
             "prompt_tokens": {"dist": "fixed", "value": 16},
             "output_tokens": {"dist": "fixed", "value": 8},
         },
-        # p99 of 24 requests is about their max: the bound leaves room for one stall of
-        # the mock on a shared 2-core VM (its own truth shows 5 ms TTFTs written up to
-        # 14 ms late now and then); what this test checks is the report, not the mock
-        sla={"ttft_ms": {"p99": 40}},
+        # a p50, which 24 requests decide at 95% (a p99 would need 368); 40 ms leaves room
+        # for stalls of the mock on a shared 2-core VM (its own truth shows 5 ms TTFTs
+        # written up to 14 ms late now and then): this test checks the report, not the mock
+        sla={"ttft_ms": {"p50": 40}},
     )
     _summary, _records, out = run(scenario)
     return out
@@ -48,7 +48,7 @@ def test_report_and_compare_both_ways(
     rows = list(csv.DictReader((fast / "steps.csv").open()))
     assert [r["concurrency"] for r in rows] == ["1", "4"]
     assert all(5.0 <= float(r["ttft_ms_p50"]) < 15.0 for r in rows)
-    assert [r["sla_passed"] for r in rows] == ["True", "True"]
+    assert [r["sla_verdict"] for r in rows] == ["met", "met"]
 
     gate = ["--fail-if", "ttft_ms.p50 > +10%", "--fail-if", "e2e_ms.mean > +5ms"]
     with pytest.raises(SystemExit) as info:

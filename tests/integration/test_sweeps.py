@@ -89,10 +89,12 @@ def test_sla_search_finds_the_knee(run: RunFixture, scenario: Make) -> None:
             "sweep": "sla-search",
             "concurrency": [1, 32],
             "search_tolerance": 1,
-            "requests_per_step": 40,
+            "requests_per_step": 80,
             "warmup_requests": 32,
         },
-        sla={"ttft_ms": {"p99": 60}},
+        # a p95, which 80 requests can decide at 95% (72 would with none beyond the bound;
+        # a p99 needs 368): the answer is the highest load met with confidence
+        sla={"ttft_ms": {"p95": 60}},
     )
     summary, _, _ = run(sc)
     v = summary.verdict
@@ -102,7 +104,7 @@ def test_sla_search_finds_the_knee(run: RunFixture, scenario: Make) -> None:
     assert tried[:2] == [1, 32]
     assert v.max_passing == 8
     assert v.bracket == [8, 9]
-    assert "max concurrency meeting the SLA: 8" in v.text
+    assert "max concurrency meeting the SLA: 8 (95% confidence)" in v.text
     assert len(tried) <= 8
 
 

@@ -26,6 +26,7 @@ from loadgen.errors import (
     TargetError,
     TargetUnusable,
 )
+from loadgen.metrics.sla import decide
 from loadgen.results.outcome import judge
 from loadgen.run import RunOptions, run_scenario
 from loadgen.scenario import parse_scenario
@@ -135,12 +136,19 @@ def test_the_runner_refuses_a_results_dir_that_is_a_file(tmp_path: Path) -> None
 
 def step(index: int, *, ok: int = 4, checks: list[SlaCheck] | None = None) -> StepSummary:
     checks = checks or []
-    return StepSummary(
+    s = StepSummary(
         index=index,
         load=LoadPoint(mode="concurrency", concurrency=index + 1),
         requests=RequestCounts(total=4, ok=ok, failed=4 - ok, errors={"http_500": 4 - ok}),
         sla=SlaResult(passed=all(c.passed for c in checks), checks=checks),
     )
+    decide(s.sla, ok)
+    return s
+
+
+def saturate(s: StepSummary) -> None:
+    s.sla.inconclusive = True
+    decide(s.sla, s.requests.ok)
 
 
 def summary(*steps: StepSummary) -> Summary:
@@ -164,6 +172,7 @@ def check(metric: str, value: float, bound: float) -> SlaCheck:
         value=value,
         margin=bound - value,
         passed=value <= bound,
+        verdict="met" if value <= bound else "missed",
     )
 
 
@@ -182,17 +191,20 @@ def test_fail_on_sla_names_the_bound_that_was_missed() -> None:
     assert judge(s, fail_on_sla=False, strict=False) is None
     failure = judge(s, fail_on_sla=True, strict=False)
     assert isinstance(failure, SlaMissed)
-    assert str(failure) == "SLA missed: step 1 ttft_ms.p99 612.3 > 400"
+    assert str(failure) == "SLA missed: step 1: ttft_ms.p99 612.3 > 400"
 
 
 def test_strict_fails_on_an_inconclusive_step() -> None:
     s = summary(step(0), step(1))
     assert judge(s, fail_on_sla=True, strict=True) is None
-    s.steps[1].sla.inconclusive = True
+    saturate(s.steps[1])
     assert judge(s, fail_on_sla=False, strict=False) is None
     failure = judge(s, fail_on_sla=False, strict=True)
     assert isinstance(failure, Inconclusive)
-    assert "step(s) 1 inconclusive" in str(failure)
+    assert str(failure) == (
+        "--strict: not decided with confidence: step 1: loadgen itself was saturated "
+        "(see its warnings)"
+    )
 
 
 COMMANDS = ["run", "workload", "report", "compare", "mock", "agent", "calibrate"]
@@ -268,7 +280,7 @@ def test_strict_through_the_cli_ends_with_the_verdict_then_exit_1(
     import loadgen.run.command
 
     done = summary(step(0), step(1))
-    done.steps[1].sla.inconclusive = True
+    saturate(done.steps[1])
     monkeypatch.setattr(loadgen.run.command, "run_scenario", lambda sc, opts: done)
     path = tmp_path / "s.yaml"
     path.write_text(SCENARIO)
@@ -278,7 +290,7 @@ def test_strict_through_the_cli_ends_with_the_verdict_then_exit_1(
     code, out, err = run_cli(["run", str(path), "--out", str(out_dir), "-q", "--strict"], capsys)
     assert code == 1
     assert out.splitlines() == ["verdict: no step ran", f"results: {out_dir}"]
-    assert err.startswith("loadgen: --strict: step(s) 1 inconclusive")
+    assert err.startswith("loadgen: --strict: not decided with confidence: step 1: loadgen")
 
 
 def test_an_empty_url_flag_is_refused_not_ignored(

@@ -265,7 +265,7 @@ def test_closed_loop_sweep(vllm_server: VllmServer, scenario: Build, tmp_path: P
             step_records = [r for r in records if r.step == step.index]
             assert_streamed(step, step_records, 16)
             assert_counts_honest(step, step_records)
-            assert step.sla.passed
+            assert step.meets_sla
         assert summary.verdict is not None
         assert summary.verdict.max_passing == 16
         assert summary.verdict.stopped_early is None
@@ -308,7 +308,7 @@ def test_http_errors_are_rows(
     assert step.requests.errors == {kind: n}
     assert step.requests.error_rate == 1.0
     assert step.ttft_ms.count == 0 and step.throughput.requests_per_s == 0
-    assert not step.sla.passed  # no successful request never passes
+    assert not step.meets_sla  # no successful request never passes
     assert len(records) == n
     for r in records:
         assert not r.ok and r.error_kind == kind and r.http_status == status

@@ -111,6 +111,9 @@ def both(records: list[Record], load: LoadPoint, sla: SlaSpec, **kw: Any) -> tup
     for check in new["sla"]["checks"]:
         # the oracle predates these estimates (tests/unit/metrics/test_confidence.py covers them)
         check["requests_needed"] = check["reason"] = None
+    # ... and so do the words the step's verdict gives for them (test_one_verdict.py does)
+    for d in (ref, new):
+        d["sla"]["cause"] = d["sla"]["reason"] = None
     for key in ("throughput", "throughput_whole"):
         if new[key] is not None:
             new[key]["requests_per_s_ci"] = None

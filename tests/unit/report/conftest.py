@@ -37,7 +37,8 @@ from loadgen.summary import (
 
 MS = 1_000_000
 T0 = 1_000 * MS  # monotonic ns of the run's start
-SLA = {"ttft_ms": {"p99": 50.0}, "tpot_ms": {"p99": 10.0}, "max_error_rate": 0.1}
+#: p50 bounds, which 20 requests a step can decide at 95% (a p99 would need about 368)
+SLA = {"ttft_ms": {"p50": 50.0}, "tpot_ms": {"p50": 10.0}, "max_error_rate": 0.1}
 CONCURRENCY = (1, 4, 16)
 WALL = 1_700_000_000 * 10**9
 
@@ -73,7 +74,8 @@ def failed_records(step: int, n: int, start_ns: int) -> list[Record]:
 
 
 def build_run() -> tuple[Summary, list[Record]]:
-    """Steps c=1, 4, 16 (TTFT 10, 20, 60 ms: the last misses the SLA) and c=32 all failed."""
+    """Steps c=1, 4 (TTFT 10, 20 ms: met), c=16 (TTFT 60 ms: missed; its client marked
+    saturated after it was judged, for the warnings) and c=32 all failed (missed)."""
     sla = SlaSpec.model_validate(SLA)
     records: list[Record] = []
     steps: list[StepSummary] = []

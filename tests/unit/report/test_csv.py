@@ -25,8 +25,10 @@ def test_one_row_per_step_with_flat_latency_columns(run_data: tuple[Summary, lis
     assert float(rows[0]["ttft_ms_p50"]) == summary.steps[0].ttft_ms.p50
     assert float(rows[2]["tpot_ms_max"]) == summary.steps[2].tpot_ms.max
     assert float(rows[1]["output_tokens_per_s"]) == summary.steps[1].throughput.output_tokens_per_s
-    assert [r["sla_passed"] for r in rows] == ["True", "True", "False", "False"]
-    assert rows[2]["sla_failed_checks"] == "ttft_ms.p99"
+    assert [r["sla_verdict"] for r in rows] == ["met", "met", "missed", "missed"]
+    assert [r["sla_cause"] for r in rows] == ["met", "met", "missed", "no_success"]
+    assert rows[3]["sla_reason"] == "no successful request"
+    assert rows[2]["sla_failed_checks"] == "ttft_ms.p50"
     assert rows[2]["client_saturated"] == "True"
 
 
@@ -63,7 +65,7 @@ def test_pandas_reads_it_typed(run_data: tuple[Summary, list[Record]]) -> None:
     pd = __import__("pytest").importorskip("pandas")
     summary, _ = run_data
     df = pd.read_csv(io.StringIO(render_steps_csv(summary)))
-    assert df["sla_passed"].dtype == bool
+    assert df["sla_verdict"].tolist() == ["met", "met", "missed", "missed"]
     assert df["ttft_ms_p99"].isna().tolist() == [False, False, False, True]
 
 

@@ -144,12 +144,15 @@ def test_load_ticks_do_not_collide() -> None:
 
 
 def test_an_inconclusive_step_is_marked_on_the_curves_and_in_the_overview() -> None:
+    from loadgen.metrics.sla import decide
     from loadgen.report.blocks import INCONCLUSIVE, Heading, Table
     from loadgen.report.markdown import build_document
 
     summary = _sla_search()
     saturated = summary.steps[1]  # c=64
     saturated.sla.inconclusive, saturated.sla.passed = True, False
+    decide(saturated.sla, saturated.requests.ok)
+    assert saturated.sla.verdict == "inconclusive" and saturated.sla.cause == "saturated"
     label = plots.INCONCLUSIVE_LABEL
     assert plots.curve_inconclusive(summary, "ttft_ms", "p99") == {label: [(200.0, 900.0)]}
     assert plots.throughput_inconclusive(summary) == {label: [(64.0, 20.0)]}
@@ -158,7 +161,7 @@ def test_an_inconclusive_step_is_marked_on_the_curves_and_in_the_overview() -> N
     overview = next(b for b in build_document(summary) if isinstance(b, Table))
     assert [row[-1] for row in overview.rows if row[0] == "1"] == [INCONCLUSIVE]
     headings = [b.text for b in build_document(summary) if isinstance(b, Heading)]
-    assert sum("inconclusive (loadgen saturated)" in h for h in headings) == 1
+    assert sum(h.endswith("— SLA inconclusive") for h in headings) == 1
 
 
 def test_the_timeline_shades_the_steady_window() -> None:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from pydantic import TypeAdapter
 
+from loadgen.metrics.sla import decide
 from loadgen.results.sweep import Point, make_sweep, verdict
 from loadgen.scenario.models import LoadSpec
 from loadgen.summary import (
@@ -36,8 +37,9 @@ def step(
         value=ttft_p99,
         margin=100 - ttft_p99,
         passed=passed,
+        verdict="met" if passed else "missed",
     )
-    return StepSummary(
+    s = StepSummary(
         index=index,
         load=lp,
         requests=RequestCounts(total=10, ok=10, error_rate=errors),
@@ -45,6 +47,8 @@ def step(
         throughput=Throughput(requests_per_s=p.value, goodput_requests_per_s=p.value / 2),
         sla=SlaResult(passed=passed, checks=[check]),
     )
+    decide(s.sla, s.requests.ok)
+    return s
 
 
 def drive(
@@ -96,7 +100,8 @@ def test_sla_search_when_even_the_lowest_fails() -> None:
     assert seen == [1]
     assert v.max_passing is None
     assert (
-        v.text == "no rate met the SLA; stopped early: the lowest load (1) already misses the SLA"
+        v.text == "no rate met the SLA; stopped early: the lowest load (1) does not meet the SLA: "
+        "ttft_ms.p99 150 > 100"
     )
 
 
@@ -135,11 +140,40 @@ def test_an_inconclusive_step_never_passes_and_the_verdict_names_it() -> None:
         s = step(i, p, passed=p.value < 4)
         if p.value == 2:  # loadgen saturated: the bounds held, the step is inconclusive
             s.sla = SlaResult(passed=False, inconclusive=True, checks=s.sla.checks)
+            decide(s.sla, s.requests.ok)
         sweep.observe(p, s)
         i += 1
     v = verdict(sweep)
     assert v.max_passing == 1 and v.inconclusive_steps == [1]
     assert v.text == (
         "max concurrency meeting the SLA: 1; goodput there: 0.50 req/s; "
-        "inconclusive (loadgen saturated, neither pass nor fail): step 1"
+        "inconclusive: step 1 (loadgen itself saturated)"
+    )
+
+
+def test_a_step_too_small_to_decide_is_not_a_pass_and_the_verdict_says_how_many_would() -> None:
+    """A p99 within its bound by the point estimate, but its interval open above:
+    inconclusive (too few requests), never the answer; the verdict groups such steps
+    and says how many requests per step would decide them."""
+    load = load_spec(concurrency=[1, 2, 4], requests_per_step=10)
+    sweep = make_sweep(load)
+    i = 0
+    while (p := sweep.next_point()) is not None:
+        s = step(i, p, passed=True)
+        if p.value >= 2:
+            c = s.sla.checks[0]
+            c.verdict, c.interval, c.requests_needed = "inconclusive", [9.0, None], 368
+            c.reason = "10 requests cannot decide a p99 at 95%; about 368 would"
+            decide(s.sla, s.requests.ok)
+        sweep.observe(p, s)
+        i += 1
+    v = verdict(sweep)
+    assert [s.sla.verdict for _, s in sweep.done] == ["met", "inconclusive", "inconclusive"]
+    assert sweep.done[1][1].sla.cause == "few_requests"
+    assert sweep.done[1][1].sla.reason == (
+        "ttft_ms.p99: 10 requests cannot decide a p99 at 95%; about 368 would"
+    )
+    assert v.max_passing == 1 and v.inconclusive_steps == [1, 2]
+    assert v.text.endswith(
+        "inconclusive: steps 1, 2 (too few requests: about 368 per step would decide)"
     )
