@@ -231,7 +231,7 @@ def format_step(
     if step.sla.checks:
         sla = step.sla
         lines += fit(f"  SLA {sla.verdict}: ", [_check_text(c) for c in sla.checks], "; ")
-        if sla.cause in ("saturated", "no_success"):
+        if sla.cause == "saturated":  # the checks alone do not say it
             lines += fit("  ", phrases(f"{sla.verdict}: {sla.reason}"), " ")
         lines += [f"  {line}" for line in confidence_lines(step)]
     if warnings:
