@@ -19,16 +19,30 @@ from typing import TYPE_CHECKING, Any
 from loadgen.report import plots as p
 from loadgen.report import sample_series as ss
 from loadgen.report.bins import EXACT_UP_TO
+from loadgen.report.cdf_figure import draw_cdf
+from loadgen.report.figstyle import (
+    SLA_COLOUR,
+    STAT_STYLE,
+    figure,
+    log_y_if_wide,
+    save_figure,
+    step_style,
+    style,
+    suptitle,
+)
+from loadgen.report.labels import place_labels
 from loadgen.report.samples import RunSamples
 from loadgen.summary import Summary
 from loadgen.vocab import CURVE_STATS, metric_label
 
 if TYPE_CHECKING:
+    from matplotlib.artist import Artist
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 __all__ = [
     "PLOT_FILES",
+    "SHADING_LABELS",
     "draw_cdf",
     "draw_curve",
     "draw_overlay",
@@ -49,60 +63,10 @@ PLOT_FILES = {
     "turns": "ttft_by_turn.png",
     "timeline": "timeline.png",
 }
-DPI = 110
-_STAT_STYLE = {"p50": "--", "p99": "-"}
-_SLA_COLOUR = "#c0392b"
-
-
-def _figure(width: float, height: float, nrows: int, ncols: int, **kw: Any) -> Figure:
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
-    fig.subplots(nrows, ncols, squeeze=False, **kw)
-    return fig
-
-
-def save_figure(fig: Figure, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        fig.savefig(path, format="png")
-    except OSError as exc:  # name the file: a full disk's error does not
-        raise OSError(exc.errno, exc.strerror, str(path)) from exc
-    return path
-
-
-def _style(ax: Axes, title: str, xlabel: str, ylabel: str) -> None:
-    ax.set_title(title, fontsize=11)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.grid(True, alpha=0.3)
-    if ax.get_lines():
-        ax.legend(fontsize=8, loc="best", framealpha=0.85)
-
-
-def _log_y_if_wide(ax: Axes, values: Sequence[float], ratio: float) -> bool:
-    """Log y axis, labelled in plain numbers, when the values span ``ratio`` or more."""
-    from matplotlib.ticker import FuncFormatter
-
-    positive = [v for v in values if v > 0]
-    if positive and len(positive) == len(values) and max(positive) / min(positive) >= ratio:
-        ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
-        return True
-    return False
-
-
-def _suptitle(fig: Figure, summary: Summary, what: str, binned: str = "") -> None:
-    """``<run>: <what>`` and, under it, the metrics profile the values were computed with;
-    ``binned``: what of the plot is drawn from bins, a third line."""
-    text = f"{summary.name}: {what}\nmetrics profile: {summary.metrics_profile}"
-    fig.suptitle(text + (f"\n{binned}" if binned else ""), fontsize=12)
-
-
 #: bracket end, or inconclusive -> (marker, colour)
 _BRACKET_STYLE = {
     p.BRACKET_LABELS[0]: ("o", "#27ae60"),
-    p.BRACKET_LABELS[1]: ("X", _SLA_COLOUR),
+    p.BRACKET_LABELS[1]: ("X", SLA_COLOUR),
     p.INCONCLUSIVE_LABEL: ("s", "#7f7f7f"),
 }
 
@@ -130,19 +94,49 @@ def _load_ticks(ax: Axes, xs: Sequence[float]) -> None:
         ax.set_xticks(ticks, [f"{v:g}" for v in ticks])
 
 
-def _annotate(ax: Axes, labels: list[tuple[float, float, str]], log_y: bool) -> None:
-    """Label the points that :func:`loadgen.report.plots.thin_labels` keeps apart."""
-    for x, y, text in p.thin_labels(labels, log_y=log_y):
-        ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 6), fontsize=7.5)
+def _wanted_first(
+    labels: list[tuple[float, float, str]], verdict: str | None
+) -> list[tuple[float, float, str]]:
+    """The point labels in the order they are placed: the verdict's load, the heaviest,
+    the lightest, then the others in load order (a crowded knee keeps its ends)."""
+    if not labels:
+        return []
+    order = [len(labels) - 1, 0, *range(1, len(labels) - 1)]
+    order.sort(key=lambda i: labels[i][2] != verdict)  # stable: the verdict's first
+    return [labels[i] for i in dict.fromkeys(order)]
+
+
+def _verdict(ax: Axes, series: p.Series) -> None:
+    """A big gold star on the verdict's point, in the legend."""
+    for label, pts in series.items():
+        xs, ys = zip(*pts, strict=True)
+        ax.plot(xs, ys, ls="", marker="*", ms=15, color="#f1c40f", mec="#1a1a1a", mew=0.9,
+                label=label, zorder=5)  # fmt: skip
+
+
+def _ci_handle(confidence: float | None) -> list[Artist]:
+    """The legend's entry for the error bars: what they are, at which level."""
+    from matplotlib.lines import Line2D
+
+    if confidence is None:
+        return []
+    text = f"error bars: {confidence:.0%} confidence interval"
+    return [Line2D([], [], ls="", marker="|", ms=10, mew=1.4, color="#666666", label=text)]
 
 
 def draw_curve(summary: Summary) -> Figure:
-    """Panel 1: TTFT p50/p99; panel 2: TPOT and ITL p50/p99; x = output tokens/s; SLA lines."""
+    """Panel 1: TTFT p50/p99; panel 2: TPOT and ITL p50/p99; x = output tokens/s; SLA lines;
+    each point's confidence interval as an error bar; the verdict's point starred; each
+    point of the p99 line labelled with its load where the label fits
+    (:func:`loadgen.report.labels.place_labels`)."""
     series, bounds = p.curve_series(summary), p.sla_bounds(summary)
-    fig = _figure(11, 4.4, 1, 2)
+    fig = figure(11, 4.4, 1, 2)
     colours = {"ttft_ms": "#1f77b4", "tpot_ms": "#2ca02c", "itl_ms": "#9467bd"}
+    verdict = p.verdict_step(summary)
+    to_label = []
     for ax, panel in zip(fig.axes, p.CURVE_PANELS, strict=True):
         ys: list[float] = []
+        has_bars = False
         for metric, stats in panel:
             for stat in stats:
                 label = metric_label(metric, stat)
@@ -150,37 +144,31 @@ def draw_curve(summary: Summary) -> Figure:
                     continue
                 xs_, ys_ = zip(*series[label], strict=True)
                 ys += ys_
-                ax.plot(
-                    xs_,
-                    ys_,
-                    _STAT_STYLE.get(stat, "-"),
-                    marker="o",
-                    ms=4,
-                    color=colours[metric],
-                    label=label,
-                )
+                ax.plot(xs_, ys_, STAT_STYLE.get(stat, "-"), marker="o", ms=4,
+                        color=colours[metric], label=label)  # fmt: skip
                 bars = p.curve_intervals(summary, metric, stat)
                 if bars:  # each point's confidence interval, where its sample gives both ends
                     bx, lo, hi = zip(*bars, strict=True)
                     ax.vlines(bx, lo, hi, color=colours[metric], lw=1.2, alpha=0.55)
                     ys += [*lo, *hi]
+                    has_bars = True
                 if label in bounds:
                     ys.append(bounds[label])
-                    ax.axhline(
-                        bounds[label],
-                        color=_SLA_COLOUR,
-                        ls=":",
-                        lw=1.5,
-                        label=f"SLA {label} ≤ {bounds[label]:g} ms",
-                    )
+                    ax.axhline(bounds[label], color=SLA_COLOUR, ls=":", lw=1.5,
+                               label=f"SLA {label} ≤ {bounds[label]:g} ms")  # fmt: skip
         metric, stats = panel[0]
         _bracket(ax, p.curve_bracket(summary, metric, stats[-1]))
         _bracket(ax, p.curve_inconclusive(summary, metric, stats[-1]))
-        log_y = _log_y_if_wide(ax, ys, 30)
-        _annotate(ax, p.point_labels(summary, metric, stats[-1]), log_y)
+        _verdict(ax, p.curve_verdict(summary, metric, stats[-1]))
+        log_y_if_wide(ax, ys, 30)
         names = " / ".join(metric_label(m, "") for m, _ in panel)
-        _style(ax, f"{names} vs throughput", "output tokens/s", f"{names} (ms)")
-    _suptitle(fig, summary, "latency vs throughput")
+        extra = _ci_handle(p.curve_confidence(summary)) if has_bars else []
+        style(ax, f"{names} vs throughput", "output tokens/s", f"{names} (ms)", extra)
+        labels = p.point_labels(summary, metric, stats[-1])
+        to_label.append((ax, _wanted_first(labels, p.point_label(verdict) if verdict else None)))
+    suptitle(fig, summary, "latency vs throughput")
+    for ax, labels in to_label:  # once the whole figure is laid out
+        place_labels(ax, labels)
     return fig
 
 
@@ -190,7 +178,7 @@ def draw_throughput(summary: Summary) -> Figure:
     x = :func:`loadgen.report.plots.load_x`: the load, or a trace's achieved requests/s.
     """
     series = p.throughput_series(summary)
-    fig = _figure(11, 4.0, 1, 2)
+    fig = figure(11, 4.0, 1, 2)
     ax1, ax2 = fig.axes
     styles = {"throughput": ("-", "#1f77b4"), "goodput": ("--", "#ff7f0e")}
     for label in ("throughput", "goodput"):
@@ -208,78 +196,28 @@ def draw_throughput(summary: Summary) -> Figure:
     for ax in (ax1, ax2):
         _load_ticks(ax, all_x)
         ax.set_ylim(bottom=0)
-    _style(ax1, "requests/s and goodput", xlabel, "requests/s")
-    _style(ax2, "output token throughput", xlabel, "output tokens/s")
-    _suptitle(fig, summary, "throughput vs load")
-    return fig
-
-
-def _cdf_panel(ax: Axes, series: p.Series, title: str, xlabel: str, log_x: bool = False) -> None:
-    """One line per step, coloured from low to high load. ``log_x``: a log x axis (TTFT,
-    whose steps differ by orders of magnitude), labelled in plain numbers; otherwise the
-    axis is cut at the 99.5th percentile when a long tail would squash the rest."""
-    from matplotlib import colormaps
-    from matplotlib.ticker import FuncFormatter
-
-    cmap = colormaps["viridis"]
-    n = len(series)
-    cut = 0.0
-    for i, (label, pts) in enumerate(series.items()):
-        xs, ys = zip(*pts, strict=True)
-        ax.plot(xs, ys, "-", lw=1.6, color=cmap(0.9 * i / max(n - 1, 1)), label=label)
-        cut = max(cut, next((x for x, f in pts if f >= 0.995), xs[-1]))
-    tail = max((pts[-1][0] for pts in series.values()), default=0.0)
-    if log_x:
-        ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
-        title += " (log x)"
-    elif cut > 0 and tail > 1.5 * cut:
-        ax.set_xlim(left=0, right=cut * 1.05)
-        title += " (x cut at the 99.5th pct)"
-    ax.set_ylim(0, 1.02)
-    _style(ax, title, xlabel, "fraction ≤ x")
-
-
-def draw_cdf(summary: Summary, samples: RunSamples) -> Figure:
-    """TTFT and ITL CDFs, one line per step, coloured from low to high load."""
-    fig = _figure(11, 4.2, 1, 2)
-    ax1, ax2 = fig.axes
-    ttft = ss.cdf_series(summary, samples, "ttft_ms")
-    _cdf_panel(ax1, ttft, "TTFT CDF per step", "TTFT (ms, log scale)", log_x=True)
-    _cdf_panel(ax2, ss.cdf_series(summary, samples, "itl_ms"), "ITL CDF per step", "ITL (ms)")
-    binned = [
-        f"{metric_label(m, '')} of {', '.join(labels)}"
-        for m in ("ttft_ms", "itl_ms")
-        if (labels := ss.cdf_binned(summary, samples, m))
-    ]
-    note = (
-        f"from log-spaced bins (1.2% wide; steps of over {EXACT_UP_TO:,} values): "
-        + "; ".join(binned)
-        if binned
-        else ""
-    )
-    _suptitle(fig, summary, "latency distributions", note)
+    style(ax1, "requests/s and goodput", xlabel, "requests/s")
+    style(ax2, "output token throughput", xlabel, "output tokens/s")
+    suptitle(fig, summary, "throughput vs load")
     return fig
 
 
 def draw_turns(summary: Summary) -> Figure:
-    """TTFT p50 and p99 per turn of the sessions, one line per step, one panel per stat."""
-    from matplotlib import colormaps
+    """TTFT p50 and p99 per turn of the sessions, one line per step (one colour each, in
+    :func:`loadgen.report.figstyle.step_style`'s order), one panel per stat."""
     from matplotlib.ticker import MaxNLocator
 
-    fig = _figure(11, 4.0, 1, 2, sharex=True)
-    cmap = colormaps["viridis"]
+    fig = figure(11, 4.0, 1, 2, sharex=True)
     for ax, stat in zip(fig.axes, CURVE_STATS, strict=True):
         series = p.turn_series(summary, stat)
-        n = len(series)
         for i, (label, pts) in enumerate(series.items()):
             xs, ys = zip(*pts, strict=True)
-            colour = cmap(0.9 * i / max(n - 1, 1))
-            ax.plot(xs, ys, _STAT_STYLE[stat], marker="o", ms=4, color=colour, label=label)
+            colour, _ls = step_style(i)
+            ax.plot(xs, ys, STAT_STYLE[stat], marker="o", ms=4, color=colour, label=label)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylim(bottom=0)
-        _style(ax, f"TTFT {stat} by turn", "turn (0 = the session's first request)", "TTFT (ms)")
-    _suptitle(fig, summary, "TTFT by turn")
+        style(ax, f"TTFT {stat} by turn", "turn (0 = the session's first request)", "TTFT (ms)")
+    suptitle(fig, summary, "TTFT by turn")
     return fig
 
 
@@ -295,26 +233,27 @@ _TIMELINE_PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
 def draw_timeline(
     summary: Summary, samples: RunSamples | None, telemetry: list[dict[str, Any]]
 ) -> Figure:
-    """Stacked panels over the run's time, step windows shaded and labelled on top."""
+    """Stacked panels over the run's time, step windows shaded and labelled on top; a
+    legend under the panels says what the shades are."""
     series = ss.timeline_series(summary, samples, telemetry)
     panels: list[tuple[str, list[str]]] = []
     for ylabel, keys in _TIMELINE_PANELS:
         chosen = keys or tuple(k for k in series if k.startswith("GPU"))
         if any(k in series for k in chosen):
             panels.append((ylabel, [k for k in chosen if k in series]))
-    fig = _figure(11, 1.2 + 1.9 * max(len(panels), 1), max(len(panels), 1), 1, sharex=True)
+    fig = figure(11, 1.2 + 1.9 * max(len(panels), 1), max(len(panels), 1), 1, sharex=True)
     t0 = ss.timeline_origin_ns(summary, samples)
     spans, steady = ss.step_spans(summary, t0), ss.steady_spans(summary, t0)
     for i, (ax, (ylabel, names)) in enumerate(zip(fig.axes, panels, strict=False)):
         for j, (a, b, _label) in enumerate(spans):
-            ax.axvspan(a, b, color="#999999" if j % 2 else "#cccccc", alpha=0.25, lw=0)
+            ax.axvspan(a, b, color=_SPAN_GREYS[j % 2], alpha=0.25, lw=0, gid="step")
         for a, b, _label in steady:
-            ax.axvspan(a, b, color="#4c72b0", alpha=0.12, lw=0, gid="steady")
+            ax.axvspan(a, b, color=_STEADY_BLUE, alpha=0.12, lw=0, gid="steady")
         for key in names:
             xs, ys = zip(*series[key], strict=True)
             ax.plot(xs, ys, "-", lw=1.3, label=key)
         ax.set_ylim(bottom=0)
-        _style(ax, "", "seconds since start" if i == len(panels) - 1 else "", ylabel)
+        style(ax, "", "seconds since start" if i == len(panels) - 1 else "", ylabel)
     if panels and spans:
         ax0 = fig.axes[0]
         total = max(b for _, b, _ in spans) - min(a for a, _, _ in spans) or 1.0
@@ -329,18 +268,41 @@ def draw_timeline(
                     va="bottom",
                     fontsize=7.5,
                 )
-    what = "measured step windows" + (", blue: steady windows" if steady else "")
+    _shading_legend(fig, bool(spans), bool(steady))
     binned = samples is not None and samples.tokens.binned
     note = f"output tokens/s from time bins (a run of over {EXACT_UP_TO:,} token events)"
-    _suptitle(fig, summary, f"timeline (shaded: {what})", note if binned else "")
+    suptitle(fig, summary, "timeline", note if binned else "")
     return fig
+
+
+_SPAN_GREYS = ("#cccccc", "#999999")  # neighbouring steps alternate
+_STEADY_BLUE = "#4c72b0"
+#: the timeline's shading, as its legend names it
+SHADING_LABELS = (
+    "a step's measured window (grey, alternating step to step)",
+    "its steady window: where throughput and goodput are measured (blue)",
+)
+
+
+def _shading_legend(fig: Figure, spans: bool, steady: bool) -> None:
+    """The legend of the timeline's shading, under the panels."""
+    from matplotlib.patches import Patch
+
+    handles = []
+    if spans:
+        handles.append(Patch(color=_SPAN_GREYS[0], alpha=0.5, lw=0, label=SHADING_LABELS[0]))
+    if steady:  # drawn over a step's grey, as on the plot
+        handles.append(Patch(color=_STEADY_BLUE, alpha=0.3, lw=0, label=SHADING_LABELS[1]))
+    if handles:
+        fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8,
+                   frameon=False)  # fmt: skip
 
 
 def draw_telemetry(summary: Summary) -> Figure:
     """GPU utilisation, memory and power vs load, one panel each."""
     series = p.telemetry_series(summary)
     panels = [x for x in p.TELEMETRY_PANELS if any(label in series for _, label in x[2])]
-    fig = _figure(11, 3.6, 1, max(len(panels), 1), sharex=True)
+    fig = figure(11, 3.6, 1, max(len(panels), 1), sharex=True)
     xlabel = p.load_axis_label(summary)
     all_x = [x for pts in series.values() for x, _ in pts]
     for ax, (title, ylabel, keys) in zip(fig.axes, panels, strict=False):
@@ -350,8 +312,8 @@ def draw_telemetry(summary: Summary) -> Figure:
                 ax.plot(xs, ys, "-", marker="o", ms=4, label=label)
         _load_ticks(ax, all_x)
         ax.set_ylim(bottom=0)
-        _style(ax, title, xlabel, ylabel)
-    _suptitle(fig, summary, "GPU telemetry vs load")
+        style(ax, title, xlabel, ylabel)
+    suptitle(fig, summary, "GPU telemetry vs load")
     return fig
 
 
@@ -365,7 +327,7 @@ def draw_overlay(
     """
     from matplotlib import colormaps
 
-    fig = _figure(8, 4.6, 1, 1)
+    fig = figure(8, 4.6, 1, 1)
     ax = fig.axes[0]
     colours: dict[str, Any] = {}
     palette = colormaps["tab10"]
@@ -373,12 +335,12 @@ def draw_overlay(
         run, _, stat = label.rpartition(" ") if label.endswith(CURVE_STATS) else (label, "", "")
         colour = colours.setdefault(run, palette(len(colours) % 10))
         xs, ys = zip(*pts, strict=True)
-        ax.plot(xs, ys, _STAT_STYLE.get(stat, "-"), marker="o", ms=4, color=colour, label=label)
+        ax.plot(xs, ys, STAT_STYLE.get(stat, "-"), marker="o", ms=4, color=colour, label=label)
     if "tokens/s" not in xlabel:
         _load_ticks(ax, [x for pts in series.values() for x, _ in pts])
     else:
-        _log_y_if_wide(ax, [y for pts in series.values() for _, y in pts], 30)
-    _style(ax, title, xlabel, ylabel)
+        log_y_if_wide(ax, [y for pts in series.values() for _, y in pts], 30)
+    style(ax, title, xlabel, ylabel)
     if subtitle:
         fig.suptitle(subtitle, fontsize=10)
     return fig

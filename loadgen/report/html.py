@@ -16,7 +16,17 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
-from loadgen.report.blocks import FAIL, PASS, Block, Figures, Heading, Items, Table, Text
+from loadgen.report.blocks import (
+    FAIL,
+    INCONCLUSIVE,
+    PASS,
+    Block,
+    Figures,
+    Heading,
+    Items,
+    Table,
+    Text,
+)
 
 __all__ = ["CSS", "render_html"]
 
@@ -27,7 +37,7 @@ CSS = """
 * { box-sizing: border-box; }
 body { margin: 0; background: var(--bg); color: var(--fg);
        font: 14px/1.45 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif; }
-main { max-width: 1180px; margin: 0 auto; padding: 24px 28px 48px; }
+main { max-width: 1280px; margin: 0 auto; padding: 24px 28px 48px; }
 h1 { font-size: 24px; margin: 0 0 4px; }
 h2 { font-size: 18px; margin: 28px 0 10px; padding-bottom: 4px;
      border-bottom: 1px solid var(--line); }
@@ -41,8 +51,12 @@ ul.warn { list-style: none; padding: 8px 12px 8px 14px; background: var(--warn-b
 ul.warn li::before { content: "⚠ "; }
 .table-wrap { overflow-x: auto; margin: 8px 0 12px; }
 table { border-collapse: collapse; font-size: 13px; font-variant-numeric: tabular-nums; }
-th, td { border: 1px solid var(--line); padding: 4px 9px; text-align: right; white-space: nowrap; }
-th { background: var(--band); font-weight: 600; }
+th, td { border: 1px solid var(--line); padding: 4px 6px; text-align: right; white-space: nowrap; }
+th { background: var(--band); font-weight: 600; white-space: normal; vertical-align: bottom;
+     min-width: 4.5em; line-height: 1.25; }
+table.verdicts td:last-child, table.verdicts th:last-child { position: sticky; right: 0;
+     box-shadow: -2px 0 3px rgba(0, 0, 0, 0.06); }
+table.verdicts td:last-child { background: var(--bg); }
 td:first-child, th:first-child, td.t { text-align: left; }
 tr:nth-child(even) td { background: #fbfcfd; }
 td.pass, td.fail { font-weight: 600; text-align: center; }
@@ -53,6 +67,10 @@ td.fail { color: var(--fail); background: var(--fail-bg) !important; }
 .figs img { width: 100%; height: auto; border: 1px solid var(--line); border-radius: 4px; }
 footer { color: var(--muted); font-size: 12px; margin-top: 32px; }
 """
+
+
+#: cells that say whether a step met its SLA
+_VERDICT_CELLS = (PASS, FAIL, INCONCLUSIVE)
 
 
 def _cell(text: str) -> str:
@@ -66,9 +84,14 @@ def _cell(text: str) -> str:
 
 
 def _table(t: Table) -> str:
+    """A table; one whose last column holds verdicts (pass / fail) keeps that column in
+    view: its headers wrap so the table fits the page, and should it still be wider than
+    the window, the last column sticks to the right edge while the rest scrolls."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in t.header)
     body = "".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>" for row in t.rows)
-    table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    verdicts = any(row and row[-1] in _VERDICT_CELLS for row in t.rows)
+    cls = " class=verdicts" if verdicts else ""
+    table = f"<table{cls}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
     return f'<div class="table-wrap">{table}</div>'
 
 

@@ -22,7 +22,8 @@ Every curve is drawn through :func:`curve_steps`: the sweep's steps ordered by
 load, whatever order they ran in (an sla-search runs 1, 64, 32, 16, ...), and
 without an ``auto`` sweep's concurrency probe, which is not a point of a rate
 sweep. :func:`bracket_marks` marks an sla-search's bracket (the passing and
-the failing load) on the curves.
+the failing load) on the curves, :func:`curve_verdict` the verdict's point (the highest
+load meeting the SLA) and :func:`curve_confidence` the level of the curve's error bars.
 
 Imports: loadgen.summary, loadgen.vocab, loadgen.report.csv_out.
 """
@@ -41,24 +42,27 @@ __all__ = [
     "CURVE_PANELS",
     "INCONCLUSIVE_LABEL",
     "TELEMETRY_PANELS",
+    "VERDICT_LABEL",
     "Series",
     "bracket_marks",
     "curve_bracket",
+    "curve_confidence",
     "curve_inconclusive",
     "curve_series",
     "curve_steps",
+    "curve_verdict",
     "load_axis_label",
     "load_x",
     "point_label",
     "point_labels",
     "sla_bounds",
     "telemetry_series",
-    "thin_labels",
     "thin_ticks",
     "throughput_bracket",
     "throughput_inconclusive",
     "throughput_series",
     "turn_series",
+    "verdict_step",
 ]
 
 Series = dict[str, list[tuple[float, float]]]
@@ -158,17 +162,53 @@ def throughput_bracket(summary: Summary) -> Series:
     }
 
 
+#: Legend label of the verdict's point: ``{}`` is the step's load (``c=16``).
+VERDICT_LABEL = "verdict: {} (highest load meeting the SLA)"
+
+
+def verdict_step(summary: Summary) -> StepSummary | None:
+    """The step at the verdict's load (``verdict.max_passing``; the last run of that load),
+    or None when no load met the SLA or no step of the curve ran at it."""
+    v = summary.verdict
+    if v is None or v.max_passing is None:
+        return None
+    at = [s for s in curve_steps(summary) if load_value(s) == v.max_passing]
+    return at[-1] if at else None
+
+
+def curve_verdict(summary: Summary, metric: str, stat: str) -> Series:
+    """The verdict's point on the latency curve: x = output tokens/s, y = ``metric stat``."""
+    s = verdict_step(summary)
+    v = getattr(getattr(s, metric), stat) if s is not None else None
+    if s is None or v is None:
+        return {}
+    return {VERDICT_LABEL.format(point_label(s)): [(s.throughput.output_tokens_per_s, float(v))]}
+
+
+def curve_confidence(summary: Summary) -> float | None:
+    """The confidence level of the curve's error bars: the steps' intervals' (they are
+    computed at ``sla.confidence``), or None when no step has one."""
+    for s in curve_steps(summary):
+        for metric in ("ttft_ms", "tpot_ms", "itl_ms"):
+            ci = getattr(getattr(s, metric), "ci", None)
+            if ci is not None:
+                return float(ci.confidence)
+    return None
+
+
 #: Legend label of the points of steps in which loadgen itself was saturated.
-INCONCLUSIVE_LABEL = "inconclusive (loadgen saturated)"
+INCONCLUSIVE_LABEL = "SLA inconclusive (the step's reason says why)"
 
 
 def _inconclusive(summary: Summary) -> list[StepSummary]:
-    return [s for s in curve_steps(summary) if s.sla.inconclusive]
+    """Steps whose one verdict (``sla.verdict``) is inconclusive, whatever the cause."""
+    return [s for s in curve_steps(summary) if s.sla.verdict == "inconclusive"]
 
 
 def curve_inconclusive(summary: Summary, metric: str, stat: str) -> Series:
-    """Steps whose numbers are inconclusive (``sla.inconclusive``: loadgen was saturated),
-    at their place on the latency curve: x = output tokens/s, y = ``metric stat`` (ms)."""
+    """Steps whose verdict is inconclusive (loadgen saturated, too few requests, a bound
+    inside its interval), at their place on the latency curve: x = output tokens/s,
+    y = ``metric stat`` (ms)."""
     points = [
         (s.throughput.output_tokens_per_s, float(v))
         for s in _inconclusive(summary)
@@ -185,26 +225,6 @@ def throughput_inconclusive(summary: Summary) -> Series:
         if (x := load_x(s)) is not None
     ]
     return {INCONCLUSIVE_LABEL: points} if points else {}
-
-
-def thin_labels(
-    labels: Sequence[tuple[float, float, str]], *, log_y: bool = False, min_gap: float = 0.07
-) -> list[tuple[float, float, str]]:
-    """The point labels to draw so that none sits on another: a label is kept when its point
-    is at least ``min_gap`` (a fraction of the axes, both axes scaled to 0..1, y in log10
-    when ``log_y``) from every label kept before it; the last and the first are kept first,
-    then the others in load order. Returned in the order given."""
-    if len(labels) < 3:
-        return list(labels)
-    xs = [x for x, _, _ in labels]
-    ys = [math.log10(y) if log_y and y > 0 else y for _, y, _ in labels]
-    span_x, span_y = (max(xs) - min(xs)) or 1.0, (max(ys) - min(ys)) or 1.0
-    pos = [((x - min(xs)) / span_x, (y - min(ys)) / span_y) for x, y in zip(xs, ys, strict=True)]
-    kept: list[int] = []
-    for i in (len(labels) - 1, 0, *range(1, len(labels) - 1)):
-        if all(math.dist(pos[i], pos[k]) >= min_gap for k in kept):
-            kept.append(i)
-    return [labels[i] for i in sorted(kept)]
 
 
 def thin_ticks(values: Sequence[float], min_gap: float = 0.06) -> list[float]:

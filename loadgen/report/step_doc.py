@@ -65,12 +65,39 @@ def _dist_row(name: str, d: Distribution) -> tuple[str, ...]:
     return (name, *(str(d.count) if s == "count" else num(getattr(d, s)) for s in STATS))
 
 
+def _ci_cell(pair: list[float | None] | None) -> str:
+    """A confidence interval's cell: ``18.91–19.10``; an end the sample cannot give is left
+    open, ``≥ 18.91`` (no upper end) or ``≤ 19.10``; ``–`` when it gives neither."""
+    lo, hi = pair if pair is not None and len(pair) == 2 else (None, None)
+    if lo is None and hi is None:
+        return "–"
+    if hi is None:
+        return f"≥ {num(lo)}"
+    if lo is None:
+        return f"≤ {num(hi)}"
+    return f"{num(lo)}–{num(hi)}"
+
+
+def _ci_row(name: str, d: Distribution) -> tuple[str, ...] | None:
+    """The row under a metric's: each statistic's confidence interval (the console's ``p99
+    95% CI`` line, for every statistic that has one); None when the step has none."""
+    if d.ci is None:
+        return None
+    cells = (
+        "" if s in ("count", "max") else _ci_cell(getattr(d.ci, s, None)) for s in STATS
+    )  # count and max are what was seen: no interval
+    return (f"{name} {d.ci.confidence:.0%} CI", *cells)
+
+
 def _latency_table(step: StepSummary) -> Table:
-    rows = [
-        _dist_row(name, d)
-        for metric, name in _LATENCY_ROWS
-        if (d := getattr(step, metric)) is not None
-    ]
+    """A row per latency metric, each followed by its confidence intervals' row."""
+    rows: list[tuple[str, ...]] = []
+    for metric, name in _LATENCY_ROWS:
+        if (d := getattr(step, metric)) is None:
+            continue
+        rows.append(_dist_row(name, d))
+        if (ci := _ci_row(name, d)) is not None:
+            rows.append(ci)
     return Table(("latency (ms)", *(stat_label(s) for s in STATS)), tuple(rows))
 
 

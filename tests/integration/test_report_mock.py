@@ -73,26 +73,42 @@ window.addEventListener("load", () => {
   const box = v ? v.getBoundingClientRect() : null;
   const shown = v && box.height > 0 && box.width > 0 && getComputedStyle(v).visibility !== "hidden";
   const text = v ? v.textContent.trim().slice(0, 60) : "";
-  const line = `images=${images.length} broken=${broken} verdict=${shown ? 1 : 0} ${text}`;
+  // the overview: the table under "Steps at a glance"; its last (SLA) column's right edge
+  const h = [...document.querySelectorAll("h2")].find((e) => e.textContent === "Steps at a glance");
+  const wrap = h ? h.nextElementSibling : null;
+  const cells = wrap ? [...wrap.querySelectorAll("tr > :last-child")] : [];
+  const right = Math.max(...cells.map((c) => c.getBoundingClientRect().right));
+  const fits = wrap && wrap.scrollWidth <= wrap.clientWidth ? 1 : 0;
+  const view = document.documentElement.clientWidth;
+  const layout = `sla_right=${Math.ceil(right)} view=${view} fits=${fits} cells=${cells.length}`;
+  const seen = `images=${images.length} broken=${broken} verdict=${shown ? 1 : 0} ${text}`;
+  const line = `${layout} ${seen}`;
   document.body.insertAdjacentHTML("beforeend", `<pre id="lg-check">${line}</pre>`);
 });
 </script>"""
 
 
-def _chromium_check(html: str, folder: Path) -> tuple[int, int, bool, str]:
-    """(images, broken images, verdict visible, its text) of ``html`` rendered in headless
-    Chromium."""
+def _chromium_check(
+    html: str, folder: Path, width: int = 1280
+) -> tuple[int, int, bool, str, dict[str, int]]:
+    """(images, broken images, verdict visible, its text, the overview's layout) of ``html``
+    rendered in headless Chromium ``width`` px wide; the layout: ``sla_right`` (the right
+    edge of the overview's SLA column), ``view`` (the viewport's width), ``fits`` (1: the
+    overview needs no horizontal scroll), ``cells`` (the SLA column's cells)."""
     page = folder / "report-check.html"
     page.write_text(html.replace("</body>", _CHECK + "</body>"), encoding="utf-8")
     cmd = [
         "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
         "--disable-background-networking", "--disable-component-update", "--no-first-run",
-        "--virtual-time-budget=10000", "--window-size=1280,2000", page.resolve().as_uri(),
+        "--virtual-time-budget=10000", f"--window-size={width},2000", page.resolve().as_uri(),
     ]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=90, check=True)
-    found = re.search(r'id="lg-check">images=(\d+) broken=(\d+) verdict=(\d) ([^<]*)<', done.stdout)
+    found = re.search(
+        r'id="lg-check">(.*?) images=(\d+) broken=(\d+) verdict=(\d) ([^<]*)<', done.stdout
+    )
     assert found, done.stdout[-2000:] + done.stderr[-2000:]
-    return int(found[1]), int(found[2]), found[3] == "1", found[4]
+    layout = {k: int(v) for k, v in re.findall(r"(\w+)=(-?\d+)", found[1])}
+    return int(found[2]), int(found[3]), found[4] == "1", found[5], layout
 
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed")
@@ -103,7 +119,7 @@ def test_html_renders_in_headless_chromium(two_runs: tuple[Path, Path], tmp_path
     write_reports(fast)
     html = (fast / "report.html").read_text(encoding="utf-8")
     plots = len(list((fast / "plots").glob("*.png")))
-    images, broken, shown, text = _chromium_check(html, tmp_path)
+    images, broken, shown, text, _layout = _chromium_check(html, tmp_path)
     assert plots >= 3 and images >= plots  # every plot on the page (a missing one fails)
     assert broken == 0
     verdict = read_summary(fast / "summary.json").verdict
@@ -111,3 +127,23 @@ def test_html_renders_in_headless_chromium(two_runs: tuple[Path, Path], tmp_path
     spoiled = html.replace("base64,iVBORw0KGgo", "base64,AAAAAAAAAA", 1)
     assert spoiled != html
     assert _chromium_check(spoiled, tmp_path)[1] == 1
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed")
+def test_overview_fits_a_1280_px_window(run: Runner, tmp_path: Path) -> None:
+    """The "Steps at a glance" table needs no horizontal scroll at 1,280 px, its SLA column
+    on screen; with a prefix-cache column too (14 columns), and at 1,920 px."""
+    out = _run(run, 5)
+    write_reports(out)
+    html = (out / "report.html").read_text(encoding="utf-8")
+    for width in (1280, 1920):
+        layout = _chromium_check(html, tmp_path, width)[4]
+        assert layout["cells"] == 3, layout  # the header and two steps
+        assert layout["fits"] == 1 and layout["sla_right"] <= layout["view"], (width, layout)
+    wider = html.replace(
+        "<th>TTFT p99 (ms)</th>", "<th>TTFT p99 (ms)</th><th>prefix cache hit (%)</th>"
+    )
+    wider = re.sub(r"(<tr><td>\d+</td>(?:<td[^>]*>[^<]*</td>){8})", r"\1<td>100.0</td>", wider)
+    assert wider.count("<td>100.0</td>") == 2
+    layout = _chromium_check(wider, tmp_path)[4]
+    assert layout["fits"] == 1 and layout["sla_right"] <= layout["view"], layout
