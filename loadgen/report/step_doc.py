@@ -13,12 +13,14 @@ loadgen.report.csv_out, loadgen.report.endpoints, loadgen.report.facts, loadgen.
 
 from __future__ import annotations
 
+import math
+
 from loadgen.report import endpoints, facts
 from loadgen.report.blocks import Block, Heading, Items, Table, Text, num, pct, verdict_cell
 from loadgen.report.console import load_label
 from loadgen.report.csv_out import telemetry_fields
 from loadgen.summary import Distribution, SlaCheck, StepSummary
-from loadgen.vocab import METRIC_LABELS, TABLE_STATS, metric_label, stat_label
+from loadgen.vocab import METRIC_LABELS, PERCENTILE_OF, TABLE_STATS, metric_label, stat_label
 
 __all__ = ["STATS", "step_blocks"]
 
@@ -61,8 +63,44 @@ def _check_row(c: SlaCheck) -> tuple[str, ...]:
     )
 
 
+#: marks a percentile taken from fewer values than it can resolve
+THIN = " *"
+
+
+def resolves(stat: str, count: int) -> bool:
+    """A p-th percentile of ``count`` values says something beyond the max only when
+    count >= 1 / (1 - p/100): a p99 needs 100 values, a p99.9 1,000."""
+    p = PERCENTILE_OF.get(stat)
+    return p is None or count >= math.ceil(100 / (100 - p) - 1e-9)
+
+
+def _stat_cell(d: Distribution, stat: str) -> str:
+    if stat == "count":
+        return str(d.count)
+    value = getattr(d, stat)
+    thin = value is not None and not resolves(stat, d.count)
+    return num(value) + (THIN if thin else "")
+
+
 def _dist_row(name: str, d: Distribution) -> tuple[str, ...]:
-    return (name, *(str(d.count) if s == "count" else num(getattr(d, s)) for s in STATS))
+    return (name, *(_stat_cell(d, s) for s in STATS))
+
+
+def _thin_note(table: Table) -> str | None:
+    """What ``*`` means, when a cell has one: the smallest count a starred percentile
+    would need."""
+    starred = [
+        s for row in table.rows for s, cell in zip(STATS, row[1:], strict=False)
+        if cell.endswith(THIN)
+    ]  # fmt: skip
+    if not starred:
+        return None
+    worst = max(starred, key=lambda s: PERCENTILE_OF[s])
+    need = math.ceil(100 / (100 - PERCENTILE_OF[worst]) - 1e-9)
+    return (
+        f"* a percentile from fewer values than it resolves (a {stat_label(worst)} needs "
+        f"{need:,}): it is about the largest value seen, not the tail it names"
+    )
 
 
 def _ci_cell(pair: list[float | None] | None) -> str:
@@ -217,7 +255,10 @@ def step_blocks(step: StepSummary) -> list[Block]:
             header, rows = header[:-1], tuple(row[:-1] for row in rows)
         blocks.append(Table(header, rows))
     if step.requests.ok:
-        blocks.append(_latency_table(step))
+        table = _latency_table(step)
+        blocks.append(table)
+        if (note := _thin_note(table)) is not None:
+            blocks.append(Items((note,), "note"))
     if (turns := _turn_table(step)) is not None:
         blocks.append(turns)
     if step.endpoints:
