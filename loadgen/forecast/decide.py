@@ -24,7 +24,7 @@ from loadgen.metrics.confidence import requests_needed
 from loadgen.scenario.models import SlaSpec
 from loadgen.vocab import PERCENTILE_OF, stat_label
 
-__all__ = ["Shortfall", "fewest_to_confirm", "shortfalls"]
+__all__ = ["Shortfall", "bound_label", "fewest_to_confirm", "shortfalls"]
 
 _METRICS = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
 
@@ -35,6 +35,11 @@ def fewest_to_confirm(percentile: float, confidence: float) -> int:
     if need is None:  # pragma: no cover - a share of 0 is always decided at some size
         raise ValueError(f"no sample confirms a p{percentile:g} at {confidence}")
     return need
+
+
+def bound_label(metric: str, stat: str, bound: float) -> str:
+    """``ttft_ms.p99 <= 400``, as the run's SLA lines name a bound."""
+    return f"{metric}.{stat_label(stat)} <= {bound:g}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +55,7 @@ class Shortfall:
 
     @property
     def label(self) -> str:
-        """``ttft_ms.p99 <= 400``, as the run's SLA lines name it."""
-        return f"{self.metric}.{stat_label(self.stat)} <= {self.bound:g}"
+        return bound_label(self.metric, self.stat, self.bound)
 
 
 def shortfalls(sla: SlaSpec, requests: int, gaps_per_request: float = 1.0) -> list[Shortfall]:

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from loadgen.forecast.decide import Shortfall, fewest_to_confirm, shortfalls
-from loadgen.forecast.timing import StepEstimate, StepShape, bound_e2e_s, from_bounds, on_mock
+from loadgen.forecast.decide import Shortfall, bound_label, fewest_to_confirm, shortfalls
+from loadgen.forecast.timing import StepEstimate, StepShape, from_bounds, on_mock
 from loadgen.scenario.models import ConcurrencyLoad, RateLoad, Scenario
-from loadgen.vocab import PERCENTILE_OF, stat_label
+from loadgen.vocab import PERCENTILE_OF
 from loadgen.workload.describe import workload_report
 from loadgen.workload.source import SessionPlan, Workload
 from loadgen.workload.step import NS_PER_S, StepPlan, plan_step
@@ -36,6 +36,8 @@ __all__ = ["Forecast", "StepForecast", "forecast", "forecast_report", "step_shap
 MEANS_OVER = 256
 #: Columns the forecast's lines fit in (as the run's console lines do).
 WIDTH = 80
+#: The basis of an estimate that counts only the plan's own seconds.
+_FIXED = "its duration or arrivals; the server's time not estimated"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,9 +88,7 @@ def forecast(sc: Scenario, workload: Workload) -> Forecast:
     else:
         fc.basis = "if the server meets the SLA bounds"
     fc.fewest = {
-        f"{metric}.{stat_label(stat)} <= {bound:g}": fewest_to_confirm(
-            PERCENTILE_OF[stat], sc.sla.confidence
-        )
+        bound_label(metric, stat, bound): fewest_to_confirm(PERCENTILE_OF[stat], sc.sla.confidence)
         for metric in ("ttft_ms", "tpot_ms", "e2e_ms")
         for stat, bound in getattr(sc.sla, metric).items()
         if stat in PERCENTILE_OF
@@ -195,25 +195,24 @@ def step_lines(step: StepForecast, fc: Forecast) -> list[str]:
         if not step.planned and est.requests is not None:
             held = f"{about} {est.requests:,.0f} requests in "
         how = "at least" if est.at_least else "about" if fc.on_mock else "at most"
-        lines += _fit([f"  estimate: {held}{how} {_duration(est.seconds)}", f"({fc.basis})"])
-    count = "" if step.planned else f"{about} "
+        basis = _FIXED if est.at_least else fc.basis
+        lines += _fit([f"  estimate: {held}{how} {_duration(est.seconds)}", f"({basis})"])
     for s in step.shortfalls:
-        lines += _fit(
-            [
-                f"  too few: {count}{s.requests:,} requests cannot confirm {s.label} "
-                f"at {s.confidence:.0%};",
-                f"at least {s.needed:,} could",
-                "(fewer can still show it missed)",
+        conf = f"{s.confidence:.0%}"
+        if step.planned or fc.on_mock:
+            count = f"{s.requests:,}" if step.planned else f"about {s.requests:,}"
+            parts = [f"  too few: {count} requests cannot confirm {s.label} at {conf};"]
+            parts += [f"at least {s.needed:,} could", "(fewer can still show it missed)"]
+        else:  # a lower estimate: what a server within its bounds completes
+            parts = [
+                f"  maybe too few: a server within its bounds completes at least {s.requests:,}",
+                f"requests; confirming {s.label} at {conf} takes at least {s.needed:,}",
             ]
-        )
-    if step.shape.requests is None and est.requests is None:
-        for label, need in fc.fewest.items():
-            lines += _fit(
-                [
-                    "  requests: as many as the server completes in time;",
-                    f"confirming {label} takes at least {need:,}",
-                ]
-            )
+        lines += _fit(parts)
+    if step.shape.requests is None and est.requests is None and fc.fewest:
+        needs = [f"{label}: at least {need:,}," for label, need in fc.fewest.items()]
+        needs[-1] = needs[-1].rstrip(",")
+        lines += _fit(["  requests: as many as the server completes in time; confirming", *needs])
     return lines
 
 
@@ -224,13 +223,12 @@ def total_lines(sc: Scenario, fc: Forecast) -> list[str]:
     steps = f"the {len(fc.steps)} steps" if len(fc.steps) > 1 else "the step"
     how = "about" if fc.complete and fc.on_mock else "at most" if fc.complete else "at least"
     lines = [""]
-    lines += _fit(
-        [
-            f"estimate: {steps} take {how} {_duration(fc.seconds)}",
-            f"({fc.basis};",
-            "set-up and reports not counted)",
-        ]
-    )
+    if fc.complete:
+        parts = [f"({fc.basis};", "set-up and reports not counted)"]
+    else:
+        parts = ["(their durations and arrivals only:", "no E2E bound, nor TTFT and TPOT bounds,"]
+        parts += ["says how long a request takes)"]
+    lines += _fit([f"estimate: {steps} take {how} {_duration(fc.seconds)}", *parts])
     known = all(s.shape.requests is not None or s.estimate.requests is not None for s in fc.steps)
     if fc.fewest and known and not any(s.shortfalls for s in fc.steps):
         needs = [f"{label}: at least {need:,}," for label, need in fc.fewest.items()]
@@ -240,13 +238,6 @@ def total_lines(sc: Scenario, fc: Forecast) -> list[str]:
                 "its bounds met",
                 f"({' '.join(needs)}",
                 "more when values come near a bound)",
-            ]
-        )
-    if not fc.on_mock and bound_e2e_s(sc.sla, 1.0) is None:
-        lines += _fit(
-            [
-                "  (no E2E bound, nor TTFT and TPOT bounds:",
-                "the server's time is not estimated)",
             ]
         )
     load = sc.load

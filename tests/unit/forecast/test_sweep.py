@@ -15,6 +15,7 @@ import yaml
 
 from loadgen.cli import main
 from loadgen.forecast import forecast, step_shape
+from loadgen.forecast.sweep import step_lines
 from loadgen.scenario import Scenario, load_scenario
 from loadgen.workload import Workload, plan_step
 
@@ -100,6 +101,31 @@ def test_an_open_loop_counts_its_measured_arrivals() -> None:
     (step,) = forecast(sc, wl).steps
     assert [(s.requests, s.needed) for s in step.shortfalls] == [(30, 36)]  # a p90 takes 36
     assert step.estimate.seconds == pytest.approx(shape.span_s + 2.0)
+
+
+def test_elsewhere_a_duration_is_judged_at_the_bounds_or_not_at_all() -> None:
+    """Not the mock: a server within its bounds completes at least users * D / E2E."""
+    doc: dict[str, Any] = {
+        "name": "t",
+        "target": {"url": "http://127.0.0.1:9", "model": "m"},
+        "load": {"mode": "concurrency", "concurrency": [2], "duration_s": 10},
+        "sla": {"ttft_ms": {"p99": 500}, "e2e_ms": {"p99": 1000}},
+    }
+    sc = Scenario.model_validate(doc)
+    fc = forecast(sc, prepared(sc))
+    (step,) = fc.steps
+    assert step.estimate.requests == pytest.approx(2 * 10 / 1.0 + 2)
+    lines = "\n".join(step_lines(step, fc))
+    assert "estimate: at least 22 requests in at most 11 s" in lines
+    assert "maybe too few: a server within its bounds completes at least 22" in lines
+    doc["sla"] = {"ttft_ms": {"p99": 500}}  # nothing says how long a request takes
+    sc = Scenario.model_validate(doc)
+    fc = forecast(sc, prepared(sc))
+    (step,) = fc.steps
+    lines = "\n".join(step_lines(step, fc))
+    assert "estimate: at least 10 s" in lines
+    assert "as many as the server completes in time; confirming" in lines
+    assert "ttft_ms.p99 <= 500: at least 368" in lines
 
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
