@@ -180,22 +180,26 @@ def workload(scenario: Path, **flags: Any) -> None:
     Request counts, prompt and output length percentiles with a histogram,
     total tokens, shared prefixes and sessions, and the arrival-rate profile
     of open-loop and trace steps. Needs no server (prompt lengths are then
-    the tokenizer's or the word approximation, never the server's).
+    the tokenizer's or the word approximation, never the server's). Then, per
+    step, the SLA percentile bounds its requests cannot decide at
+    sla.confidence (and how many could), and estimates of each step's length
+    and the run's: from the mock's timing model for url mock, else from the
+    SLA bounds.
 
     \b
     Example:
       loadgen workload scenarios/demo.yaml
     """
+    from loadgen.forecast import forecast_report
     from loadgen.scenario import load_scenario
     from loadgen.scenario.models import TraceLoad
     from loadgen.scenario.overrides import flag_overrides
-    from loadgen.workload.describe import workload_report
     from loadgen.workload.source import Workload
 
     sc = load_scenario(scenario, flag_overrides(flags))
     trace = sc.load if isinstance(sc.load, TraceLoad) else None
     prepared = Workload.prepare(sc.workload, chat=sc.target.api == "openai-chat", trace=trace)
-    click.echo(workload_report(sc, prepared))
+    click.echo(forecast_report(sc, prepared))
 
 
 @cli.command(short_help="Measure the client's own ceiling on this machine.")

@@ -12,6 +12,7 @@ Imports: numpy, loadgen.scenario, loadgen.workload.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -63,8 +64,18 @@ def describe_workload(sc: Scenario, workload: Workload) -> dict[str, Any]:
     return out
 
 
-def workload_report(sc: Scenario, workload: Workload) -> str:
-    """The text ``loadgen workload`` prints."""
+def workload_report(
+    sc: Scenario,
+    workload: Workload,
+    *,
+    notes: Mapping[int, Sequence[str]] | None = None,
+    tail: Sequence[str] = (),
+) -> str:
+    """The text ``loadgen workload`` prints; ``notes[i]`` go under step i, ``tail`` last.
+
+    (The notes and tail are :mod:`loadgen.forecast`'s: what each step can decide and
+    how long it takes, which this stage cannot know.)
+    """
     source = workload.prompt_length_source
     if source == "approximate" and sc.workload.calibrate and sc.target.api != "tgi":
         source += " (a run first calibrates with the server's /tokenize, where it has one)"
@@ -87,6 +98,8 @@ def workload_report(sc: Scenario, workload: Workload) -> str:
         plan = plan_step(workload, sc.load, mode, value, index)
         lines.append("")
         lines.extend(_step_lines(plan, index, mode, value))
+        lines.extend((notes or {}).get(index, ()))
+    lines.extend(tail)
     return "\n".join(lines)
 
 

@@ -312,9 +312,11 @@ def test_the_readme_demo_prints_its_verdict_and_no_warning(
 ) -> None:
     out_dir = tmp_path / "demo"
     args = ["run", str(ROOT / "scenarios" / "demo.yaml"), "--out", str(out_dir)]
-    code, out, err = run_cli([*args, "--concurrency", "1,4", "--duration", "1"], capsys)
+    # 40 requests a step: enough to confirm the demo's p90 bounds (36 with none beyond)
+    code, out, err = run_cli([*args, "--concurrency", "1,4", "--requests", "40"], capsys)
     assert code == 0, err
     assert "warning" not in out + err, out + err
+    assert "unsure" not in out + err, out  # every bound decided
     assert "step 1 · concurrency 4" in out
     assert_ends_with_verdict(out, out_dir)
     assert "verdict: max concurrency meeting the SLA: 4" in out

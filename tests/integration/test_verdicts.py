@@ -4,9 +4,10 @@
   ``max_concurrency`` fails a TTFT bound measured from the intended send time;
   with ``sla.latency_from: sent`` it passes; the slot wait is the queue wait,
   never client send lag.
-- Saturation: the README demo's figures are not flagged; a deliberately
-  overloaded run (one core, 256 streams, 1 ms ITL) is, and its step is
-  inconclusive, never passing.
+- The README demo decides: every step met or missed, none inconclusive, and
+  none saturated.
+- Saturation: a deliberately overloaded run (one core, 256 streams, 1 ms
+  ITL) is flagged, and its step is inconclusive, never passing.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ from pathlib import Path
 import pytest
 
 from loadgen.execute.monitor import SATURATION
+from loadgen.forecast import forecast
 from loadgen.scenario import Scenario
 from loadgen.scenario.load import load_scenario
 from loadgen.summary import Summary
+from loadgen.workload import Workload
 from tests.integration.conftest import Runner
 
 ROOT = Path(__file__).parents[2]
@@ -78,17 +81,31 @@ def test_latency_from_sent_passes_the_same_load(
     assert summary.verdict is not None and summary.verdict.max_passing == 20
 
 
-def test_the_readme_demo_is_not_flagged(run: Runner) -> None:
-    """scenarios/demo.yaml as shipped, with shorter steps: no step saturated on 2 cores."""
+def test_the_readme_demo_decides_every_step_and_shows_the_knee(run: Runner) -> None:
+    """scenarios/demo.yaml as shipped (~35 s): no step saturated on 2 cores, every step's
+    bounds met or missed at its confidence (none inconclusive), throughput flat and TTFT
+    climbing past the mock's 16-sequence batch, each step about as long as forecast."""
     demo = load_scenario(ROOT / "scenarios" / "demo.yaml")
-    load = demo.load.model_copy(update={"concurrency": [1, 16, 64], "duration_s": 1.5})
-    summary, _, _ = run(demo.model_copy(update={"load": load}))
+    summary, _, _ = run(demo)
+    by_users = {s.load.concurrency: s for s in summary.steps}
+    assert sorted(by_users) == [1, 4, 16, 64]
     for step in summary.steps:
         assert not step.client.saturated, (step.load.concurrency, step.client)
         assert not step.sla.inconclusive
+        assert [c.verdict for c in step.sla.checks if c.verdict == "inconclusive"] == []
+    assert [s.sla.verdict for s in summary.steps] == ["met", "met", "met", "missed"]
     assert summary.verdict is not None and summary.verdict.inconclusive_steps == []
+    assert summary.verdict.max_passing == 16
+    rate = {c: s.throughput.requests_per_s for c, s in by_users.items()}
+    assert rate[16] > 3 * rate[1] and rate[64] < 1.3 * rate[16]  # rises, then flattens
+    ttft = {c: s.ttft_ms.p90 or 0.0 for c, s in by_users.items()}
+    assert ttft[64] > 4 * ttft[16]  # the queue for the batch's slots
     top = summary.steps[-1]
     assert top.throughput.window == "steady" and top.throughput_whole is not None
+    fc = forecast(demo, Workload.prepare(demo.workload, chat=True))
+    for planned, step in zip(fc.steps, summary.steps, strict=True):
+        assert planned.estimate.seconds is not None
+        assert 0.5 < step.duration_s / planned.estimate.seconds < 2.0, (planned, step.duration_s)
 
 
 OVERLOAD = """

@@ -54,10 +54,12 @@ ALLOWED: dict[str, set[str]] = {
         *{"summary", "results", "target", "execute", "scale", "telemetry", "report"},
     },
     "ceiling": {"client", "clock", "execute", "records", "scenario", "target", "workload"},
+    # `loadgen workload`'s forecast: the plans, the confidence math, the mock's timing model
+    "forecast": {"metrics", "mock", "scenario", "target", "vocab", "workload"},
     # the command line sits on top of everything
     "cli": {
         *{"agent", "ceiling", "clock", "errors", "mock", "records", "report", "results"},
-        *{"run", "scenario", "vocab", "workload"},
+        *{"forecast", "run", "scenario", "vocab", "workload"},
     },
     "__main__": {"cli"},
     # the public door re-exports (lazily) what users import
@@ -74,6 +76,11 @@ NARROW: dict[str, dict[str, tuple[str, ...]]] = {
         "scenario": ("loadgen.scenario.models",),  # the resolved scenario, typed
         # the per-request formulas and the profile's, for CDFs and the bootstrap
         "metrics": ("loadgen.metrics.latency", "loadgen.metrics.profiles"),
+    },
+    "forecast": {
+        "metrics": ("loadgen.metrics.confidence",),  # requests_needed, nothing that reads records
+        "mock": ("loadgen.mock.config", "loadgen.mock.model"),  # its settings and timing model
+        "target": ("loadgen.target.mock",),  # the mock's command line (mock_args)
     },
 }
 

@@ -1,0 +1,286 @@
+"""The forecast of a whole sweep: each step's shape, estimate and shortfalls, and its lines.
+
+Every step is planned as ``loadgen run`` plans it (:func:`loadgen.workload.plan_step`);
+its request count is the plan's where the plan fixes it (``requests_per_step``,
+open-loop arrivals, a trace) and the estimate's where a duration bounds a
+closed loop. :func:`forecast_report` is what ``loadgen workload`` prints: the
+plan (:func:`loadgen.workload.describe.workload_report`) with, per step, the
+bounds its requests cannot decide and its estimated length, then the run's.
+
+Imports: numpy, loadgen.forecast, loadgen.mock.config (lazily), loadgen.scenario,
+loadgen.target.mock (the mock's arguments), loadgen.workload.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from loadgen.forecast.decide import Shortfall, bound_label, fewest_to_confirm, shortfalls
+from loadgen.forecast.timing import StepEstimate, StepShape, from_bounds, on_mock
+from loadgen.scenario.models import ConcurrencyLoad, RateLoad, Scenario
+from loadgen.vocab import PERCENTILE_OF
+from loadgen.workload.describe import workload_report
+from loadgen.workload.source import SessionPlan, Workload
+from loadgen.workload.step import NS_PER_S, StepPlan, plan_step
+
+if TYPE_CHECKING:
+    from loadgen.mock.config import Settings
+
+__all__ = ["Forecast", "StepForecast", "forecast", "forecast_report", "step_shape"]
+
+#: Requests (or sessions) a step's mean lengths are taken over when it has more.
+MEANS_OVER = 256
+#: Columns the forecast's lines fit in (as the run's console lines do).
+WIDTH = 80
+#: The basis of an estimate that counts only the plan's own seconds.
+_FIXED = "its duration or arrivals; the server's time not estimated"
+
+
+@dataclass(frozen=True, slots=True)
+class StepForecast:
+    """One step: its shape, its estimate, and the bounds its requests cannot decide."""
+
+    index: int
+    shape: StepShape
+    estimate: StepEstimate
+    shortfalls: list[Shortfall]
+    planned: bool  # the request count is the plan's own, not an estimate
+
+
+@dataclass(slots=True)
+class Forecast:
+    """A sweep's forecast; ``basis`` says where the estimates come from."""
+
+    steps: list[StepForecast] = field(default_factory=list)
+    basis: str = ""
+    on_mock: bool = False
+    fewest: dict[str, int] = field(default_factory=dict)  # bound label -> requests it needs
+
+    @property
+    def seconds(self) -> float:
+        return sum(s.estimate.seconds or 0.0 for s in self.steps)
+
+    @property
+    def complete(self) -> bool:
+        """Every step's length is estimated (not unknown, not only its fixed part)."""
+        return all(s.estimate.seconds is not None and not s.estimate.at_least for s in self.steps)
+
+
+def forecast_report(sc: Scenario, workload: Workload) -> str:
+    """``loadgen workload``'s text: the plan, each step's forecast, the run's estimate."""
+    fc = forecast(sc, workload)
+    notes = {s.index: step_lines(s, fc) for s in fc.steps}
+    return workload_report(sc, workload, notes=notes, tail=total_lines(sc, fc))
+
+
+def forecast(sc: Scenario, workload: Workload) -> Forecast:
+    """Plan each listed step of ``sc`` and forecast it (none for ``sweep: auto``)."""
+    settings = _mock_settings(sc)
+    fc = Forecast(on_mock=settings is not None)
+    if settings is not None:
+        fc.basis = f"the mock's {settings.profile_name} engine model"
+        if settings.fixed:
+            fc.basis = "the mock's fixed TTFT and ITL"
+    else:
+        fc.basis = "if the server meets the SLA bounds"
+    fc.fewest = {
+        bound_label(metric, stat, bound): fewest_to_confirm(PERCENTILE_OF[stat], sc.sla.confidence)
+        for metric in ("ttft_ms", "tpot_ms", "e2e_ms")
+        for stat, bound in getattr(sc.sla, metric).items()
+        if stat in PERCENTILE_OF
+    }
+    load = sc.load
+    if isinstance(load, RateLoad) and load.sweep == "auto":
+        return fc
+    replicas = sc.target.mock.replicas
+    for index, value in enumerate(load.points):
+        plan = plan_step(workload, load, load.mode, value, index)
+        shape = step_shape(plan, load.mode)
+        if settings is not None:
+            estimate = on_mock(shape, settings, replicas)
+        else:
+            estimate = from_bounds(shape, sc.sla)
+        count = shape.requests if shape.requests is not None else estimate.requests
+        short = []
+        if count is not None:
+            short = shortfalls(sc.sla, round(count), max(0.0, shape.output_tokens - 1))
+        fc.steps.append(StepForecast(index, shape, estimate, short, shape.requests is not None))
+    return fc
+
+
+def step_shape(plan: StepPlan, mode: str) -> StepShape:
+    """What ``plan`` fixes: its users, measured requests (turns), warm-up, lengths, arrivals."""
+    ramp_s = plan.ramp_ns / NS_PER_S if plan.closed else 0.0
+    if plan.closed and plan.sessions is not None:
+        n = plan.measured
+        sessions = list(itertools.islice(plan.sessions, n if n is not None else MEANS_OVER))
+        prompt, output, think = _session_lengths(sessions)
+        return StepShape(
+            mode,
+            plan.concurrency,
+            sum(s.turns for s in sessions) if n is not None else None,
+            sum(s.turns for s in plan.warmup_sessions),
+            _seconds(plan.duration_ns),
+            ramp_s,
+            prompt_tokens=prompt,
+            output_tokens=output,
+            think_s=think,
+        )
+    if plan.closed:
+        n = plan.measured
+        specs = list(itertools.islice(plan.requests, min(n or MEANS_OVER, MEANS_OVER)))
+        return StepShape(
+            mode,
+            plan.concurrency,
+            n,
+            len(plan.warmup),
+            _seconds(plan.duration_ns),
+            ramp_s,
+            prompt_tokens=_mean([s.prompt_tokens for s in specs]),
+            output_tokens=_mean([s.max_tokens for s in specs], 1.0),
+        )
+    span = plan.offsets_ns[-1] / NS_PER_S if plan.offsets_ns else 0.0
+    users = (plan.max_concurrency or 0) if mode == "offline" else 0
+    if plan.open_sessions:
+        flags = plan.open_session_flags
+        all_turns = sum(s.turns for s in plan.open_sessions)
+        counted = sum(
+            s.turns for s, (wu, ra) in zip(plan.open_sessions, flags, strict=True) if not wu | ra
+        )
+        prompt, output, think = _session_lengths(plan.open_sessions)
+        return StepShape(
+            mode,
+            users,
+            counted,
+            all_turns - counted,
+            arrivals=all_turns,
+            span_s=span,
+            prompt_tokens=prompt,
+            output_tokens=output,
+            think_s=think,
+        )
+    specs = plan.open_requests
+    measured = [s for s in specs if not s.warmup and not s.ramp]
+    return StepShape(
+        mode,
+        users,
+        len(measured),
+        sum(s.warmup for s in specs),
+        arrivals=len(specs),
+        span_s=span,
+        prompt_tokens=_mean([s.prompt_tokens for s in specs]),
+        output_tokens=_mean([s.max_tokens for s in specs], 1.0),
+    )
+
+
+def _session_lengths(sessions: list[SessionPlan]) -> tuple[float, float, float]:
+    """Mean new user tokens and max tokens per turn, and think time per turn, in seconds."""
+    users = [t for s in sessions for t in s.user_tokens]
+    outs = [t for s in sessions for t in s.max_tokens]
+    think = sum(t for s in sessions for t in s.think_ns[:-1]) / NS_PER_S
+    return _mean(users), _mean(outs, 1.0), think / max(1, len(users))
+
+
+def step_lines(step: StepForecast, fc: Forecast) -> list[str]:
+    """A step's forecast, under its plan: its estimated length, then what it cannot decide."""
+    est = step.estimate
+    lines: list[str] = []
+    about = "about" if fc.on_mock else "at least"
+    if est.seconds is not None:
+        held = ""
+        if not step.planned and est.requests is not None:
+            held = f"{about} {est.requests:,.0f} requests in "
+        how = "at least" if est.at_least else "about" if fc.on_mock else "at most"
+        basis = _FIXED if est.at_least else fc.basis
+        lines += _fit([f"  estimate: {held}{how} {_duration(est.seconds)}", f"({basis})"])
+    for s in step.shortfalls:
+        conf = f"{s.confidence:.0%}"
+        if step.planned or fc.on_mock:
+            count = f"{s.requests:,}" if step.planned else f"about {s.requests:,}"
+            parts = [f"  too few: {count} requests cannot confirm {s.label} at {conf};"]
+            parts += [f"at least {s.needed:,} could", "(fewer can still show it missed)"]
+        else:  # a lower estimate: what a server within its bounds completes
+            parts = [
+                f"  maybe too few: a server within its bounds completes at least {s.requests:,}",
+                f"requests; confirming {s.label} at {conf} takes at least {s.needed:,}",
+            ]
+        lines += _fit(parts)
+    if step.shape.requests is None and est.requests is None and fc.fewest:
+        needs = [f"{label}: at least {need:,}," for label, need in fc.fewest.items()]
+        needs[-1] = needs[-1].rstrip(",")
+        lines += _fit(["  requests: as many as the server completes in time; confirming", *needs])
+    return lines
+
+
+def total_lines(sc: Scenario, fc: Forecast) -> list[str]:
+    """The run's estimate: the steps' lengths summed; set-up and reports not counted."""
+    if not fc.steps:
+        return []
+    steps = f"the {len(fc.steps)} steps" if len(fc.steps) > 1 else "the step"
+    how = "about" if fc.complete and fc.on_mock else "at most" if fc.complete else "at least"
+    lines = [""]
+    if fc.complete:
+        parts = [f"({fc.basis};", "set-up and reports not counted)"]
+    else:
+        parts = ["(their durations and arrivals only:", "no E2E bound, nor TTFT and TPOT bounds,"]
+        parts += ["says how long a request takes)"]
+    lines += _fit([f"estimate: {steps} take {how} {_duration(fc.seconds)}", *parts])
+    known = all(s.shape.requests is not None or s.estimate.requests is not None for s in fc.steps)
+    if fc.fewest and known and not any(s.shortfalls for s in fc.steps):
+        needs = [f"{label}: at least {need:,}," for label, need in fc.fewest.items()]
+        lines += _fit(
+            [
+                f"decidable at {sc.sla.confidence:.0%}: every step has the requests that confirm",
+                "its bounds met",
+                f"({' '.join(needs)}",
+                "more when values come near a bound)",
+            ]
+        )
+    load = sc.load
+    if isinstance(load, ConcurrencyLoad | RateLoad) and load.sweep == "sla-search":
+        lines.append(f"  (sla-search: its bisection runs up to {load.max_search_steps} steps)")
+    return lines
+
+
+def _fit(parts: list[str], width: int = WIDTH) -> list[str]:
+    """``parts`` joined by spaces into lines of at most ``width`` columns where they allow;
+    a line breaks only between parts, the next indented two more than the first."""
+    indent = " " * (len(parts[0]) - len(parts[0].lstrip()) + 2)
+    lines = [parts[0]]
+    for part in parts[1:]:
+        if len(lines[-1]) + 1 + len(part) > width:
+            lines.append(indent + part)
+        else:
+            lines[-1] += " " + part
+    return lines
+
+
+def _mock_settings(sc: Scenario) -> Settings | None:
+    """The built-in mock's resolved command line, for ``url: mock``; else None."""
+    if sc.target.url != "mock" or sc.target.urls:
+        return None
+    from loadgen.mock.config import settings_from_argv
+    from loadgen.target.mock import mock_args
+
+    return settings_from_argv(mock_args(sc.target))
+
+
+def _seconds(ns: int | None) -> float | None:
+    return None if ns is None else ns / NS_PER_S
+
+
+def _mean(values: list[int], empty: float = 0.0) -> float:
+    return float(np.mean(values)) if values else empty
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    if minutes < 90:
+        return f"{minutes} min {rest:02d} s"
+    return f"{minutes // 60} h {minutes % 60:02d} min"
