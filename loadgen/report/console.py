@@ -103,26 +103,34 @@ def _latency_rows(step: StepSummary) -> list[str]:
     )
     rows += [_row(name, d) for name, d in extra if d is not None]
     rows += [_row("ITL", step.itl_ms), _row("TPOT", step.tpot_ms), _row("E2E", step.e2e_ms)]
-    if (ci := _ci_row(step)) is not None:
-        rows.append(ci)
+    rows += _ci_rows(step)
     return rows
 
 
-def _ci_row(step: StepSummary) -> str | None:
+def _ci_rows(step: StepSummary) -> list[str]:
     """``p99 95% CI  TTFT 18.9-19.1 · ITL ≥ 6.5 · ...`` (``≥ x``: the sample cannot give
-    the upper end); None when no metric has an interval."""
+    the upper end); of the percentile the SLA bounds (its first latency bound's), else the
+    p99; wrapped at 80 columns between metrics; nothing when no metric has an interval."""
+    stat = next(
+        (c.stat for c in step.sla.checks if c.metric != "error_rate" and c.stat != "mean"),
+        "p99",
+    )
     cells = []
     confidence = None
-    for name, d in (("TTFT", step.ttft_ms), ("ITL", step.itl_ms), ("TPOT", step.tpot_ms)):
-        if d.ci is None:
+    for name, d in (
+        ("TTFT", step.ttft_ms),
+        ("ITL", step.itl_ms),
+        ("TPOT", step.tpot_ms),
+        ("E2E", step.e2e_ms),
+    ):
+        if d.ci is None or (pair := getattr(d.ci, stat, None)) is None:
             continue
         confidence = d.ci.confidence
-        cells.append(f"{name} {interval_text(*d.ci.p99)}")
-    if step.e2e_ms.ci is not None:
-        cells.append(f"E2E {interval_text(*step.e2e_ms.ci.p99)}")
+        cells.append(f"{name} {interval_text(*pair)}")
     if not cells or confidence is None:
-        return None
-    return f"  {f'p99 {confidence:.0%} CI':<12}" + " · ".join(cells)
+        return []
+    label = stat.replace("_", ".")
+    return fit(f"  {f'{label} {confidence:.0%} CI':<12}", cells, " · ")
 
 
 #: the console's lines are cut into more lines at a separator to fit this many columns

@@ -173,6 +173,7 @@ def test_the_console_says_why_a_step_cannot_be_decided() -> None:
     few = run().steps[1]
     text = " ".join(format_step(few).split())  # lines wrap at 80 columns
     assert "ttft_ms.p90 " in text and " <= 50 unsure" in text
+    assert "  p90 95% CI  TTFT ≥ " in format_step(few)  # the interval of the bound's percentile
     assert "unsure: ttft_ms.p90 <= 50: 9 requests cannot decide a p90 at 95%; about 36" in text
     saturated = run().steps[3]
     assert "inconclusive: loadgen itself was saturated" in " ".join(format_step(saturated).split())
