@@ -15,6 +15,7 @@ import yaml
 
 from loadgen.cli import main
 from loadgen.forecast import forecast, step_shape
+from loadgen.forecast.decide import shortfalls
 from loadgen.forecast.sweep import step_lines
 from loadgen.scenario import Scenario, load_scenario
 from loadgen.workload import Workload, plan_step
@@ -159,3 +160,19 @@ def test_the_workload_command_warns_per_step_and_estimates_the_run(
     code, out, _ = run_cli(["workload", str(path), "--requests", "400"], capsys)
     assert code == 0 and "too few" not in out
     assert "decidable at 95%: every step has the requests that confirm its bounds met" in out
+
+
+SHIPPED = sorted((ROOT / "scenarios").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_every_shipped_scenario_can_decide_its_bounds(path: Path) -> None:
+    """What scenarios/ offers is sized to decide: each step's requests (planned, or as the
+    mock's model forecasts a timed step) can confirm every percentile bound stated."""
+    sc = load_scenario(path, check_inputs=False)  # no API key, agent token or model folder
+    planned = getattr(sc.load, "requests_per_step", None)
+    if planned is not None:
+        assert shortfalls(sc.sla, planned) == [], path.name
+        return
+    fc = forecast(sc, prepared(sc))
+    assert fc.steps and all(s.shortfalls == [] for s in fc.steps), path.name
