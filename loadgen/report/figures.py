@@ -125,7 +125,8 @@ def _ci_handle(confidence: float | None) -> list[Artist]:
 
 
 def draw_curve(summary: Summary) -> Figure:
-    """Panel 1: TTFT p50/p99; panel 2: TPOT and ITL p50/p99; x = output tokens/s; SLA lines;
+    """Panel 1: TTFT p50 and its tail (the p99, or the percentile the SLA bounds); panel 2:
+    TPOT and ITL, the same; x = output tokens/s; SLA lines;
     each point's confidence interval as an error bar; the verdict's point starred; each
     point of the p99 line labelled with its load where the label fits
     (:func:`loadgen.report.labels.place_labels`)."""
@@ -134,7 +135,7 @@ def draw_curve(summary: Summary) -> Figure:
     colours = {"ttft_ms": "#1f77b4", "tpot_ms": "#2ca02c", "itl_ms": "#9467bd"}
     verdict = p.verdict_step(summary)
     to_label = []
-    for ax, panel in zip(fig.axes, p.CURVE_PANELS, strict=True):
+    for ax, panel in zip(fig.axes, p.curve_panels(summary), strict=True):
         ys: list[float] = []
         has_bars = False
         for metric, stats in panel:

@@ -36,7 +36,7 @@ from loadgen.report.blocks import (
 )
 from loadgen.report.console import load_label
 from loadgen.report.endpoints import target_text
-from loadgen.report.plots import curve_steps
+from loadgen.report.plots import curve_steps, tail_stat
 from loadgen.report.step_doc import step_blocks
 from loadgen.scenario.models import Scenario
 from loadgen.summary import SlaBounds, StepSummary, Summary
@@ -165,12 +165,29 @@ def _sla_cell(step: StepSummary) -> str:
     return verdict_cell(step.sla.verdict)
 
 
+def overview_header(summary: Summary) -> tuple[str, ...]:
+    """:data:`OVERVIEW_HEADER` with each latency's tail the percentile the SLA bounds
+    (:func:`loadgen.report.plots.tail_stat`): ``TTFT p90 (ms)`` beside a p90 bound."""
+    out = list(OVERVIEW_HEADER)
+    for i, metric in _TAIL_COLUMNS.items():
+        name = metric_label(metric, tail_stat(summary, metric))
+        out[i] = f"{name} (ms)"
+    return tuple(out)
+
+
+#: the overview's tail-latency columns: index -> metric
+_TAIL_COLUMNS = {8: "ttft_ms", 9: "tpot_ms", 10: "itl_ms", 11: "e2e_ms"}
+
+
 def _overview(summary: Summary) -> Table:
-    """:data:`OVERVIEW_HEADER`, with a prefix-cache column after TTFT p99 when a step has one.
+    """:func:`overview_header`, with a prefix-cache column after the TTFT tail when a step
+    has one.
 
     Rows in load order (an sla-search runs 1, 64, 32, 16, ...), an ``auto`` sweep's probe
     first; the step column keeps the run order."""
     steps = [s for s in summary.steps if s.role == "probe"] + curve_steps(summary)
+    tails = {m: tail_stat(summary, m) for m in _TAIL_COLUMNS.values()}
+    header = overview_header(summary)
     rows: list[tuple[str, ...]] = [
         (
             str(s.index),
@@ -181,19 +198,16 @@ def _overview(summary: Summary) -> Table:
             num(s.throughput.goodput_requests_per_s),
             num(s.throughput.output_tokens_per_s, 0),
             num(s.ttft_ms.p50),
-            num(s.ttft_ms.p99),
-            num(s.tpot_ms.p99),
-            num(s.itl_ms.p99),
-            num(s.e2e_ms.p99),
+            *(num(getattr(getattr(s, m), tails[m])) for m in _TAIL_COLUMNS.values()),
             _sla_cell(s),
         )
         for s in steps
     ]
     hits = [s.prefix_cache.hit_rate if s.prefix_cache else None for s in steps]
     if all(h is None for h in hits):
-        return Table(OVERVIEW_HEADER, tuple(rows))
-    at = OVERVIEW_HEADER.index("TTFT p99 (ms)") + 1
-    header = (*OVERVIEW_HEADER[:at], PREFIX_COLUMN, *OVERVIEW_HEADER[at:])
+        return Table(header, tuple(rows))
+    at = min(_TAIL_COLUMNS) + 1  # after the TTFT tail
+    header = (*header[:at], PREFIX_COLUMN, *header[at:])
     with_hits = [
         (*row[:at], "–" if h is None else f"{100 * h:.1f}", *row[at:])
         for row, h in zip(rows, hits, strict=True)

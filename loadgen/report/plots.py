@@ -35,7 +35,7 @@ from collections.abc import Sequence
 
 from loadgen.report.csv_out import load_value, telemetry_fields
 from loadgen.summary import StepSummary, Summary
-from loadgen.vocab import CURVE_STATS, metric_label
+from loadgen.vocab import CURVE_STATS, PERCENTILE_OF, metric_label
 
 __all__ = [
     "BRACKET_LABELS",
@@ -48,6 +48,7 @@ __all__ = [
     "curve_bracket",
     "curve_confidence",
     "curve_inconclusive",
+    "curve_panels",
     "curve_series",
     "curve_steps",
     "curve_verdict",
@@ -56,6 +57,7 @@ __all__ = [
     "point_label",
     "point_labels",
     "sla_bounds",
+    "tail_stat",
     "telemetry_series",
     "thin_ticks",
     "throughput_bracket",
@@ -254,13 +256,29 @@ def load_axis_label(summary: Summary) -> str:
     return _AXIS_LABELS.get(mode, _AXIS_LABELS["rate"])
 
 
-def curve_series(summary: Summary) -> Series:
-    """x = output tokens/s, y = the latency statistic (ms), for every stat of :data:`CURVE_PANELS`.
+def tail_stat(summary: Summary, metric: str) -> str:
+    """The tail statistic shown for ``metric``: the highest percentile the SLA bounds it
+    by (``p90`` for ``ttft_ms: {p90: 250}``), so its line and its bound are drawn together;
+    the p99 when the SLA bounds no percentile of it above the median."""
+    bounds = summary.sla.model_dump().get(metric) or {}
+    stated = [k for k in bounds if k in PERCENTILE_OF and PERCENTILE_OF[k] > 50]
+    return max(stated, key=PERCENTILE_OF.__getitem__, default=CURVE_STATS[-1])
 
-    Steps without the value (no successful request) are left out.
+
+def curve_panels(summary: Summary) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], ...]:
+    """:data:`CURVE_PANELS` with each metric's tail the one :func:`tail_stat` picks."""
+    return tuple(
+        tuple((metric, (stats[0], tail_stat(summary, metric))) for metric, stats in panel)
+        for panel in CURVE_PANELS
+    )
+
+
+def curve_series(summary: Summary) -> Series:
+    """x = output tokens/s, y = the latency statistic (ms), for every stat of
+    :func:`curve_panels`. Steps without the value (no successful request) are left out.
     """
     out: Series = {}
-    for panel in CURVE_PANELS:
+    for panel in curve_panels(summary):
         for metric, stats in panel:
             for stat in stats:
                 points = [

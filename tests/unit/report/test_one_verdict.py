@@ -177,3 +177,19 @@ def test_the_console_says_why_a_step_cannot_be_decided() -> None:
     assert "unsure: ttft_ms.p90 <= 50: 9 requests cannot decide a p90 at 95%; about 36" in text
     saturated = run().steps[3]
     assert "inconclusive: loadgen itself was saturated" in " ".join(format_step(saturated).split())
+
+
+def test_the_tail_shown_is_the_percentile_the_sla_bounds() -> None:
+    """A p90 bound: the overview's column, the curve's line and its SLA line are p90's."""
+    from loadgen.report import figures, plots
+    from loadgen.report.blocks import Table
+
+    summary = run()
+    overview = next(b for b in build_document(summary) if isinstance(b, Table))
+    assert "TTFT p90 (ms)" in overview.header and "TTFT p99 (ms)" not in overview.header
+    assert "TPOT p99 (ms)" in overview.header  # no TPOT bound: the p99
+    assert plots.tail_stat(summary, "ttft_ms") == "p90"
+    assert {"TTFT p50", "TTFT p90"} <= set(plots.curve_series(summary))
+    ax = figures.draw_curve(summary).axes[0]
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert "TTFT p90" in labels and "SLA TTFT p90 ≤ 50 ms" in labels
