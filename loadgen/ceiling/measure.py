@@ -10,7 +10,8 @@ The per-token regime climbs a ladder (:data:`LADDER`): the offered rate goes
 up rung by rung (shorter gaps between a stream's tokens, a fresh mock each)
 until :func:`rung_limit` names what stopped it: the client's core full (its
 ceiling), the mock falling behind (the mock was the limit), or the client
-reading late with its core not full (other processes took it).
+reading tokens together and late with its core not full (it fell behind in
+bursts, or other processes took its core).
 The client's figure is only a ceiling where the mock is not itself the limit,
 so the mock's CPU use is measured too (``/proc``, Linux), and, on h1, how many
 tokens each socket read carried. ``ceiling_report`` turns the figures into
@@ -161,8 +162,9 @@ def rung_limit(c: Ceiling) -> str | None:
     ``"failed"``: nothing succeeded; ``"client"``: the client's core was full
     (its ceiling); ``"late"``: tokens came several to a read while the client
     read late (read lag p99 at least :data:`CLIENT_LATE_MS`) with its core not
-    full: other processes took it; ``"mock"``: tokens came several to a read
-    with the client reading on time, or the delivered rate fell below
+    full (it fell behind in bursts, or other processes took its core);
+    ``"mock"``: tokens came several to a read with the client reading on
+    time, or the delivered rate fell below
     :data:`FOLLOWS` of the offer with the client's core not full: the mock
     did not write them on time.
     """

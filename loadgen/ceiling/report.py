@@ -136,8 +136,9 @@ def _stop_reason(report: CeilingReport) -> str:
         return f"the client's core was {util:.0%} busy: its per-token ceiling"
     if report.stopped == "late":
         return (
-            f"the client read late (read lag p99 {lag:.1f} ms) with its core only "
-            f"{util:.0%} busy: other processes took it (run again on a quieter machine)"
+            f"the client read late ({last.tokens_per_read or 0:.1f} tokens per read, read lag "
+            f"p99 {lag:.1f} ms) with its core {util:.0%} busy: it fell behind in bursts, or "
+            "other processes took its core (run again on a quieter machine)"
         )
     if report.stopped == "mock":
         return (

@@ -100,7 +100,9 @@ def test_a_client_kept_from_its_core_stops_the_ladder() -> None:
     assert stopped == "late" and len(ladder) == 1
     report = CeilingReport(Pinning(2, 0, 1, "pinned"), "h1", STREAMS, 128, 2.0, 5.0,
                            [ladder[0]], ladder, stopped)  # fmt: skip
-    assert "other processes took it" in format_ceiling(report)
+    assert "4.0 tokens per read, read lag p99 20.0 ms) with its core 40% busy" in format_ceiling(
+        report
+    )
     # the rated rung is the one that read late: its own caveat says so, once
     (line,) = caveats(report)
     assert "4.0 tokens per read, not one: the client read late" in line
