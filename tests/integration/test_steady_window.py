@@ -48,8 +48,8 @@ def test_c64_steady_window_holds_the_load_and_rates_the_server(
     held = sum(max(0, min(r.end_ns, b) - max(r.sent_ns, a)) for r in measured) / (b - a)
     assert held >= 0.95 * C, held
     # tokens the server emitted inside the window / its length: the server's rate.
-    # Counted from completions, the window gave 0.96-1.04 of it here; from the
-    # 64th send (the fill in the window), 0.82-0.85.
+    # Counted from completions, the window gave 1.01-1.02 of it here (0.95-1.08 with
+    # two busy loops on both cores); from the 64th send (the fill in it), 0.85.
     emitted = sum(a < t <= b for r in measured for t in r.token_ns) / ((b - a) / 1e9)
     ratio = step.throughput.output_tokens_per_s / emitted
     print(f"held {held:.1f}, steady {step.throughput.output_tokens_per_s:.0f} tok/s, "

@@ -31,7 +31,7 @@ def closed_loop(c: int, rounds: int, e2e_ms: float = 100.0) -> list[Record]:
     return [rec(k * c + u, k * e2e_ms, e2e_ms) for k in range(rounds) for u in range(c)]
 
 
-def test_closed_loop_steady_window_is_first_completion_to_last_send() -> None:
+def test_closed_loop_steady_window_is_the_send_after_the_first_completion_to_the_last() -> None:
     records = closed_loop(c=8, rounds=5)  # sends at 0..400 ms, ends at 100..500 ms
     assert steady_window(records, 8) == (100 * MS, 400 * MS)
     s = summarize_step(0, LoadPoint(mode="concurrency", concurrency=8), records, SlaSpec())
@@ -91,6 +91,18 @@ def test_closed_loop_window_starts_after_the_fill_and_ends_before_the_drain() ->
     # counted from the 8th send (t=0), the 400 ms fill pulled it to ~8.3/s
     assert s.throughput.requests_per_s == pytest.approx(10.0, rel=0.05)
     assert s.throughput_whole is not None and s.throughput_whole.requests_per_s < 9.5
+
+
+def test_closed_loop_window_runs_send_to_send() -> None:
+    # one slot that waits between requests: sent every 100 ms, each 20 ms long. From the
+    # first completion (20 ms) the window would be 1880 ms for 18 completions (9.6/s);
+    # from the send after it (100 ms), 1800 ms for 18: the 10/s it ran at
+    records = [rec(i, i * 100, 20) for i in range(20)]
+    assert steady_window(records, 1) == (100 * MS, 1900 * MS)
+    s = summarize_step(0, LoadPoint(mode="concurrency", concurrency=1), records, SlaSpec())
+    assert s.throughput.requests_per_s == pytest.approx(10.0)
+    # a step whose first completion comes after its last send has no steady window
+    assert steady_window([rec(i, i, 500) for i in range(9)], 4) is None
 
 
 def test_open_loop_steady_window_is_first_completion_to_last_send() -> None:
