@@ -236,7 +236,8 @@ def workload(scenario: Path, **flags: Any) -> None:
     type=click.FloatRange(min=0.1, max=1000),
     default=5.0,
     show_default=True,
-    help="Per-token regime: the mock's gap between a stream's tokens.",
+    help="Per-token regime: the first rung's gap between a stream's tokens (the next "
+    "rungs shorten it until the client or the mock is the limit).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
 def calibrate(as_json: bool, **settings: Any) -> None:
@@ -244,7 +245,8 @@ def calibrate(as_json: bool, **settings: Any) -> None:
 
     The mock runs on loopback pinned to one core, loadgen on another (where
     affinity can be set), in two regimes: bursts (each response in one
-    write) and one token per write (a live server's case). Prints output
+    write) and one token per write (a live server's case), whose offer rises
+    rung by rung until the client or the mock is the limit. Prints output
     tokens/s, client CPU-seconds, tokens per CPU-second, the mock's CPU use,
     and an estimate for this machine's cores (docs/performance.md).
 

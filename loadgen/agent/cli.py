@@ -5,7 +5,8 @@ line on stdout, and orderly shutdown on SIGINT/SIGTERM. Exit codes: 0 after a
 clean shutdown, 2 for bad input or when there is nothing to watch (no NVML
 and no ``--host-stats``) or the port cannot be bound.
 
-Imports: the standard library, and this package (aiohttp via .server).
+Imports: the standard library, and this package (aiohttp via .server;
+clihelp lays its help out as click's).
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
 
+from loadgen.agent.clihelp import ClickStyleParser
 from loadgen.agent.host import HostSampler
 from loadgen.agent.listener import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS, Limits
 from loadgen.agent.ring import Ring, Row, SamplingThread
@@ -35,18 +36,10 @@ PROG = "loadgen-agent"
 DEFAULT_PORT = 9347
 
 
-class _Parser(argparse.ArgumentParser):
-    """Usage errors in one line, as the other loadgen commands say them (exit 2)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = ClickStyleParser(
         prog="loadgen agent",
         allow_abbrev=False,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="GPU telemetry sidecar: samples NVML and serves it over HTTP.",
         epilog="Example:\n  loadgen agent --port 9347 --token-env AGENT_TOKEN",
     )
@@ -87,7 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also report host CPU and memory from /proc; run even without NVML",
     )
-    p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    p.add_argument(
+        "--log-level",
+        default="INFO",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="the agent's log level (default %(default)s)",
+    )
     # For tests and benchmarks only (docs/agent.md): N fake GPUs instead of NVML.
     p.add_argument("--fake-nvml", type=int, metavar="N", default=None, help=argparse.SUPPRESS)
     return p

@@ -6,6 +6,12 @@ CPU, this process (the client) on another, where affinity can be set; the
 client then drives it through loadgen's real path (transport, SSE splitter,
 adapter, records) in a closed loop, in two regimes (:data:`REGIMES`): bursts
 (each response in one write) and one token per write (a live server's case).
+The per-token regime climbs a ladder (:data:`LADDER`): the offered rate goes
+up rung by rung (shorter gaps between a stream's tokens, a fresh mock each)
+until :func:`rung_limit` names what stopped it: the client's core full (its
+ceiling), the mock falling behind (the mock was the limit), or the client
+reading tokens together and late with its core not full (it fell behind in
+bursts, or other processes took its core).
 The client's figure is only a ceiling where the mock is not itself the limit,
 so the mock's CPU use is measured too (``/proc``, Linux), and, on h1, how many
 tokens each socket read carried. ``ceiling_report`` turns the figures into
@@ -21,7 +27,7 @@ import asyncio
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,31 +42,55 @@ from loadgen.workload import Workload, step_rng
 from loadgen.workload.plan import RequestSpec
 
 __all__ = [
+    "CLIENT_LATE_MS",
+    "FOLLOWS",
+    "LADDER",
     "MOCK_BUSY",
     "PER_TOKEN_ITL_MS",
     "REGIMES",
+    "TOGETHER",
     "Ceiling",
     "CeilingReport",
     "Pinning",
+    "climb",
     "drive",
     "measure_ceiling",
     "mock_cpu_s",
     "mock_flags",
     "pin_one_core_each",
+    "rated_rung",
+    "rung_limit",
 ]
 
 #: the regimes: bursts (each response in one write: what a batching server allows
 #: at most), and one token per write (a live server's case, every token its own read)
 REGIMES = ("burst", "per-token")
 
-#: per-token: the mock's gap between tokens of a stream. 256 streams at 5 ms offer
-#: 51,200 tokens/s, which the mock (whose every write is a Python ``send``) writes
-#: one by one on one core of the 2-vCPU VM; at 2 ms it falls behind and writes
-#: some tokens together (benchmarks/per_token_pace.py, docs/performance.md)
+#: per-token: the mock's gap between tokens of a stream on the ladder's first rung.
+#: 256 streams at 5 ms offer 51,200 tokens/s, which the mock (whose every write is a
+#: Python ``send``) writes one by one on one core of the 2-vCPU VM; at 2 ms it falls
+#: behind and writes some tokens together (benchmarks/per_token_pace.py,
+#: docs/performance.md); the ladder finds where on the machine at hand
 PER_TOKEN_ITL_MS = 5.0
 
 #: the mock's share of its core from which it, not the client, is taken to be the limit
+#: (and the client's share from which the client is)
 MOCK_BUSY = 0.9
+
+#: per-token: the offered rate of each rung, times the first rung's (a token every
+#: ``itl_ms`` per stream); 5 ms at 256 streams: 51,200, 76,800, 102,400, 153,600, 204,800
+#: tokens/s. With ``seconds`` per rung the regime takes at most 5 x seconds (and a
+#: fresh mock per rung, about a second each)
+LADDER = (1.0, 1.5, 2.0, 3.0, 4.0)
+
+#: tokens per read above which tokens were read together, not one by one
+TOGETHER = 1.5
+
+#: read lag p99 (ms) from which the client, not the mock, read tokens together
+CLIENT_LATE_MS = 1.0
+
+#: delivered / offered below which the delivered rate no longer follows the offer
+FOLLOWS = 0.9
 
 
 @dataclass(slots=True, frozen=True)
@@ -87,6 +117,8 @@ class Ceiling:
     reads: int | None = None  # socket reads (h1 only)
     read_lag_p99_ms: float | None = None  # kernel receipt to read (h1 only)
     mismatches: int = 0  # responses whose token count differs from the server's
+    itl_ms: float | None = None  # per-token: the mock's gap between a stream's tokens
+    offered_tokens_per_s: float | None = None  # per-token: streams x 1000 / itl_ms
 
     @property
     def tokens_per_s(self) -> float:
@@ -117,6 +149,35 @@ class Ceiling:
         util = self.mock_util
         return util is not None and util >= MOCK_BUSY
 
+    @property
+    def follows(self) -> bool:
+        """Whether the delivered rate kept up with the offer (no offer: True)."""
+        offered = self.offered_tokens_per_s
+        return not offered or self.tokens_per_s >= FOLLOWS * offered
+
+
+def rung_limit(c: Ceiling) -> str | None:
+    """What stops the per-token ladder at this rung, or None to offer more.
+
+    ``"failed"``: nothing succeeded; ``"client"``: the client's core was full
+    (its ceiling); ``"late"``: tokens came several to a read while the client
+    read late (read lag p99 at least :data:`CLIENT_LATE_MS`) with its core not
+    full (it fell behind in bursts, or other processes took its core);
+    ``"mock"``: tokens came several to a read with the client reading on
+    time, or the delivered rate fell below
+    :data:`FOLLOWS` of the offer with the client's core not full: the mock
+    did not write them on time.
+    """
+    if c.requests_ok == 0:
+        return "failed"
+    if c.client_util >= MOCK_BUSY:
+        return "client"
+    if (c.tokens_per_read or 0.0) > TOGETHER:
+        return "late" if (c.read_lag_p99_ms or 0.0) >= CLIENT_LATE_MS else "mock"
+    if not c.follows:
+        return "mock"
+    return None
+
 
 @dataclass(slots=True)
 class CeilingReport:
@@ -127,11 +188,36 @@ class CeilingReport:
     concurrency: int
     tokens: int
     seconds: float
-    itl_ms: float  # per-token: the mock's gap between a stream's tokens
-    ceilings: list[Ceiling] = field(default_factory=list)
+    itl_ms: float  # per-token: the first rung's gap between a stream's tokens
+    ceilings: list[Ceiling] = field(default_factory=list)  # per-token: the rung it rates
+    ladder: list[Ceiling] = field(default_factory=list)  # per-token: every rung, in order
+    stopped: str | None = None  # rung_limit of the ladder's last rung (None: its top)
 
     def regime(self, name: str) -> Ceiling | None:
         return next((c for c in self.ceilings if c.regime == name), None)
+
+
+def climb(
+    run_rung: Callable[[int, float], Ceiling], itl_ms: float, streams: int
+) -> tuple[list[Ceiling], str | None]:
+    """The per-token ladder: ``run_rung(k, gap_ms)`` at each rung of :data:`LADDER` from
+    ``itl_ms`` until :func:`rung_limit` stops it; every rung and what stopped it."""
+    ladder: list[Ceiling] = []
+    for k, factor in enumerate(LADDER):
+        gap = itl_ms / factor
+        rung = run_rung(k, gap)
+        rung.itl_ms, rung.offered_tokens_per_s = gap, streams * 1000 / gap
+        ladder.append(rung)
+        if (stopped := rung_limit(rung)) is not None:
+            return ladder, stopped
+    return ladder, None
+
+
+def rated_rung(ladder: list[Ceiling]) -> Ceiling | None:
+    """The rung that rates the client one token per write: the highest whose tokens came
+    one per read and succeeded, else the first (its caveat says it flatters)."""
+    ok = [c for c in ladder if c.requests_ok and (c.tokens_per_read or 0.0) <= TOGETHER]
+    return ok[-1] if ok else (ladder[0] if ladder else None)
 
 
 @contextlib.contextmanager
@@ -249,20 +335,24 @@ def measure_ceiling(
     itl_ms: float = PER_TOKEN_ITL_MS,
     regimes: tuple[str, ...] = REGIMES,
 ) -> CeilingReport:
-    """Each regime against a fresh mock, one core each where possible."""
+    """Each regime against a fresh mock, one core each where possible.
+
+    The per-token regime climbs :data:`LADDER` from ``itl_ms`` until
+    :func:`rung_limit` stops it (or its top), a fresh mock per rung.
+    """
     with pin_one_core_each() as pinning, tempfile.TemporaryDirectory() as tmp:
         report = CeilingReport(pinning, transport, concurrency, tokens, seconds, itl_ms)
         cpus = {pinning.mock_cpu} if pinning.mock_cpu is not None else None
-        for regime in regimes:
-            log = Path(tmp) / f"mock-{regime}.log"
-            args = [*mock_flags(regime, itl_ms), "--model", "m"]
-            server = MockServer(args, log, cpus=cpus)
+
+        def one(regime: str, gap_ms: float, name: str) -> Ceiling:
+            args = [*mock_flags(regime, gap_ms), "--model", "m"]
+            server = MockServer(args, Path(tmp) / f"mock-{name}.log", cpus=cpus)
             with (
                 server as url,
                 quiet_gc(),
                 asyncio.Runner(loop_factory=loop_factory()) as runner,
             ):
-                ceiling = runner.run(
+                return runner.run(
                     drive(
                         url,
                         regime,
@@ -273,5 +363,14 @@ def measure_ceiling(
                         mock_pid=server.pid,
                     )
                 )
-            report.ceilings.append(ceiling)
+
+        for regime in regimes:
+            if regime != "per-token":
+                report.ceilings.append(one(regime, itl_ms, regime))
+                continue
+            report.ladder, report.stopped = climb(
+                lambda k, gap: one("per-token", gap, f"per-token-{k}"), itl_ms, concurrency
+            )
+            if (rated := rated_rung(report.ladder)) is not None:
+                report.ceilings.append(rated)
     return report

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from loadgen.ceiling.measure import MOCK_BUSY, CeilingReport
+from loadgen.ceiling.measure import (
+    CLIENT_LATE_MS,
+    LADDER,
+    MOCK_BUSY,
+    TOGETHER,
+    Ceiling,
+    CeilingReport,
+)
 
 __all__ = [
     "CLIENT_LATE_MS",
@@ -19,13 +26,8 @@ __all__ = [
     "ceiling_json",
     "estimate",
     "format_ceiling",
+    "ladder_line",
 ]
-
-#: tokens per read above which tokens were read together, not one by one
-TOGETHER = 1.5
-
-#: read lag p99 (ms) from which the client, not the mock, read tokens together
-CLIENT_LATE_MS = 1.0
 
 
 @dataclass(slots=True, frozen=True)
@@ -66,8 +68,9 @@ def estimate(report: CeilingReport) -> Estimate | None:
     )
     one_by_one = live.tokens_per_read is None or live.tokens_per_read <= TOGETHER
     if live.regime == "per-token" and live.client_util < MOCK_BUSY and one_by_one:
+        limit = " (the mock was the limit)" if report.stopped == "mock" else ""
         basis += (
-            f"; a floor: the client's core was {live.client_util:.0%} busy at this pace, "
+            f"; a floor: the client's core was {live.client_util:.0%} busy at this pace{limit}, "
             "and a busier client spends less per token"
         )
     return Estimate(
@@ -111,7 +114,67 @@ def caveats(report: CeilingReport) -> list[str]:
                 f"per-token: {c.tokens_per_read:.1f} tokens per read, not one: {who}; "
                 "the figure flatters a live server's case"
             )
+    if report.ladder and report.stopped in ("mock", "late"):
+        last = report.ladder[-1]
+        # where the rung it rates is the last and read tokens together, that is said above
+        if last is not report.regime("per-token") or (last.tokens_per_read or 0.0) <= TOGETHER:
+            short = (
+                "the figure is a floor, not the client's ceiling"
+                if report.stopped == "mock"
+                else "the ladder stopped short of the client's ceiling"
+            )
+            out.append(f"per-token: {_stop_reason(report)}; {short}")
     return out
+
+
+def _stop_reason(report: CeilingReport) -> str:
+    """Why the per-token ladder stopped where it did, one phrase."""
+    last = report.ladder[-1]
+    util, lag = last.client_util, last.read_lag_p99_ms or 0.0
+    offered = last.offered_tokens_per_s or 0.0
+    if report.stopped == "client":
+        return f"the client's core was {util:.0%} busy: its per-token ceiling"
+    if report.stopped == "late":
+        return (
+            f"the client read late ({last.tokens_per_read or 0:.1f} tokens per read, read lag "
+            f"p99 {lag:.1f} ms) with its core {util:.0%} busy: it fell behind in bursts, or "
+            "other processes took its core (run again on a quieter machine)"
+        )
+    if report.stopped == "mock":
+        return (
+            f"the mock was the limit: it delivered {last.tokens_per_s:,.0f} tokens/s "
+            f"({last.tokens_per_s / offered:.0%} of the offer, {last.tokens_per_read or 0:.1f} "
+            f"per read) with the client's core {util:.0%} busy and reading on time "
+            f"(read lag p99 {lag:.2f} ms)"
+        )
+    if report.stopped == "failed":
+        return "no request succeeded"
+    return (
+        f"the ladder's top ({LADDER[-1]:g}x the first offer) with the client's core "
+        f"{util:.0%} busy and the mock keeping up"
+    )
+
+
+def ladder_line(report: CeilingReport) -> str | None:
+    """The per-token ladder's rungs, where it stopped and why, and the rung it rates."""
+    if not report.ladder:
+        return None
+    offers = " -> ".join(f"{c.offered_tokens_per_s or 0:,.0f}" for c in report.ladder)
+    rated = report.regime("per-token")
+    which = (
+        f"; rated at {rated.offered_tokens_per_s or 0:,.0f} offered (the highest rung with "
+        "one token per read)"
+        if rated is not None and rated is not report.ladder[-1]
+        else ""
+    )
+    return f"per-token offered {offers} tokens/s; stopped: {_stop_reason(report)}{which}"
+
+
+def _rows(report: CeilingReport) -> list[Ceiling]:
+    """The table's rows: the other regimes, then every per-token rung."""
+    if not report.ladder:
+        return report.ceilings
+    return [c for c in report.ceilings if c.regime != "per-token"] + report.ladder
 
 
 def format_ceiling(report: CeilingReport) -> str:
@@ -119,23 +182,29 @@ def format_ceiling(report: CeilingReport) -> str:
     lines = [
         f"client ceiling against the built-in mock: {report.transport}, "
         f"{report.concurrency} streams, {report.tokens} tokens per response, "
-        f"{report.seconds:g} s per regime; per-token: a token every {report.itl_ms:g} ms "
-        f"per stream ({report.concurrency * 1000 / report.itl_ms:,.0f} tokens/s offered)",
+        f"{report.seconds:g} s per regime and rung; per-token: from a token every "
+        f"{report.itl_ms:g} ms per stream ({report.concurrency * 1000 / report.itl_ms:,.0f} "
+        f"tokens/s offered), more rung by rung up to {LADDER[-1]:g}x, until the client's "
+        "core is full or the mock falls behind",
         f"cores: {report.pinning.cores} ({report.pinning.note})",
         "",
-        f"{'regime':<10} {'output tok/s':>13} {'client CPU-s':>13} {'client CPU':>11} "
-        f"{'tok per CPU-s':>14} {'mock CPU':>9} {'tok per read':>13} {'read lag p99':>13}",
+        f"{'regime':<10} {'offered':>8} {'output tok/s':>13} {'client CPU-s':>13} "
+        f"{'client CPU':>11} {'tok per CPU-s':>14} {'mock CPU':>9} {'tok per read':>13} "
+        f"{'read lag p99':>13}",
     ]
-    for c in report.ceilings:
+    for c in _rows(report):
+        offered = f"{c.offered_tokens_per_s / 1000:,.1f}k" if c.offered_tokens_per_s else "-"
         mock = f"{c.mock_util:.0%}" if c.mock_util is not None else "-"
         per_read = f"{c.tokens_per_read:.1f}" if c.tokens_per_read is not None else "-"
         lag = f"{c.read_lag_p99_ms:.2f} ms" if c.read_lag_p99_ms is not None else "-"
         lines.append(
-            f"{c.regime:<10} {c.tokens_per_s:>13,.0f} {c.client_cpu_s:>13.2f} "
+            f"{c.regime:<10} {offered:>8} {c.tokens_per_s:>13,.0f} {c.client_cpu_s:>13.2f} "
             f"{c.client_util:>11.0%} {c.tokens_per_cpu_s:>14,.0f} {mock:>9} {per_read:>13} "
             f"{lag:>13}"
         )
     lines.append("")
+    if (ladder := ladder_line(report)) is not None:
+        lines += [ladder, ""]
     est = estimate(report)
     if est is not None:
         burst = (
@@ -164,23 +233,9 @@ def ceiling_json(report: CeilingReport) -> dict[str, object]:
         "client_cpu": report.pinning.client_cpu,
         "mock_cpu": report.pinning.mock_cpu,
         "pinning": report.pinning.note,
-        "regimes": {
-            c.regime: {
-                "output_tokens_per_s": c.tokens_per_s,
-                "client_cpu_s": c.client_cpu_s,
-                "client_cpu_util": c.client_util,
-                "tokens_per_cpu_s": c.tokens_per_cpu_s,
-                "mock_cpu_util": c.mock_util,
-                "mock_bound": c.mock_bound,
-                "tokens_per_read": c.tokens_per_read,
-                "read_lag_p99_ms": c.read_lag_p99_ms,
-                "requests_ok": c.requests_ok,
-                "failed": c.failed,
-                "count_mismatches": c.mismatches,
-                "wall_s": c.wall_s,
-            }
-            for c in report.ceilings
-        },
+        "regimes": {c.regime: _figures(c) for c in report.ceilings},
+        "per_token_ladder": [_figures(c) for c in report.ladder],
+        "per_token_stopped": report.stopped,
         "estimate": None
         if est is None
         else {
@@ -190,4 +245,23 @@ def ceiling_json(report: CeilingReport) -> dict[str, object]:
             "basis": est.basis,
         },
         "warnings": caveats(report),
+    }
+
+
+def _figures(c: Ceiling) -> dict[str, object]:
+    return {
+        "offered_tokens_per_s": c.offered_tokens_per_s,
+        "itl_ms": c.itl_ms,
+        "output_tokens_per_s": c.tokens_per_s,
+        "client_cpu_s": c.client_cpu_s,
+        "client_cpu_util": c.client_util,
+        "tokens_per_cpu_s": c.tokens_per_cpu_s,
+        "mock_cpu_util": c.mock_util,
+        "mock_bound": c.mock_bound,
+        "tokens_per_read": c.tokens_per_read,
+        "read_lag_p99_ms": c.read_lag_p99_ms,
+        "requests_ok": c.requests_ok,
+        "failed": c.failed,
+        "count_mismatches": c.mismatches,
+        "wall_s": c.wall_s,
     }

@@ -86,7 +86,9 @@ def steady_window(sent: Ints, ended: Ints, concurrency: int | None) -> tuple[int
     if concurrency is not None:
         if sent.size <= concurrency:
             return None  # never ran at its concurrency with measured requests
-        start = int(np.partition(sent, concurrency - 1)[concurrency - 1])
+        after = max(int(np.partition(sent, concurrency - 1)[concurrency - 1]), int(ended.min()))
+        later = sent[sent >= after]
+        start = int(later.min()) if later.size else end  # none: no window (below)
     else:
         start = int(ended.min())
     if end <= start:

@@ -1,8 +1,9 @@
 """Command line, engine profiles and fault rules of the mock server.
 
-Owns everything the user can configure: the argparse parser, the named engine
-profiles (``PROFILES``), the fault-rule syntax and the resolved ``Settings``.
-Imports only the standard library.
+Owns everything the user can configure: the argparse parser (its help laid
+out as click's, :mod:`loadgen.mock.clihelp`), the named engine profiles
+(``PROFILES``), the fault-rule syntax and the resolved ``Settings``.
+Imports only the standard library (and its clihelp).
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ import argparse
 import dataclasses
 import os
 import ssl
-import textwrap
 from dataclasses import dataclass, field
-from typing import NoReturn
+
+from loadgen.mock.clihelp import ClickStyleParser
 
 __all__ = [
     "DEFAULT_PROFILE",
@@ -177,41 +178,35 @@ def _fault_arg(text: str) -> list[FaultRule]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-class _Parser(argparse.ArgumentParser):
-    """Usage errors in one line, as the other loadgen commands say them (exit 2)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The ``loadgen mock`` / ``python -m loadgen.mock`` command line."""
-    p = _Parser(
+    p = ClickStyleParser(
         prog="loadgen mock",
         allow_abbrev=False,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Examples:\n  loadgen mock --port 8000 --ttft-ms 50 --itl-ms 10\n"
         "  loadgen mock --port 8000 --profile a100-llama8b --model my-model",
-        description=textwrap.fill(
-            "Built-in LLM inference server simulator (OpenAI and TGI protocols). "
-            "Without --ttft-ms/--itl-ms/--burst it runs the continuous-batching "
-            "engine model of --profile; with any of them, fixed mode: every "
-            "request independent, first token TTFT after receipt, then one every ITL.",
-            width=79,
-        ),
+        description="Built-in LLM inference server simulator (OpenAI and TGI "
+        "protocols). Without --ttft-ms/--itl-ms/--burst it runs the continuous-batching "
+        "engine model of --profile; with any of them, fixed mode: every request "
+        "independent, first token TTFT after receipt, then one every ITL.",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default %(default)s)")
     p.add_argument("--port", type=int, default=8000, help="port; 0 picks a free one")
     p.add_argument("--model", help="serve only this model name (others get 404)")
-    p.add_argument("--profile", choices=sorted(PROFILES), default=DEFAULT_PROFILE)
+    p.add_argument(
+        "--profile",
+        choices=sorted(PROFILES),
+        default=DEFAULT_PROFILE,
+        help="the engine model's named settings (default %(default)s)",
+    )
     for knob in dataclasses.fields(Profile):
         flag = "--" + knob.name.replace("_", "-")
         if knob.type == "bool":
-            p.add_argument(flag, type=_bool, metavar="{true,false}", help="profile override")
+            p.add_argument(flag, type=_bool, metavar="BOOLEAN", help="profile override")
         else:
             kind = int if knob.type == "int" else float
             p.add_argument(flag, type=kind, help="profile override")
-    fixed = p.add_argument_group("fixed mode")
+    fixed = p.add_argument_group("Fixed mode")
     fixed.add_argument("--ttft-ms", type=float, help="fixed time to first token")
     fixed.add_argument("--itl-ms", type=float, help="fixed gap between tokens")
     fixed.add_argument(
@@ -219,7 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write each response in one go at TTFT (one SSE event per token still)",
     )
-    cache = p.add_argument_group("prefix cache (engine mode)")
+    cache = p.add_argument_group("Prefix cache (engine mode)")
     cache.add_argument(
         "--block-size", type=int, default=16, help="prefix-cache block size in tokens (%(default)s)"
     )
@@ -229,7 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="prefix-cache capacity in tokens (default: the profile's kv_cache_tokens)",
     )
     cache.add_argument("--no-prefix-cache", action="store_true", help="turn the prefix cache off")
-    reasoning = p.add_argument_group("reasoning (openai-chat)")
+    reasoning = p.add_argument_group("Reasoning (openai-chat)")
     reasoning.add_argument(
         "--reasoning-tokens",
         type=int,
@@ -244,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=int, default=0, help="seed of lengths, texts and faults")
     p.add_argument("--truth", metavar="FILE", help="append one JSON line per request")
-    faults = p.add_argument_group("faults")
+    faults = p.add_argument_group("Faults")
     faults.add_argument(
         "--fault",
         type=_fault_arg,
@@ -256,8 +251,13 @@ def build_parser() -> argparse.ArgumentParser:
     faults.add_argument("--stall-s", type=float, default=2.0, help="stall length")
     faults.add_argument("--slow-first-byte-s", type=float, default=2.0, help="first-byte delay")
     faults.add_argument("--retry-after-s", type=int, default=1, help="Retry-After of http429")
-    p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
-    tls = p.add_argument_group("https")
+    p.add_argument(
+        "--log-level",
+        default="warning",
+        choices=["debug", "info", "warning", "error"],
+        help="the mock's log level (default %(default)s)",
+    )
+    tls = p.add_argument_group("HTTPS")
     tls.add_argument("--tls-cert", metavar="PEM", help="serve https with this certificate chain")
     tls.add_argument("--tls-key", metavar="PEM", help="its private key (default: in --tls-cert)")
     return p

@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 
 import pytest
 
+from loadgen.ceiling.measure import LADDER
 from loadgen.cli import main
 
 
@@ -27,11 +29,16 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
 
 def test_calibrate_prints_the_figures(capsys: pytest.CaptureFixture[str]) -> None:
     before = os.sched_getaffinity(0)
+    t0 = time.monotonic()
     code, out, err = run_cli(["calibrate", "--seconds", "1"], capsys)
+    # bounded: burst and at most len(LADDER) rungs of 1 s, a fresh mock each (~10 s here)
+    assert time.monotonic() - t0 < 90
     assert code == 0, err
     assert os.sched_getaffinity(0) == before
-    rows = {m[0]: m[1:] for m in re.findall(r"^(burst|per-token) +([\d,]+) +([\d.]+) ", out, re.M)}
+    found = re.findall(r"^(burst|per-token) +(-|[\d.]+k) +([\d,]+) +([\d.]+) ", out, re.M)
+    rows = {m[0]: m[2:] for m in found}
     assert set(rows) == {"burst", "per-token"}, out
+    assert re.search(r"^per-token offered 51,200 (-> [\d,]+ )*tokens/s; stopped: ", out, re.M), out
     for tokens_per_s, cpu_s in rows.values():
         assert int(tokens_per_s.replace(",", "")) > 0
         assert float(cpu_s) > 0
@@ -63,6 +70,15 @@ def test_calibrate_json(capsys: pytest.CaptureFixture[str]) -> None:
         assert figures["mock_cpu_util"] is not None
     assert data["estimate"]["output_tokens_per_s"] > 0
     assert data["estimate"]["workers"] >= 1
+    # the per-token ladder: a rising offer, a token every 5 ms per stream first
+    ladder = data["per_token_ladder"]
+    offers = [r["offered_tokens_per_s"] for r in ladder]
+    assert offers[0] == pytest.approx(16 * 1000 / 5.0)
+    assert offers == sorted(offers) and len(set(offers)) == len(offers)
+    assert 1 <= len(ladder) <= len(LADDER)
+    assert data["per_token_stopped"] in (None, "client", "mock", "late")
+    assert (data["per_token_stopped"] is None) == (len(ladder) == len(LADDER))
+    assert data["regimes"]["per-token"] in ladder
 
 
 @pytest.mark.parametrize(

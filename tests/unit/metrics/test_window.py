@@ -31,11 +31,11 @@ def closed_loop(c: int, rounds: int, e2e_ms: float = 100.0) -> list[Record]:
     return [rec(k * c + u, k * e2e_ms, e2e_ms) for k in range(rounds) for u in range(c)]
 
 
-def test_closed_loop_steady_window_is_cth_send_to_last_send() -> None:
+def test_closed_loop_steady_window_is_the_send_after_the_first_completion_to_the_last() -> None:
     records = closed_loop(c=8, rounds=5)  # sends at 0..400 ms, ends at 100..500 ms
-    assert steady_window(records, 8) == (0, 400 * MS)
+    assert steady_window(records, 8) == (100 * MS, 400 * MS)
     s = summarize_step(0, LoadPoint(mode="concurrency", concurrency=8), records, SlaSpec())
-    # steady: 32 completions (100..400 ms) in 400 ms = 80/s = c / latency; whole: 40 in 500 ms
+    # steady: 24 completions (200..400 ms) in 300 ms = 80/s = c / latency; whole: 40 in 500 ms
     # (in lockstep the drain ends all at once: the same rate; see the next test for a drain)
     assert s.throughput.window == "steady"
     assert s.throughput.requests_per_s == pytest.approx(80.0)
@@ -43,8 +43,8 @@ def test_closed_loop_steady_window_is_cth_send_to_last_send() -> None:
     assert s.throughput.output_tokens_per_s == pytest.approx(80.0)
     assert s.throughput_whole is not None and s.throughput_whole.window == "whole"
     assert s.throughput_whole.requests_per_s == pytest.approx(40 / 0.5)
-    assert (s.steady_started_ns, s.steady_ended_ns) == (0, 400 * MS)
-    assert s.steady_duration_s == pytest.approx(0.4)
+    assert (s.steady_started_ns, s.steady_ended_ns) == (100 * MS, 400 * MS)
+    assert s.steady_duration_s == pytest.approx(0.3)
     assert s.duration_s == pytest.approx(0.5)
 
 
@@ -59,6 +59,50 @@ def test_drain_heavy_step_rates_the_server_not_the_drain() -> None:
     s = summarize_step(0, LoadPoint(mode="concurrency", concurrency=64), slow_drain, SlaSpec())
     assert s.throughput.requests_per_s == pytest.approx(640.0)
     assert s.throughput_whole is not None and s.throughput_whole.requests_per_s < 256 / 1.1
+
+
+def staggered(c: int, fill_ms: float, e2e_ms: float, deadline_ms: float) -> list[Record]:
+    """c slots all sent at 0 (the fill); slot u's first request ends at fill + u x e2e / c,
+    then each request takes e2e and the slot sends again until the deadline. Completions
+    then come every e2e / c: the server's rate is c / e2e from the first one on. After the
+    last send the c in flight end one by one over e2e (the drain)."""
+    out: list[Record] = []
+    for u in range(c):
+        sent, end = 0.0, fill_ms + u * e2e_ms / c
+        while True:
+            out.append(rec(len(out), sent, end - sent))
+            if end >= deadline_ms:
+                break
+            sent, end = end, end + e2e_ms
+    return out
+
+
+def test_closed_loop_window_starts_after_the_fill_and_ends_before_the_drain() -> None:
+    # c=8, 800 ms per request: 10 completions/s; nothing completes for the first 400 ms
+    records = staggered(c=8, fill_ms=400, e2e_ms=800, deadline_ms=3000)
+    last_send = max(r.sent_ns for r in records)
+    assert max(r.end_ns for r in records) - last_send >= 700 * MS  # a long drain
+    assert steady_window(records, 8) == (400 * MS, last_send)
+    # in flight is 8 all through the steady window: neither fill nor drain is in it
+    start, end = 400 * MS, last_send
+    for t in range(start, end, 10 * MS):
+        assert sum(r.sent_ns <= t < r.end_ns for r in records) == 8, t
+    s = summarize_step(0, LoadPoint(mode="concurrency", concurrency=8), records, SlaSpec())
+    # counted from the 8th send (t=0), the 400 ms fill pulled it to ~8.3/s
+    assert s.throughput.requests_per_s == pytest.approx(10.0, rel=0.05)
+    assert s.throughput_whole is not None and s.throughput_whole.requests_per_s < 9.5
+
+
+def test_closed_loop_window_runs_send_to_send() -> None:
+    # one slot that waits between requests: sent every 100 ms, each 20 ms long. From the
+    # first completion (20 ms) the window would be 1880 ms for 18 completions (9.6/s);
+    # from the send after it (100 ms), 1800 ms for 18: the 10/s it ran at
+    records = [rec(i, i * 100, 20) for i in range(20)]
+    assert steady_window(records, 1) == (100 * MS, 1900 * MS)
+    s = summarize_step(0, LoadPoint(mode="concurrency", concurrency=1), records, SlaSpec())
+    assert s.throughput.requests_per_s == pytest.approx(10.0)
+    # a step whose first completion comes after its last send has no steady window
+    assert steady_window([rec(i, i, 500) for i in range(9)], 4) is None
 
 
 def test_open_loop_steady_window_is_first_completion_to_last_send() -> None:
