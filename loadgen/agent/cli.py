@@ -22,12 +22,12 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from loadgen.agent.clihelp import ClickStyleParser
 from loadgen.agent.host import HostSampler
 from loadgen.agent.listener import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS, Limits
 from loadgen.agent.ring import Ring, Row, SamplingThread
 from loadgen.agent.sampler import NvmlLike, Sampler
 from loadgen.agent.server import AgentState, build_app, start_server
+from loadgen.clihelp import ClickStyleParser
 
 __all__ = ["build_parser", "main"]
 

@@ -1,9 +1,9 @@
 """Command line, engine profiles and fault rules of the mock server.
 
 Owns everything the user can configure: the argparse parser (its help laid
-out as click's, :mod:`loadgen.mock.clihelp`), the named engine profiles
+out as click's, :mod:`loadgen.clihelp`), the named engine profiles
 (``PROFILES``), the fault-rule syntax and the resolved ``Settings``.
-Imports only the standard library (and its clihelp).
+Imports only the standard library (and the loadgen.clihelp leaf).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import os
 import ssl
 from dataclasses import dataclass, field
 
-from loadgen.mock.clihelp import ClickStyleParser
+from loadgen.clihelp import ClickStyleParser
 
 __all__ = [
     "DEFAULT_PROFILE",

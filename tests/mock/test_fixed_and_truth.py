@@ -157,12 +157,13 @@ def test_bad_tls_flags_name_the_flag(
         assert expected in capsys.readouterr().err.splitlines()[-1]
 
 
-def test_the_package_imports_only_the_netstamp_leaf_from_loadgen() -> None:
-    """Besides the package door (and the version it names), only loadgen.netstamp."""
+def test_the_package_imports_only_the_netstamp_and_clihelp_leaves_from_loadgen() -> None:
+    """Besides the package door (and the version it names), only loadgen.netstamp and
+    loadgen.clihelp (its --help laid out as click's), both standard-library leaves."""
     code = (
         "import sys, loadgen.mock\n"
         "bad = [m for m in sys.modules if m.startswith('loadgen') "
-        "and m not in ('loadgen', 'loadgen._version', 'loadgen.netstamp') "
+        "and m not in ('loadgen', 'loadgen._version', 'loadgen.netstamp', 'loadgen.clihelp') "
         "and not m.startswith('loadgen.mock')]\n"
         "print(bad)"
     )

@@ -13,7 +13,7 @@ import pytest
 
 from loadgen.agent.cli import build_parser as agent_parser
 from loadgen.cli import main
-from loadgen.mock.clihelp import ClickStyleParser, click_help
+from loadgen.clihelp import ClickStyleParser, click_help
 from loadgen.mock.config import build_parser as mock_parser
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,9 +84,3 @@ def test_long_help_wraps_beside_its_option_and_defaults_expand() -> None:
     assert rows[0].startswith("  --n INTEGER  How many how many")  # 2 past the widest
     assert all(r.startswith(" " * 15 + "how") for r in rows[1:3])
     assert "(default 3)." in text and "  --quiet\n" in text and "secret" not in text
-
-
-def test_the_mock_and_the_agent_keep_the_same_layout() -> None:
-    # each stands apart from loadgen, so each has its copy; they must not drift
-    mock, agent = (ROOT / "loadgen" / p / "clihelp.py" for p in ("mock", "agent"))
-    assert mock.read_text() == agent.read_text()

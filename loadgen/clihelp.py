@@ -3,8 +3,8 @@
 ``loadgen mock`` and ``loadgen agent`` are argparse programs (each also runs on
 its own: ``python -m loadgen.mock``), passed through by the click CLI; their
 ``--help`` should read like every other command's. Both stand apart from the
-rest of loadgen, so each package keeps this module (``loadgen/mock/clihelp.py``,
-``loadgen/agent/clihelp.py``), the same text, which a test holds identical::
+rest of loadgen, so this is a leaf (the standard library only) that both
+import, as the mock imports the netstamp leaf::
 
     Usage: loadgen mock [OPTIONS]
 
