@@ -71,7 +71,7 @@ def test_a_dead_target_stops_the_run_in_seconds_with_exit_3(
     assert f"{step['failed']} failed" in out
     assert "stopped early: the first" in out
     # a bound with no successful request says so, in every output; no -9900% headroom
-    assert "ttft_ms.p99 <= 400 MISS (no successful request)" in out
+    assert "ttft_ms.p99 <= 400 MISSED (no successful request)" in out
     for name in ("report.md", "report.html"):
         text = (out_dir / name).read_text()
         assert "no successful request" in text and "9900%" not in text, name
