@@ -5,9 +5,10 @@ run's endpoints and their pre-flight check (:mod:`~loadgen.target.endpoints`,
 :mod:`~loadgen.target.preflight`), words-per-token calibration with the
 server's ``/tokenize`` (:mod:`~loadgen.target.tokenize`), the prefix-cache
 counters of ``/metrics`` (:mod:`~loadgen.target.cache`) and the headers and
-TLS options every call carries (:mod:`~loadgen.target.options`).
+TLS options every call carries (:mod:`~loadgen.target.options`). Every request
+it makes goes through :mod:`loadgen.control`, bounded in size and time.
 
-May import: loadgen.clock, errors, redact, scenario, summary, workload
+May import: loadgen.clock, control, errors, redact, scenario, summary, workload
 (prompts), client (TLS options only), telemetry (the Prometheus parser).
 Never the load path's stages above it (execute, scale, run) nor the mock's
 code: the mock is started as ``python -m loadgen.mock``.

@@ -5,16 +5,19 @@ the step: hits / queries, both in prompt tokens. Names, by engine: vLLM V1
 ``vllm:prefix_cache_queries_total`` and ``vllm:prefix_cache_hits_total``;
 older vLLM ``vllm:gpu_prefix_cache_queries_total`` / ``..._hits_total``. An
 engine that only publishes a hit-rate gauge (SGLang ``sglang:cache_hit_rate``)
-gives that gauge's value at the step's end. TGI publishes none.
+gives that gauge's value at the step's end. TGI publishes none. The scrape is
+bounded in size and time (:data:`loadgen.control.METRICS`); one cut off at
+its bound is a warning naming the URL and the bound, and the step has no rate.
 
-Imports: httpx, loadgen.client.transport (TLS), loadgen.summary, loadgen.telemetry.prom.
+Imports: loadgen.client.transport (TLS), loadgen.control, loadgen.redact,
+loadgen.summary, loadgen.telemetry.prom.
 """
 
 from __future__ import annotations
 
-import httpx
-
 from loadgen.client.transport import TlsOptions
+from loadgen.control import METRICS, ControlError, fetch
+from loadgen.redact import warn
 from loadgen.summary import PrefixCacheStats
 from loadgen.telemetry.prom import parse_prometheus_text
 
@@ -33,14 +36,16 @@ def scrape_prefix_cache(
 ) -> dict[str, float] | None:
     """``{"queries", "hits", "source"}`` or ``{"hit_rate", ...}`` now; None if none served."""
     try:
-        with httpx.Client(timeout=httpx.Timeout(2.0), headers=headers, verify=tls.context()) as c:
-            resp = c.get(url.rstrip("/") + "/metrics")
-    except httpx.HTTPError:
+        where = url.rstrip("/") + "/metrics"
+        reply = fetch("GET", where, METRICS, headers=headers, verify=tls.context())
+    except ControlError as exc:
+        if exc.limit_hit:  # a server without /metrics says nothing; one cut off is told
+            warn(f"warning: {exc}; the step's prefix-cache hit rate is left out")
         return None
-    if resp.status_code != 200:
+    if reply.status != 200:
         return None
     sums: dict[str, float] = {}
-    samples, _bad = parse_prometheus_text(resp.text)
+    samples, _bad = parse_prometheus_text(reply.text)
     for sample in samples:
         if sample.value == sample.value:  # not NaN
             sums[sample.name] = sums.get(sample.name, 0.0) + sample.value

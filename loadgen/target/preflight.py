@@ -1,20 +1,23 @@
 """Before the first step: is the server up, and does it serve the model?
 
-Control-plane calls go through httpx (never the load path's session). A
+Control-plane calls go through :mod:`loadgen.control` (never the load path's
+session): each answer is bounded in size and time (``HEALTH``, ``MODELS``). A
 server that is down is not an error here (the run records what happens); the
-caller decides whether to wait for it (``target.wait_for_health_s``).
+caller decides whether to wait for it (``target.wait_for_health_s``). An
+answer cut off at its bound is a warning naming the URL and the bound.
 
-Imports: httpx, loadgen.clock, loadgen.errors, loadgen.client.transport (TLS options).
+Imports: loadgen.clock, loadgen.control, loadgen.errors, loadgen.client.transport
+(TLS options).
 """
 
 from __future__ import annotations
 
+import ssl
 from dataclasses import dataclass, field
-
-import httpx
 
 from loadgen.client.transport import TlsOptions
 from loadgen.clock import NS_PER_S, block_for, now_ns
+from loadgen.control import HEALTH, MODELS, ControlError, fetch
 from loadgen.errors import TargetError
 
 __all__ = ["Preflight", "check_target", "pick_model"]
@@ -42,39 +45,41 @@ def check_target(
     start = now_ns()
     give_up = start + int(wait_s * NS_PER_S)
     verify = (tls or TlsOptions()).context()
-    with httpx.Client(timeout=httpx.Timeout(5.0), headers=headers, verify=verify) as client:
-        while True:
-            answer = "did not answer 200"
-            try:
-                status = client.get(f"{base}/health").status_code
-                out.healthy = status == 200
-                answer = f"answered {status}, not 200"
-            except httpx.ConnectError as exc:
-                out.healthy = False
-                answer = _refused(exc)
-            except httpx.HTTPError:
-                out.healthy = False
-            if out.healthy or now_ns() >= give_up:
-                break
-            block_for(0.5)
-        out.waited_s = (now_ns() - start) / NS_PER_S
-        if not out.healthy:
-            out.warnings.append(f"{base}/health {answer}; the run goes on regardless")
-        if api.startswith("openai"):
-            out.models = _models(client, base)
+    while True:
+        try:
+            status = fetch("GET", f"{base}/health", HEALTH, headers=headers, verify=verify).status
+            out.healthy = status == 200
+            answer = f"answered {status}, not 200"
+        except ControlError as exc:
+            out.healthy = False
+            answer = exc.detail if exc.kind == "connect" else f"gave no usable answer: {exc.detail}"
+        if out.healthy or now_ns() >= give_up:
+            break
+        block_for(0.5)
+    out.waited_s = (now_ns() - start) / NS_PER_S
+    if not out.healthy:
+        out.warnings.append(f"{base}/health {answer}; the run goes on regardless")
+    if api.startswith("openai"):
+        out.models = _models(base, headers, verify, out.warnings)
     if out.models is not None and model != "auto" and model not in out.models:
         served = ", ".join(out.models[:5]) or "none"
         out.warnings.append(f"model {model!r} is not among the served models ({served})")
     return out
 
 
-def _models(client: httpx.Client, base: str) -> list[str] | None:
+def _models(
+    base: str, headers: dict[str, str], verify: ssl.SSLContext, warnings: list[str]
+) -> list[str] | None:
     try:
-        resp = client.get(f"{base}/v1/models")
-        if resp.status_code != 200:
+        reply = fetch("GET", f"{base}/v1/models", MODELS, headers=headers, verify=verify)
+        if reply.status != 200:
             return None
-        return [str(m.get("id")) for m in resp.json().get("data", []) if isinstance(m, dict)]
-    except (httpx.HTTPError, ValueError, AttributeError):
+        return [str(m.get("id")) for m in reply.json().get("data", []) if isinstance(m, dict)]
+    except ControlError as exc:
+        if exc.limit_hit:  # cut off by our bound: say so (a refusal or a 404 says nothing)
+            warnings.append(f"{exc}; the served models are not known")
+        return None
+    except (ValueError, AttributeError):
         return None
 
 
@@ -90,13 +95,3 @@ def pick_model(models: object, url: str) -> str:
         msg = f"target.model auto: {where} lists {which} ({listed}); name one in target.model"
         raise TargetError(msg)
     return str(models[0])
-
-
-def _refused(exc: httpx.ConnectError) -> str:
-    """What a failed connect to /health was, in words: refused, a name that does not resolve."""
-    text = str(exc).lower()
-    if "refused" in text or "errno 111" in text:
-        return "refused the connection (nothing listening)"
-    if "name or service not known" in text or "nodename nor servname" in text:
-        return "has a host name that does not resolve"
-    return f"could not be reached ({str(exc)[:80]})"

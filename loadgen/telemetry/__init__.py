@@ -3,7 +3,8 @@
 The runner starts one :class:`TelemetryCollector` per run, asks it for
 ``step_stats`` after each step and stops it at the end. It writes
 ``telemetry.jsonl`` (format in docs/telemetry.md). This package may import
-:mod:`loadgen.clock` and nothing else from loadgen.
+loadgen's _version, clock, control (every poll and scrape, bounded), redact and
+summary.
 """
 
 from loadgen.telemetry.collector import FORMAT_VERSION, TelemetryCollector

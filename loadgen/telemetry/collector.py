@@ -1,15 +1,21 @@
 """The telemetry collector: polls agents and the server's /metrics in its own thread.
 
 Owns the polling schedule, clock alignment and telemetry.jsonl. It runs in a
-background thread with its own asyncio loop and httpx client, so nothing it
+background thread with its own asyncio loop and control clients, so nothing it
 does ever runs inside (or delays) the load generator's event loop. Every
 interval (absolute deadlines ``t0 + k * interval``) it asks each agent for the
 samples newer than the last one it has (``/samples?since=``), scrapes the
 server's Prometheus endpoint, and appends one JSON line per sample. A source
 that fails becomes a ``gap`` line and the collector carries on; nothing here
-raises into the run. See docs/telemetry.md for the line format.
+raises into the run. Every request goes through :mod:`loadgen.control`:
+an answer is bounded in size (``AGENT``, ``SAMPLES``, ``METRICS``) and its
+deadline is the poll's timeout, not per read; one cut off at its bound is a
+gap naming the URL and the bound, and a warning the first time. A source is
+known in everything written (telemetry.jsonl, the step's stats) by its URL
+without userinfo; only the requests carry the password.
+See docs/telemetry.md for the line format.
 
-Imports: the standard library, httpx, orjson, :mod:`loadgen.clock`,
+Imports: the standard library, orjson, :mod:`loadgen.clock`, :mod:`loadgen.control`,
 :mod:`loadgen.summary` (the step's telemetry model), :mod:`loadgen.redact` and this
 package.
 """
@@ -25,11 +31,11 @@ import threading
 from dataclasses import dataclass
 from typing import IO, Any
 
-import httpx
 import orjson
 
 from loadgen import clock
-from loadgen.redact import redact_text
+from loadgen.control import AGENT, METRICS, SAMPLES, ControlClient, ControlError, Limit, Reply
+from loadgen.redact import redact_text, strip_userinfo
 from loadgen.summary import StepTelemetry
 from loadgen.telemetry.offset import ClockProbe, OffsetEstimate, best_offset
 from loadgen.telemetry.prom import parse_prometheus_text
@@ -51,7 +57,8 @@ LOOKBACK_NS = 5 * clock.NS_PER_S
 
 @dataclass(slots=True)
 class _Agent:
-    url: str
+    url: str  # what requests go to (a password in it is sent)
+    label: str  # what is written: the URL without userinfo
     since_ns: int | None = None  # agent monotonic of the newest sample we hold
     offset: OffsetEstimate | None = None
     failing: bool = False
@@ -73,16 +80,18 @@ class TelemetryCollector:
         if interval_s <= 0:
             msg = f"telemetry interval must be > 0 s, got {interval_s!r}"
             raise ValueError(msg)
-        self._agents = [_Agent(url.rstrip("/")) for url in agents]
+        self._agents = [_Agent(u.rstrip("/"), strip_userinfo(u.rstrip("/"))) for u in agents]
         self._userinfo = any("@" in u for u in [*agents, server_metrics or ""])
         self._server = server_metrics
+        self._server_label = strip_userinfo(server_metrics) if server_metrics else None
         self._server_tls = server_tls
-        self._server_client: httpx.AsyncClient | None = None
+        self._server_client: ControlClient | None = None
         self._out_path = pathlib.Path(out_path)
         self._headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._interval_ns = round(interval_s * clock.NS_PER_S)
         self._timeout_s = min(5.0, max(1.0, interval_s))
-        self._store = TelemetryStore([a.url for a in self._agents], server_metrics)
+        self._store = TelemetryStore([a.label for a in self._agents], self._server_label)
+        self._told: set[str] = set()  # sources whose cut-off answer was warned about
         self._lock = threading.Lock()  # guards the store
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -90,7 +99,7 @@ class TelemetryCollector:
         self._poll_lock: asyncio.Lock | None = None
         self._started = threading.Event()
         self._file: IO[bytes] | None = None
-        self._client: httpx.AsyncClient | None = None
+        self._client: ControlClient | None = None
 
     # --- public API --------------------------------------------------------
     def start(self) -> None:
@@ -104,8 +113,8 @@ class TelemetryCollector:
             {
                 "type": "meta",
                 "format": FORMAT_VERSION,
-                "agents": [x.url for x in self._agents],
-                "server_metrics": self._server,
+                "agents": [x.label for x in self._agents],
+                "server_metrics": self._server_label,
                 "interval_s": self._interval_ns / clock.NS_PER_S,
                 "anchor": {
                     "monotonic_ns": a.monotonic_ns,
@@ -159,10 +168,9 @@ class TelemetryCollector:
         self._stop_event = asyncio.Event()
         self._poll_lock = asyncio.Lock()
         self._started.set()
-        limits = httpx.Limits(max_connections=len(self._agents) + 4)
         async with (
-            httpx.AsyncClient(timeout=self._timeout_s, limits=limits) as client,
-            httpx.AsyncClient(timeout=self._timeout_s, verify=self._server_tls or True) as server,
+            ControlClient(self._headers, max_connections=len(self._agents) + 4) as client,
+            ControlClient(verify=self._server_tls or True, max_connections=2) as server,
         ):
             self._client = client
             self._server_client = server
@@ -207,11 +215,9 @@ class TelemetryCollector:
                 self._file.flush()
 
     # --- agents ------------------------------------------------------------
-    async def _get(self, url: str, **params: Any) -> httpx.Response:
+    async def _get(self, url: str, limit: Limit = AGENT, **params: int) -> Reply:
         assert self._client is not None
-        response = await self._client.get(url, params=params or None, headers=self._headers)
-        response.raise_for_status()
-        return response
+        return _ok(await self._client.get(url, limit.within(self._timeout_s), params=params))
 
     async def _estimate(self, agent: _Agent, tries: int) -> None:
         probes = []
@@ -219,7 +225,7 @@ class TelemetryCollector:
             t0 = clock.now_ns()
             response = await self._get(f"{agent.url}/clock")
             t1 = clock.now_ns()
-            probes.append(ClockProbe(t0, int(orjson.loads(response.content)["mono_ns"]), t1))
+            probes.append(ClockProbe(t0, int(response.json()["mono_ns"]), t1))
         new = best_offset(probes)
         old = agent.offset
         if new is None:
@@ -235,7 +241,7 @@ class TelemetryCollector:
         self._write(
             {
                 "type": "clock",
-                "source": agent.url,
+                "source": agent.label,
                 "t_ns": new.measured_at_ns,
                 "offset_ns": new.offset_ns,
                 "uncertainty_ns": new.uncertainty_ns,
@@ -245,14 +251,14 @@ class TelemetryCollector:
     async def _connect(self, agent: _Agent) -> None:
         try:
             await self._estimate(agent, CLOCK_PROBES_FIRST)
-            health = orjson.loads((await self._get(f"{agent.url}/health")).content)
+            health = (await self._get(f"{agent.url}/health")).json()
         except Exception as exc:
-            self._gap(agent.url, "agent", exc)
+            self._gap(agent.label, "agent", exc)
             agent.failing = True
             return
-        self._write({"type": "agent", "source": agent.url, "health": health})
+        self._write({"type": "agent", "source": agent.label, "health": health})
         with self._lock:
-            self._store.add_health(agent.url, health)
+            self._store.add_health(agent.label, health)
 
     async def _poll_agent(self, agent: _Agent) -> None:
         try:
@@ -263,10 +269,10 @@ class TelemetryCollector:
             assert agent.offset is not None
             if clock.now_ns() - agent.offset.measured_at_ns > REESTIMATE_NS:
                 await self._estimate(agent, CLOCK_PROBES_AGAIN)
-            response = await self._get(f"{agent.url}/samples", since=agent.since_ns or 0)
-            data = orjson.loads(response.content)
+            response = await self._get(f"{agent.url}/samples", SAMPLES, since=agent.since_ns or 0)
+            data = response.json()
         except Exception as exc:
-            self._gap(agent.url, "agent", exc)
+            self._gap(agent.label, "agent", exc)
             agent.failing = True
             return
         agent.failing = False
@@ -280,9 +286,9 @@ class TelemetryCollector:
             for row in rows:
                 agent_t = int(row.pop("t_ns"))
                 t_ns = agent.offset.to_local(agent_t)
-                self._store.add_sample(agent.url, parse_sample(row, t_ns))
+                self._store.add_sample(agent.label, parse_sample(row, t_ns))
                 kind = row.pop("kind", "gpu")
-                line = {"type": kind, "source": agent.url, "t_ns": t_ns, "agent_t_ns": agent_t}
+                line = {"type": kind, "source": agent.label, "t_ns": t_ns, "agent_t_ns": agent_t}
                 line["agent_wall_ns"] = row.pop("wall_ns", None)
                 line.update(row)
                 lines.append(line)
@@ -290,19 +296,19 @@ class TelemetryCollector:
         for line in lines:
             self._write(line)
         if data.get("truncated"):
-            self._gap(agent.url, "agent", "agent ring buffer overflowed: samples were lost")
+            self._gap(agent.label, "agent", "agent ring buffer overflowed: samples were lost")
 
     # --- server metrics ----------------------------------------------------
     async def _scrape(self, url: str) -> None:
+        label = self._server_label or ""
         try:
             t0 = clock.now_ns()
             assert self._server_client is not None
-            response = await self._server_client.get(url)
+            response = await self._server_client.get(url, METRICS.within(self._timeout_s))
             t1 = clock.now_ns()
-            response.raise_for_status()
-            samples, bad = parse_prometheus_text(response.text)
+            samples, bad = parse_prometheus_text(_ok(response).text)
         except Exception as exc:
-            self._gap(url, "server_metrics", exc)
+            self._gap(label, "server_metrics", exc)
             return
         values = extract_server_metrics(samples)
         t_ns = (t0 + t1) // 2
@@ -310,7 +316,7 @@ class TelemetryCollector:
             self._store.server.append((t_ns, values))
         line: dict[str, object] = {
             "type": "server",
-            "source": url,
+            "source": label,
             "t_ns": t_ns,
             **values.as_dict(),
         }
@@ -320,8 +326,15 @@ class TelemetryCollector:
 
     # --- output ------------------------------------------------------------
     def _gap(self, source: str, kind: str, error: BaseException | str) -> None:
-        if isinstance(error, BaseException):
-            text = f"{type(error).__name__}: {error}".rstrip(": ")
+        if isinstance(error, ControlError):
+            text = str(error)
+            if error.limit_hit and source not in self._told:  # once a source, not each poll
+                self._told.add(source)
+                log.warning("telemetry: %s; polls of it are gaps until it answers within it", text)
+        elif isinstance(error, _Status):
+            text = str(error)
+        elif isinstance(error, BaseException):
+            text = redact_text(f"{type(error).__name__}: {error}".rstrip(": "))
         else:
             text = error
         gap = Gap(source, kind, clock.now_ns(), text[:300])
@@ -346,3 +359,14 @@ class TelemetryCollector:
                 )
                 with contextlib.suppress(OSError):
                     self._file.close()
+
+
+class _Status(Exception):
+    """A source answered, but not 2xx (a wrong token: 401)."""
+
+
+def _ok(reply: Reply) -> Reply:
+    """``reply`` if its status is 2xx; :class:`_Status` naming the status otherwise."""
+    if not 200 <= reply.status < 300:
+        raise _Status(f"answered HTTP {reply.status}")
+    return reply

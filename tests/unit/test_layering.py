@@ -31,12 +31,14 @@ ALLOWED: dict[str, set[str]] = {
     "client": {"clock", "netstamp", "records", "workload", "errors"},
     "summary": {"redact", "strict", "vocab"},
     "metrics": {"clock", "records", "scenario", "summary", "vocab"},
-    "telemetry": {"_version", "clock", "redact", "summary"},
+    # one bounded, time-limited client for every request outside the load path
+    "control": {"redact"},
+    "telemetry": {"_version", "clock", "control", "redact", "summary"},
     "results": {"_version", "errors", "metrics", "records", "redact", "scenario", "summary"},
     "report": {"errors", "metrics", "records", "redact", "scenario", "summary", "vocab"},
     "target": {
-        *{"client", "clock", "errors", "redact", "scenario", "summary", "telemetry"},
-        "workload",
+        *{"client", "clock", "control", "errors", "redact", "scenario", "summary"},
+        *{"telemetry", "workload"},
     },
     "execute": {
         "client",
