@@ -181,3 +181,27 @@ def test_an_https_server_metrics_endpoint_uses_the_targets_tls(
         gaps = [x for x in _lines(out) if x["type"] == "gap"]
         assert "server" not in kinds and gaps
         assert all("CERTIFICATE_VERIFY_FAILED" in str(x["error"]) for x in gaps)
+
+
+def test_a_password_in_a_source_url_is_sent_but_never_written(
+    agent_proc: Spawn, metrics_server: tuple[ThreadingHTTPServer, str], tmp_path: Path
+) -> None:
+    """The probe (issue #20): ``server_metrics: http://user:pw@host/metrics`` put the password
+    in summary.json at ``steps[].telemetry.server.source``. The step's stats and every line
+    name both sources without userinfo; the scrapes and polls still get through."""
+    _, agent = agent_proc("--fake-nvml", "1", "--interval-ms", "50")
+    plain = metrics_server[1]
+    secret_metrics = plain.replace("http://", "http://bob:PWmetrics-9@")
+    secret_agent = agent.replace("http://", "http://carol:PWagent-9@")
+    out = tmp_path / "telemetry.jsonl"
+    collector = TelemetryCollector([secret_agent], secret_metrics, out, interval_s=0.2)
+    collector.start()
+    start = clock.now_ns()
+    time.sleep(1.0)
+    stats = collector.step_stats(start, clock.now_ns(), output_tokens=10)
+    collector.stop()
+    assert stats.server is not None and stats.server.source == plain
+    assert stats.gpus and {g.agent for g in stats.gpus} == {agent}
+    dumped = orjson.dumps(stats.model_dump()) + out.read_bytes()
+    assert b"PWmetrics-9" not in dumped and b"PWagent-9" not in dumped
+    assert _lines(out)[0]["server_metrics"] == plain
