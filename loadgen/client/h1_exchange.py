@@ -2,8 +2,8 @@
 
 Owns :class:`Core`, the part of a connection that does no I/O (sans-I/O, as
 h11): it holds the connection's one ``h1_state.State`` and moves it, is the
-httptools (llhttp) callback target, bounds a header block
-(``MAX_HEADER_BYTES``), pauses a body the caller falls behind on, and decides
+httptools (llhttp) callback target, bounds a header block and a chunked
+body's trailer (``MAX_HEADER_BYTES``), pauses a body the caller falls behind on, and decides
 reuse (``Connection: close``, ``Keep-Alive: max=…, timeout=…``, a request cut
 short by a refusal, a body left unread). :class:`Exchange` is one request's
 answer as data: its status, the stamped body pieces waiting for the caller,
@@ -37,7 +37,9 @@ __all__ = [
 PAUSE_BYTES = 8 * 1024 * 1024
 #: The most bytes one answer's header block (status line and header lines, and any 1xx
 #: answers before it) may take; past it the request ends with ``headers_too_large``. It is
-#: checked after each read, so httptools holds at most this plus one read.
+#: checked after each read, so httptools holds at most this plus one read. A chunked body's
+#: trailer (the header lines after its last, empty chunk) is held to the same bound: reads
+#: of a body that bring no body byte are counted, and past it the request ends the same way.
 MAX_HEADER_BYTES = 64 * 1024
 #: A connection idle this close to the server's announced ``Keep-Alive: timeout`` is
 #: not reused (the server's clock started when it wrote; ours when the caller let go):
@@ -53,10 +55,14 @@ class _Stray(Exception):
 
 
 class _HeadersTooLarge(Exception):
-    """The answer's header block passed ``MAX_HEADER_BYTES``."""
+    """The answer's header block (or its chunked trailer) passed ``MAX_HEADER_BYTES``."""
 
-    def __init__(self) -> None:
-        super().__init__(f"the response header block passed {MAX_HEADER_BYTES} bytes")
+    def __init__(self, what: str) -> None:
+        super().__init__(f"{what} passed {MAX_HEADER_BYTES} bytes")
+
+
+_HEAD_BLOCK = "the response header block"
+_TRAILER = "the chunked body's trailer (what follows its last chunk)"
 
 
 class Core:
@@ -118,7 +124,7 @@ class Core:
             return
         ex.head_fields += len(name) + len(value) + 4  # ": " and CRLF
         if ex.head_fields > MAX_HEADER_BYTES:  # many headers that came in one read
-            raise _HeadersTooLarge
+            raise _HeadersTooLarge(_TRAILER if self.state >= _BODY else _HEAD_BLOCK)
         name = name.lower()
         if name == b"content-length":
             ex.framed = True
@@ -172,8 +178,14 @@ class Core:
             error = exc
         # every read so far was all header block: one that does not end is refused
         if in_head and error is None and self.state < _BODY and ex.received > MAX_HEADER_BYTES:
-            error = _HeadersTooLarge()
+            error = _HeadersTooLarge(_HEAD_BLOCK)
         body = self.body
+        if body:
+            ex.framing = 0
+        elif not in_head and (self.state is _BODY or self.state is _DRAINING):
+            ex.framing += len(data)  # a read of chunk framing alone: a trailer that goes on
+            if ex.framing > MAX_HEADER_BYTES and error is None:
+                error = _HeadersTooLarge(_TRAILER)
         if body and state is _DRAINING:  # the caller let go: nobody wants it
             body.clear()
         elif body:
@@ -272,6 +284,7 @@ class Exchange:
         "cut",
         "error",
         "framed",
+        "framing",
         "head_fields",
         "keep_alive",
         "pieces",
@@ -294,6 +307,7 @@ class Exchange:
         self.received = 0  # bytes of the answer so far (any: then it is never retried)
         self.head_fields = 0  # bytes of the header lines parsed so far
         self.framed = False  # Content-Length or chunked: the body does not end at EOF
+        self.framing = 0  # bytes of the body's reads since its last body byte (a trailer's)
         self.keep_alive = False  # the complete answer lets the connection carry another
         self.error: TransportError | None = None
         #: 1 when this answer came on a fresh connection after a kept-alive one failed
