@@ -4,8 +4,13 @@ Owns the listening socket once serving starts. Each accepted connection is hande
 to aiohttp's protocol (``runner.server``) through a thin wrapper that drops a
 client which has not sent a complete request head within ``header_timeout_s``
 of connecting, or of starting its next request on a kept-alive connection.
-Beyond ``max_connections`` open connections, a new one is answered ``503`` at
-once and closed. When ``accept()`` fails for lack of file descriptors (EMFILE,
+At ``max_connections`` open connections, a new one first takes the place of
+the connection idle longest: one kept alive after its answer, with no request
+begun for ``IDLE_GRACE_S`` and nothing left to write, is closed (HTTP lets a
+server close an idle connection; a client opens another). So idle connections
+(300 of them, one ``/health`` each and no token) cannot starve the pollers
+that have work. Only when none is idle is the new one answered ``503`` at once
+and closed. When ``accept()`` fails for lack of file descriptors (EMFILE,
 ENFILE) the loop sleeps with a doubling back-off (to 1 s) instead of spinning,
 and logs once per episode. :meth:`Listener.close` stops accepting and aborts
 every connection, so shutdown never waits on clients.
@@ -33,6 +38,9 @@ OUT_OF_FDS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 BACKOFF_FIRST_S = 0.05
 BACKOFF_MAX_S = 1.0
 REJECT_LINGER_S = 1.0  # how long a refused connection may take to read its 503
+#: a connection counts as idle this long after its last request head: its answer is out
+#: (handlers never block), and nothing of its next request has come
+IDLE_GRACE_S = 0.5
 BUSY_BODY = b'{"error":"too many connections"}'
 BUSY = (
     b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
@@ -54,6 +62,7 @@ class Counters:
 
     open: int = 0
     refused_busy: int = 0
+    evicted_idle: int = 0
     dropped_slow: int = 0
     out_of_fds: int = 0
 
@@ -68,6 +77,8 @@ class _Guarded(asyncio.Protocol):
         self._transport: asyncio.Transport | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._tail = b""  # the last bytes of an unfinished head, to find a split HEAD_END
+        self.heads = 0  # complete request heads received
+        self.head_at = 0.0  # when the last one completed (loop time)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -86,6 +97,8 @@ class _Guarded(asyncio.Protocol):
             if end < 0:
                 break
             self._disarm()
+            self.heads += 1
+            self.head_at = asyncio.get_running_loop().time()
             start = end + len(HEAD_END)
         self._tail = buf[start:][-3:] if self._timer is not None else b""
         self._inner.data_received(data)
@@ -107,6 +120,20 @@ class _Guarded(asyncio.Protocol):
     def abort(self) -> None:
         if self._transport is not None:
             self._transport.abort()
+
+    def idle_since(self, now: float) -> float | None:
+        """When this connection went idle after an answer; None while it is not idle."""
+        transport = self._transport
+        if self._timer is not None or not self.heads or transport is None:
+            return None  # a request head on its way, or none ever sent (the timeout's case)
+        if transport.is_closing() or transport.get_write_buffer_size():
+            return None
+        return self.head_at if now - self.head_at >= IDLE_GRACE_S else None
+
+    def evict(self) -> None:
+        """Close gracefully: nothing is in flight on an idle connection."""
+        if self._transport is not None:
+            self._transport.close()
 
     def _arm(self) -> None:
         loop = asyncio.get_running_loop()
@@ -205,7 +232,7 @@ class Listener:
 
     async def _hand_over(self, conn: socket.socket) -> None:
         loop = asyncio.get_running_loop()
-        busy = self.counters.open >= self.limits.max_connections
+        busy = self.counters.open >= self.limits.max_connections and not self._evict_idle()
         if busy:
             self.counters.refused_busy += 1
             if self._busy >= self.limits.max_connections:  # a flood: no 503, just close
@@ -221,6 +248,21 @@ class Listener:
             await loop.connect_accepted_socket(factory, sock=conn)
         except OSError:  # the client is already gone
             conn.close()
+
+    def _evict_idle(self) -> bool:
+        """Close the connection idle longest to make room; False when none is idle."""
+        now = asyncio.get_running_loop().time()
+        oldest: tuple[float, _Guarded] | None = None
+        for conn in self._conns:
+            since = conn.idle_since(now)
+            if since is not None and (oldest is None or since < oldest[0]):
+                oldest = (since, conn)
+        if oldest is None:
+            return False
+        oldest[1].evict()
+        self._closed(oldest[1])  # its place is free now, not when the close is done
+        self.counters.evicted_idle += 1
+        return True
 
     def _opened(self, conn: _Guarded) -> None:
         self._conns.add(conn)
