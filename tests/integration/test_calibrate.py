@@ -77,7 +77,9 @@ def test_calibrate_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert offers == sorted(offers) and len(set(offers)) == len(offers)
     assert 1 <= len(ladder) <= len(LADDER)
     assert data["per_token_stopped"] in (None, "client", "mock", "late")
-    assert (data["per_token_stopped"] is None) == (len(ladder) == len(LADDER))
+    # a ladder cut short says why; the last rung may stop it too (late on a busy machine)
+    if len(ladder) < len(LADDER):
+        assert data["per_token_stopped"] is not None
     assert data["regimes"]["per-token"] in ladder
 
 

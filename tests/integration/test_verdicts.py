@@ -82,20 +82,34 @@ def test_latency_from_sent_passes_the_same_load(
 
 
 def test_the_readme_demo_decides_every_step_and_shows_the_knee(run: Runner) -> None:
-    """scenarios/demo.yaml as shipped (~35 s): no step saturated on 2 cores, every step's
-    bounds met or missed at its confidence (none inconclusive), throughput flat and TTFT
-    climbing past the mock's 16-sequence batch, each step about as long as forecast."""
+    """scenarios/demo.yaml as shipped (~35 s): every step's bounds met or missed at its
+    confidence, throughput flat and TTFT climbing past the mock's 16-sequence batch, each
+    step about as long as forecast.
+
+    On a quiet 2-core VM no step is saturated (the README demo's run). Under two busy
+    loops and four other test processes (load average 5) the c=16 step read its sockets
+    late once and was flagged: honestly, since its stamps may then run late. So a
+    flagged step must be inconclusive for that cause, with the warning, and every other
+    step decided as on a quiet machine."""
     demo = load_scenario(ROOT / "scenarios" / "demo.yaml")
     summary, _, _ = run(demo)
     by_users = {s.load.concurrency: s for s in summary.steps}
     assert sorted(by_users) == [1, 4, 16, 64]
+    expected = {1: "met", 4: "met", 16: "met", 64: "missed"}
+    flagged = []
     for step in summary.steps:
-        assert not step.client.saturated, (step.load.concurrency, step.client)
-        assert not step.sla.inconclusive
+        c = step.load.concurrency
+        if step.client.saturated:  # a busy machine: the one verdict says so
+            assert step.client.warnings and step.sla.inconclusive
+            assert (step.sla.verdict, step.sla.cause) == ("inconclusive", "saturated")
+            flagged.append(step.index)
+            continue
         assert [c.verdict for c in step.sla.checks if c.verdict == "inconclusive"] == []
-    assert [s.sla.verdict for s in summary.steps] == ["met", "met", "met", "missed"]
-    assert summary.verdict is not None and summary.verdict.inconclusive_steps == []
-    assert summary.verdict.max_passing == 16
+        assert step.sla.verdict == expected[c], (c, step.sla.reason)
+    assert summary.verdict is not None and summary.verdict.inconclusive_steps == flagged
+    assert len(flagged) <= 1, summary.verdict.text
+    if not by_users[16].client.saturated:
+        assert summary.verdict.max_passing == 16
     rate = {c: s.throughput.requests_per_s for c, s in by_users.items()}
     assert rate[16] > 3 * rate[1] and rate[64] < 1.3 * rate[16]  # rises, then flattens
     ttft = {c: s.ttft_ms.p90 or 0.0 for c, s in by_users.items()}

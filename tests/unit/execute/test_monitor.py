@@ -74,7 +74,9 @@ def test_waiting_for_a_free_slot_is_not_send_lag() -> None:
         await asyncio.sleep(0.05)  # one slot, 50 ms a job, a job due every 10 ms
 
     lags = send_lags([0, 10, 20, 30], 1, slow)
-    assert len(lags) == 4 and max(lags) < 5.0  # the queue wait (up to 120 ms) is not in it
+    # the queue wait (40 to 120 ms) is not in it; a late wake-up on a busy machine may be
+    # (5.4 ms under two busy loops and four other test processes): 25 ms parts the two
+    assert len(lags) == 4 and max(lags) < 25.0
 
 
 def test_a_sender_held_up_by_its_own_work_shows_send_lag() -> None:
