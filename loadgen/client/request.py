@@ -236,7 +236,10 @@ class Requester:
             max_events = self._limits.max_tokens(rec.max_tokens)
             arrived = 0
             async for arrived, data in resp.chunks():
-                if self._events(rec, splitter.feed(data), arrived, text, splitter.errors):
+                payloads = splitter.feed(data)
+                used = self._events(rec, payloads, arrived, text, splitter.errors)
+                if used is not None:  # the answer's last event (or a bad one)
+                    resp.end_of_answer(used < len(payloads) or splitter.holding)
                     return
                 if rec.output_events > max_events:
                     _too_many(rec, max_events)
