@@ -38,7 +38,6 @@ ERROR_KINDS = (
     "total_timeout",
     "incomplete_stream",
     "malformed_event",
-    "malformed_usage",
     "event_too_large",
     "headers_too_large",
     "too_many_tokens",
@@ -85,6 +84,9 @@ class Record:
     reconnects: int = 0  # sent again on a fresh connection: the kept-alive one was dropped
     answer_text: str | None = None  # the answer output, kept only when the spec asked (keep_text)
     endpoint: int | None = None  # several endpoints: index of the one it went to (target.urls)
+    #: the server's usage block (TGI: ``details``) could not be believed (a count that is a
+    #: string, say): why. It was ignored; the output is counted from the stream's events
+    usage_ignored: str | None = None
 
     @property
     def output_tokens(self) -> int:

@@ -20,8 +20,15 @@ connection that had carried a request before, with no byte arriving after
 the request went out, is sent once more through a second session whose
 connections are never reused (a fresh connection, as the h1 transport does);
 the answer says so (``reconnects``, ``retry_start_ns``) and its ``sent_ns`` is
-the retry's. A failure before aiohttp wrote the body (while writing the
-headers) is not retried: it cannot be told to be on a reused connection.
+the retry's; so is a ``408`` answer on a reused connection (the h1
+transports' ``STALE_STATUS``). A failure before aiohttp wrote the body (while
+writing the headers) is not retried: it cannot be told to be on a reused
+connection.
+
+Redirects are not followed (``allow_redirects=False``): aiohttp would follow
+a 307 to another origin with the request's headers, an ``X-Api-Key`` among
+them (it strips only ``Authorization``). A 3xx is the request's answer, as
+with the h1 and httpx transports.
 
 Imports: aiohttp, loadgen.clock, loadgen.client.transport.
 """
@@ -43,6 +50,7 @@ from aiohttp.streams import StreamReader
 from yarl import URL
 
 from loadgen.client.transport import (
+    STALE_STATUS,
     HttpRequest,
     ReadLag,
     TlsOptions,
@@ -176,6 +184,7 @@ class _AiohttpResponse:
         "reconnects",
         "retry_start_ns",
         "status",
+        "stray",
     )
 
     def __init__(
@@ -186,6 +195,7 @@ class _AiohttpResponse:
         self.status = resp.status
         self.reconnects = 0 if retry_start_ns is None else 1
         self.retry_start_ns = retry_start_ns
+        self.stray = False  # bytes came past the answer's last event: never reused
         self._arrivals: deque[tuple[int, int]] | None = None
         content = resp.content
         self._early = content.total_bytes  # fed before we could watch: came with the headers
@@ -197,6 +207,12 @@ class _AiohttpResponse:
 
     def release(self) -> None:
         _ARRIVALS.pop(id(self._resp.content), None)
+
+    def end_of_answer(self, trailing: bool) -> None:
+        """Bytes after the last event: the connection is closed, not pooled (bytes still
+        unread at the end close it too: aiohttp pools only a body read to its end)."""
+        if trailing:
+            self.stray = True
 
     @property
     def sent_ns(self) -> int | None:
@@ -292,12 +308,17 @@ class AiohttpTransport:
     async def open(self, request: HttpRequest) -> AsyncIterator[_AiohttpResponse]:
         body = _StampedBody(request.body, content_type="application/json")
         retry_ns: int | None = None
+        resp: aiohttp.ClientResponse | None
         try:
             resp = await self._post(self._session, request, body)
         except TransportError as exc:
             if exc.kind != "disconnected" or not body.unanswered_on_reused():
                 raise
-            # the server dropped a kept-alive connection as the request went out: once more
+            resp = None  # the server dropped a kept-alive connection as the request went out
+        if resp is not None and resp.status == STALE_STATUS and body.reused:
+            resp.close()  # its idle timer fired as the request came: the same stale case
+            resp = None
+        if resp is None:  # once more, on a fresh connection
             retry_ns = now_ns()
             self.reconnects += 1
             if self._retry_session is None:
@@ -309,13 +330,15 @@ class AiohttpTransport:
             yield response
         finally:
             response.release()
-            resp.release() if resp.content.at_eof() else resp.close()
+            resp.release() if resp.content.at_eof() and not response.stray else resp.close()
 
     async def _post(
         self, session: aiohttp.ClientSession, request: HttpRequest, body: _StampedBody
     ) -> aiohttp.ClientResponse:
         try:
-            return await session.post(self._url(request.url), data=body, headers=request.headers)
+            return await session.post(
+                self._url(request.url), data=body, headers=request.headers, allow_redirects=False
+            )
         except aiohttp.ConnectionTimeoutError as exc:
             raise TransportError("connect_timeout", describe(exc)) from None
         except aiohttp.ClientConnectorError as exc:

@@ -5,7 +5,8 @@ h11): it holds the connection's one ``h1_state.State`` and moves it, is the
 httptools (llhttp) callback target, bounds a header block and a chunked
 body's trailer (``MAX_HEADER_BYTES``), pauses a body the caller falls behind on, and decides
 reuse (``Connection: close``, ``Keep-Alive: max=…, timeout=…``, a request cut
-short by a refusal, a body left unread). :class:`Exchange` is one request's
+short by a refusal, a body left unread, bytes past the answer's last event).
+:class:`Exchange` is one request's
 answer as data: its status, the stamped body pieces waiting for the caller,
 the error it ended with; it is the h1 transport's ``Response``.
 ``h1_conn.Conn`` is a :class:`Core` with a socket.
@@ -187,6 +188,8 @@ class Core:
             if ex.framing > MAX_HEADER_BYTES and error is None:
                 error = _HeadersTooLarge(_TRAILER)
         if body and state is _DRAINING:  # the caller let go: nobody wants it
+            if ex.ended:  # bytes past the answer's last event: the server is not to be trusted
+                ex.stray = True
             body.clear()
         elif body:
             piece = body[0] if len(body) == 1 else b"".join(body)
@@ -248,6 +251,10 @@ class Core:
         ex = self.ex
         if ex is None or ex.cut:  # the rest of its request was dropped: never reused
             return State.CLOSED
+        if ex.ended and ex.pieces:  # body bytes past the answer's last event, unread
+            ex.stray = True
+        if ex.stray:  # the server sent past its answer: what follows may pass for the next
+            return State.CLOSED
         if self.state is State.DONE:
             keep = ex.keep_alive and not self.spent()
             return State.IDLE if keep else State.CLOSED
@@ -282,6 +289,7 @@ class Exchange:
         "buffered",
         "conn",
         "cut",
+        "ended",
         "error",
         "framed",
         "framing",
@@ -293,6 +301,7 @@ class Exchange:
         "retry_ns",
         "sent",
         "status",
+        "stray",
         "waiter",
     )
 
@@ -301,6 +310,8 @@ class Exchange:
         self.status = 0  # set when the head is in
         self.sent = 0
         self.cut = False  # the rest of the request was dropped (a refusal came first)
+        self.ended = False  # the caller read the answer's last event ([DONE])
+        self.stray = False  # body bytes came past that event: the connection is not reused
         self.pieces: list[tuple[int, bytes]] = []
         self.buffered = 0
         self.waiter: asyncio.Future[None] | None = None
@@ -322,6 +333,12 @@ class Exchange:
     def retry_start_ns(self) -> int | None:
         """When the retry that produced this answer began, or None if there was none."""
         return self.retry_ns or None
+
+    def end_of_answer(self, trailing: bool) -> None:
+        """The caller read the answer's last event; ``trailing``: bytes came after it."""
+        self.ended = True
+        if trailing:
+            self.stray = True
 
     def wake(self) -> None:
         waiter = self.waiter

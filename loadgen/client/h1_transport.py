@@ -21,7 +21,9 @@ past the requests the server said it takes, nor once it has been idle for
 nearly the timeout it announced. One retry, and only one: a request that
 fails on a *reused* connection (reset, or closed before any byte of the
 answer came: the server dropped it as the request went out) is sent once
-more on a fresh connection; the answer says so (``reconnects``,
+more on a fresh connection, and so is one answered ``408`` on a reused
+connection (the server's idle timer fired as the request came; Chromium and
+Firefox retry it too); the answer says so (``reconnects``,
 ``retry_start_ns``) and its ``sent_ns`` is the retry's. Nothing is retried
 once a byte of the answer has come, nor on a fresh connection: such a
 request is a row. ``https://`` is decrypted in memory
@@ -47,6 +49,7 @@ from urllib.parse import urlsplit
 from loadgen.client.h1_conn import Conn, Key, Tls
 from loadgen.client.h1_exchange import Exchange, refused
 from loadgen.client.transport import (
+    STALE_STATUS,
     HttpRequest,
     ReadLag,
     TlsOptions,
@@ -92,11 +95,15 @@ class H1Transport:
         payload = _request_bytes(target, request)
         conn, reused = await self._acquire(target.key)
         try:
-            ex = await self._attempt(conn, payload)
+            ex: Exchange | None = await self._attempt(conn, payload)
         except TransportError as exc:
             if not reused or exc.kind != "disconnected" or conn.ex is None or conn.ex.received:
                 raise
-            # the server dropped a kept-alive connection as the request went out: once more
+            ex = None  # the server dropped a kept-alive connection as the request went out
+        if ex is not None and reused and ex.status == STALE_STATUS:
+            conn.close()  # its idle timer fired as the request came: the same stale case
+            ex = None
+        if ex is None:  # once more, on a fresh connection
             retry_ns = now_ns()
             self.reconnects += 1
             conn = await self._connect(target.key)

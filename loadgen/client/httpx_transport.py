@@ -7,13 +7,19 @@ connections and 5 s, would cap or kill a long sweep). The HTTP versions the
 server actually answered in (``HTTP/2``, or ``HTTP/1.1`` when it did not
 negotiate h2) are kept in :attr:`HttpxTransport.http_versions`.
 
-Kept-alive connections: nothing is retried here. httpcore drops a pooled
-HTTP/1.1 connection it sees readable (closed) before reuse and honours
-``Connection: close``, but ignores ``Keep-Alive: timeout=…, max=…`` (its own
-idle limit is ``keepalive_expiry``, 60 s) and does not retry a request whose
-connection the server closed as it went out; httpx's errors do not say
-whether the connection was reused or whether a byte of the answer had come,
-so such a request stays a ``disconnected`` row (``reconnects`` is always 0).
+Kept-alive connections: httpcore drops a pooled HTTP/1.1 connection it sees
+readable (closed) before reuse and honours ``Connection: close``, but ignores
+``Keep-Alive: timeout=…, max=…`` (its own idle limit is ``keepalive_expiry``,
+60 s) and does not retry a request whose connection the server closed as it
+went out. So loadgen does, as the h1 transport does: each request carries an
+httpcore trace (``extensions={"trace": ...}``) that says whether it opened a
+connection; one that did not (a reused connection) and failed before the
+answer's head (``disconnected``), or was answered ``408`` (``STALE_STATUS``),
+is sent once more through a second client whose connections are never kept
+(a fresh connection); the answer says so (``reconnects``, ``retry_start_ns``).
+A request httpcore itself sent twice (a pooled connection that went away as
+it was assigned) counts as a reconnect too. Redirects are not followed
+(httpx's default): a 3xx is the request's answer.
 
 Imports: httpx, loadgen.clock, loadgen.client.transport.
 """
@@ -26,6 +32,7 @@ from contextlib import asynccontextmanager
 import httpx
 
 from loadgen.client.transport import (
+    STALE_STATUS,
     HttpRequest,
     ReadLag,
     TlsOptions,
@@ -37,15 +44,40 @@ from loadgen.clock import now_ns
 __all__ = ["HttpxTransport"]
 
 
+class _Trace:
+    """httpcore's trace of one request: connections it opened, times it sent the head."""
+
+    __slots__ = ("connects", "sends")
+
+    def __init__(self) -> None:
+        self.connects = 0
+        self.sends = 0
+
+    async def __call__(self, name: str, info: object) -> None:
+        if name == "connection.connect_tcp.started":
+            self.connects += 1
+        elif name.endswith(".send_request_headers.started"):
+            self.sends += 1
+
+    @property
+    def reused(self) -> bool:
+        """The request went out on a connection that was open before it."""
+        return self.connects == 0 and self.sends > 0
+
+
 class _HttpxResponse:
-    __slots__ = ("_resp", "status")
+    __slots__ = ("_resp", "reconnects", "retry_start_ns", "status")
 
-    reconnects = 0  # never retried (see the module's docstring)
-    retry_start_ns = None
-
-    def __init__(self, resp: httpx.Response) -> None:
+    def __init__(
+        self, resp: httpx.Response, reconnects: int = 0, retry_start_ns: int | None = None
+    ) -> None:
         self._resp = resp
         self.status = resp.status_code
+        self.reconnects = reconnects
+        self.retry_start_ns = retry_start_ns
+
+    def end_of_answer(self, trailing: bool) -> None:
+        """Nothing to do: a stream left before its end closes its connection (httpcore)."""
 
     @property
     def sent_ns(self) -> None:
@@ -88,25 +120,67 @@ class HttpxTransport:
     ) -> None:
         self.http_versions = set()
         alpn = ["h2", "http/1.1"] if http2 else ["http/1.1"]
-        self._client = httpx.AsyncClient(
-            verify=(tls or TlsOptions()).context(alpn=alpn),
-            http2=http2,
-            http1=True,
-            limits=httpx.Limits(
-                max_connections=limit or None,  # 0: no limit (httpx reads 0 as none at all)
-                max_keepalive_connections=limit or None,
-                keepalive_expiry=60,
-            ),
-            timeout=httpx.Timeout(None, connect=connect_timeout_s, pool=None),
+        self._options = {
+            "verify": (tls or TlsOptions()).context(alpn=alpn),
+            "http2": http2,
+            "http1": True,
+            "timeout": httpx.Timeout(None, connect=connect_timeout_s, pool=None),
+        }
+        self._limit = limit or None  # 0: no limit (httpx reads 0 as none at all)
+        self._client = self._new_client(keep=True)
+        self._retry_client: httpx.AsyncClient | None = None  # fresh connections only
+        #: requests sent again on a fresh connection after a kept-alive one failed
+        self.reconnects = 0
+
+    def _new_client(self, *, keep: bool) -> httpx.AsyncClient:
+        limits = httpx.Limits(
+            max_connections=self._limit,
+            max_keepalive_connections=self._limit if keep else 0,
+            keepalive_expiry=60,
         )
+        return httpx.AsyncClient(limits=limits, **self._options)  # type: ignore[arg-type]
 
     @asynccontextmanager
     async def open(self, request: HttpRequest) -> AsyncIterator[_HttpxResponse]:
-        req = self._client.build_request(
-            "POST", request.url, content=request.body, headers=request.headers
+        trace = _Trace()
+        resp: httpx.Response | None
+        try:
+            resp = await self._send(self._client, request, trace)
+        except TransportError as exc:
+            if exc.kind != "disconnected" or not trace.reused:
+                raise
+            resp = None  # the server dropped a kept-alive connection as the request went out
+        if resp is not None and resp.status_code == STALE_STATUS and trace.reused:
+            await resp.aclose()  # its idle timer fired as the request came: the same case
+            resp = None
+        retry_ns: int | None = None
+        if resp is None:  # once more, on a fresh connection
+            retry_ns = now_ns()
+            self.reconnects += 1
+            if self._retry_client is None:
+                self._retry_client = self._new_client(keep=False)
+            resp = await self._send(self._retry_client, request, _Trace())
+        elif trace.sends > 1:  # httpcore sent it again itself, on another connection
+            self.reconnects += 1
+        self.http_versions.add(resp.http_version)
+        reconnects = 1 if retry_ns is not None or trace.sends > 1 else 0
+        try:
+            yield _HttpxResponse(resp, reconnects, retry_ns)
+        finally:
+            await resp.aclose()
+
+    async def _send(
+        self, client: httpx.AsyncClient, request: HttpRequest, trace: _Trace
+    ) -> httpx.Response:
+        req = client.build_request(
+            "POST",
+            request.url,
+            content=request.body,
+            headers=request.headers,
+            extensions={"trace": trace},
         )
         try:
-            resp = await self._client.send(req, stream=True)
+            return await client.send(req, stream=True)
         except httpx.ConnectTimeout as exc:
             raise TransportError("connect_timeout", describe(exc)) from None
         except httpx.ConnectError as exc:
@@ -115,11 +189,8 @@ class HttpxTransport:
             raise TransportError("disconnected", describe(exc)) from None
         except httpx.HTTPError as exc:
             raise TransportError("protocol_error", describe(exc)) from None
-        self.http_versions.add(resp.http_version)
-        try:
-            yield _HttpxResponse(resp)
-        finally:
-            await resp.aclose()
 
     async def aclose(self) -> None:
         await self._client.aclose()
+        if self._retry_client is not None:
+            await self._retry_client.aclose()

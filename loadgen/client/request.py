@@ -16,10 +16,18 @@ avoid re-arming a timer per chunk), and total.
 Bounds (:class:`RequestLimits`), so a hostile server cannot grow our memory:
 one SSE event's bytes (``event_too_large``), a non-streaming body's bytes
 (``event_too_large``), and token events per request, a multiple of
-``max_tokens`` (``too_many_tokens``, checked once per chunk). A token count
-from the server that is not an integer in 0..10,000,000 ends the request as
-``malformed_usage``. A stream that never ends is thus bounded by tokens and by
-the total timeout.
+``max_tokens`` (``too_many_tokens``, checked once per chunk). A stream that
+never ends is thus bounded by tokens and by the total timeout.
+
+Values from the wire: the adapters read every value through
+:mod:`loadgen.client.adapters.wire`, so a delta holds only checked values and
+an event that is not of the protocol ends the request as ``malformed_event``.
+A usage block whose counts cannot be believed (not an integer in
+0..10,000,000) does not: it is ignored, the request's tokens are counted from
+its stream and the record says so (``usage_ignored``). An SSE ``event:
+error`` frame ends the request as ``stream_error`` with the server's message,
+as an ``error`` field in an event does. A 3xx answer is the request's answer
+(``http_3xx``): redirects are not followed.
 
 Imports: orjson, loadgen.clock, loadgen.records, loadgen.client, loadgen.workload.plan.
 """
@@ -34,9 +42,10 @@ from typing import Any
 import orjson
 
 from loadgen.client.adapters import Adapter
-from loadgen.client.adapters.base import Delta, MalformedUsage
+from loadgen.client.adapters.base import Delta
+from loadgen.client.adapters.wire import event_error
 from loadgen.client.routing import Router
-from loadgen.client.sse import MAX_EVENT_BYTES, EventTooLarge, SseSplitter
+from loadgen.client.sse import MAX_EVENT_BYTES, ErrorEvent, EventTooLarge, SseSplitter
 from loadgen.client.transport import HttpRequest, Response, Transport, TransportError
 from loadgen.clock import NS_PER_S, loop_time_at, now_ns
 from loadgen.records import Record
@@ -44,8 +53,9 @@ from loadgen.workload.plan import RequestSpec
 
 __all__ = ["RequestLimits", "RequestTimeouts", "Requester"]
 
-#: what the adapters' parsing may raise for an event that is not of the protocol
-_MALFORMED = (orjson.JSONDecodeError, ValueError, TypeError, AttributeError)
+#: what the adapters' parsing raises for an event that is not of the protocol (not JSON:
+#: orjson.JSONDecodeError; JSON of the wrong shape: wire.MalformedEvent; both ValueError)
+_MALFORMED = ValueError
 
 
 @dataclass(slots=True, frozen=True)
@@ -215,7 +225,7 @@ class Requester:
                     rec.start_ns = resp.retry_start_ns
             rec.sent_ns = resp.sent_ns or rec.start_ns
             rec.http_status = resp.status
-            if resp.status >= 400:
+            if resp.status >= 300:  # redirects are not followed: a 3xx is the answer
                 body = await resp.read_prefix(200)
                 _fail(rec, f"http_{resp.status}", body.decode("utf-8", "replace"))
                 return
@@ -226,7 +236,10 @@ class Requester:
             max_events = self._limits.max_tokens(rec.max_tokens)
             arrived = 0
             async for arrived, data in resp.chunks():
-                if self._events(rec, splitter.feed(data), arrived, text):
+                payloads = splitter.feed(data)
+                used = self._events(rec, payloads, arrived, text, splitter.errors)
+                if used is not None:  # the answer's last event (or a bad one)
+                    resp.end_of_answer(used < len(payloads) or splitter.holding)
                     return
                 if rec.output_events > max_events:
                     _too_many(rec, max_events)
@@ -234,7 +247,7 @@ class Requester:
                 if rec.first_token_ns is not None and arrived + idle > armed:
                     armed = min(arrived + idle + slack, total_deadline)
                     tmo.reschedule(loop_time_at(armed))
-            if self._events(rec, splitter.finish(), arrived, text):
+            if self._events(rec, splitter.finish(), arrived, text, splitter.errors) is not None:
                 return
         _fail(rec, "incomplete_stream", "the stream ended without its final event")
 
@@ -252,9 +265,6 @@ class Requester:
                 return
         try:
             d = self._adapter.parse_body(b"".join(parts))
-        except MalformedUsage as exc:
-            _fail(rec, "malformed_usage", str(exc))
-            return
         except _MALFORMED as exc:
             _fail(rec, "malformed_event", f"{exc}: {b''.join(parts)[:120]!r}")
             return
@@ -262,6 +272,7 @@ class Requester:
         rec.output_tokens_server = d.completion_tokens
         rec.prompt_tokens_server = d.prompt_tokens
         rec.reasoning_tokens_server = d.reasoning_tokens
+        rec.usage_ignored = d.usage_ignored
         rec.output_chars = len(d.text)
         if text is not None:
             text.append(d.text)
@@ -269,18 +280,25 @@ class Requester:
         rec.ok = True
 
     def _events(
-        self, rec: Record, payloads: list[bytes], arrived: int, text: list[str] | None
-    ) -> bool:
-        """Apply one chunk's events to ``rec``; True once the stream is over.
+        self,
+        rec: Record,
+        payloads: list[bytes],
+        arrived: int,
+        text: list[str] | None,
+        typed: bool = False,
+    ) -> int | None:
+        """Apply one chunk's events to ``rec``; once the stream is over, how many of the
+        payloads it took (the rest came after the end), else None.
 
-        ``text`` collects the answer's text when the spec asked for it (else None).
+        ``text`` collects the answer's text when the spec asked for it (else None);
+        ``typed``: an :class:`ErrorEvent` may be among the payloads.
         """
-        deltas, failure = self._parse(payloads)
+        deltas, failure = self._parse(payloads, typed)
         stamp = rec.token_ns.append
-        for d in deltas:
+        for i, d in enumerate(deltas):
             if d is None:  # [DONE]
                 _finish(rec, self._adapter.ends_with_done)
-                return True
+                return i + 1
             if d.tokens:
                 if d.reasoning:
                     _reasoning(rec, d.tokens, arrived)
@@ -300,31 +318,36 @@ class Requester:
                     rec.reasoning_tokens_server = d.reasoning_tokens
             if d.prompt_tokens is not None:
                 rec.prompt_tokens_server = d.prompt_tokens
+            if d.usage_ignored is not None:
+                rec.usage_ignored = d.usage_ignored
             if d.error is not None:
                 _fail(rec, "stream_error", d.error)
-                return True
+                return i + 1
             if d.final:
                 _finish(rec, not self._adapter.ends_with_done)
-                return True
+                return i + 1
         if failure is not None:
             _fail(rec, *failure)
-            return True
-        return False
+            return len(deltas) + 1
+        return None
 
-    def _parse(self, payloads: list[bytes]) -> tuple[list[Delta | None], tuple[str, str] | None]:
+    def _parse(
+        self, payloads: list[bytes], typed: bool = False
+    ) -> tuple[list[Delta | None], tuple[str, str] | None]:
         """The events of one read (None for ``[DONE]``), up to the first bad one, and its error.
 
         Several events are parsed in one call (one JSON array), the common case
         of a busy server; if that fails, one by one, so every event before the
-        bad one still counts.
+        bad one still counts. ``typed``: an :class:`ErrorEvent` may be among them
+        (then one by one: it ends the request as ``stream_error``).
         """
-        if len(payloads) > 1:
+        if len(payloads) > 1 and not typed:
             done = payloads[-1] == b"[DONE]"
             try:
                 many: list[Delta | None] = list(
                     self._adapter.parse_many(payloads[:-1] if done else payloads)
                 )
-            except (MalformedUsage, *_MALFORMED):
+            except _MALFORMED:
                 pass  # find the bad one below
             else:
                 if done:
@@ -333,13 +356,13 @@ class Requester:
         out: list[Delta | None] = []
         parse = self._adapter.parse
         for payload in payloads:
+            if type(payload) is ErrorEvent:
+                return out, ("stream_error", event_error(payload))
             if payload == b"[DONE]":
                 out.append(None)
                 break
             try:
                 out.append(parse(payload))
-            except MalformedUsage as exc:
-                return out, ("malformed_usage", str(exc))
             except _MALFORMED as exc:
                 return out, ("malformed_event", f"{exc}: {payload[:120]!r}")
         return out, None

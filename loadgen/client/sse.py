@@ -6,7 +6,11 @@ events split across reads, several events in one read, ``\\r\\n``, ``\\r`` or
 multi-line data (joined with ``\\n``), and ``data:`` with or without the
 single leading space. An event with no ``data`` line is not dispatched, and an
 event left incomplete when the stream ends is discarded, as the WHATWG spec
-says.
+says; so is a UTF-8 byte order mark that opens the stream (the spec strips
+one). An event of type ``error`` (an ``event: error`` line: servers send one
+when the engine fails mid-stream) is dispatched as an :class:`ErrorEvent`,
+its data (the server's message) as the bytes; other event types are data like
+any other.
 
 Linear in the bytes received: line ends are normalised chunk by chunk as they
 arrive (a ``\\r`` that ends a chunk is a line end at once; a ``\\n`` that opens
@@ -19,20 +23,32 @@ Imports: the standard library only.
 
 from __future__ import annotations
 
-__all__ = ["MAX_EVENT_BYTES", "EventTooLarge", "SseSplitter"]
+__all__ = ["BOM", "MAX_EVENT_BYTES", "ErrorEvent", "EventTooLarge", "SseSplitter"]
 
 #: default bound on one event's size
 MAX_EVENT_BYTES = 1 << 20
+#: the UTF-8 byte order mark, stripped once from the start of a stream
+BOM = b"\xef\xbb\xbf"
 
 
 class EventTooLarge(ValueError):
     """The bytes of one event passed the splitter's ``max_event``."""
 
 
-class SseSplitter:
-    """Incremental splitter; :meth:`feed` returns the payloads completed by a chunk."""
+class ErrorEvent(bytes):
+    """The data of an ``event: error`` event: the server says the request failed."""
 
-    __slots__ = ("_buf", "_cr", "_max", "_pending")
+    __slots__ = ()
+
+
+class SseSplitter:
+    """Incremental splitter; :meth:`feed` returns the payloads completed by a chunk.
+
+    :attr:`errors` turns True once an :class:`ErrorEvent` has been returned
+    (the caller then looks at each payload's type; before, it need not).
+    """
+
+    __slots__ = ("_buf", "_cr", "_event", "_head", "_max", "_pending", "errors")
 
     #: the buffer's type (a test swaps in one that counts the bytes searched)
     _Buffer = bytearray
@@ -42,10 +58,24 @@ class SseSplitter:
         self._cr = False  # the last chunk ended with \r: a leading \n of the next is its pair
         self._max = max_event
         self._pending: list[bytes] | None = None  # data lines of an event split mid-way
+        self._event = b""  # the type of the event in progress (an `event:` line)
+        #: the stream's first bytes while they may still be a byte order mark; None after
+        self._head: bytes | None = b""
+        self.errors = False
 
     def feed(self, chunk: bytes) -> list[bytes]:
         if not chunk:
             return []
+        if self._head is not None:  # the stream's first bytes
+            chunk = self._head + chunk
+            if len(chunk) < len(BOM) and BOM.startswith(chunk):
+                self._head = chunk  # maybe a BOM cut across reads: wait for the rest
+                return []
+            self._head = None
+            if chunk.startswith(BOM):
+                chunk = chunk[len(BOM) :]
+                if not chunk:
+                    return []
         if self._cr and chunk[0] == 0x0A:
             chunk = chunk[1:]
         self._cr = False
@@ -73,6 +103,11 @@ class SseSplitter:
         del buf[: cut + 2]
         self._check(len(buf))
         return self._events(complete)
+
+    @property
+    def holding(self) -> bool:
+        """Bytes of an unfinished event are held (the stream has more than it dispatched)."""
+        return bool(self._buf) or self._pending is not None
 
     def finish(self) -> list[bytes]:
         """At the end of the stream: nothing more can complete (kept for callers' symmetry)."""
@@ -110,6 +145,8 @@ class SseSplitter:
                 continue
             name, sep, value = line.partition(b":")
             if name != b"data":
+                if name == b"event":
+                    self._event = value[1:] if value.startswith(b" ") else value
                 continue
             if sep and value.startswith(b" "):
                 value = value[1:]
@@ -121,5 +158,10 @@ class SseSplitter:
 
     def _dispatch(self, out: list[bytes]) -> None:
         if self._pending is not None:
-            out.append(b"\n".join(self._pending))
+            data = b"\n".join(self._pending)
             self._pending = None
+            if self._event == b"error":
+                self.errors = True
+                data = ErrorEvent(data)
+            out.append(data)
+        self._event = b""

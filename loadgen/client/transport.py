@@ -19,6 +19,7 @@ from typing import Protocol
 from loadgen.client.read_lag import ReadLag
 
 __all__ = [
+    "STALE_STATUS",
     "HttpRequest",
     "ReadLag",
     "Response",
@@ -27,6 +28,13 @@ __all__ = [
     "TransportError",
     "describe",
 ]
+
+
+#: A server's answer, on a reused connection, that it had timed the idle connection out
+#: (``408 Request Timeout``, with ``Connection: close``) as the request came: the
+#: transports send it again on a fresh connection, as after a silent close (browsers do
+#: the same), and count it as a reconnect.
+STALE_STATUS = 408
 
 
 @dataclass(slots=True, frozen=True)
@@ -93,6 +101,12 @@ class Response(Protocol):
     @property
     def retry_start_ns(self) -> int | None:
         """When that retry began (before its connect); None when there was none."""
+        ...
+
+    def end_of_answer(self, trailing: bool) -> None:
+        """The caller read the answer's last event (``[DONE]``); ``trailing``: bytes came
+        after it. A server that sends past its answer is not trusted with another request:
+        the connection is not reused if bytes followed it, now or before its body ends."""
         ...
 
 

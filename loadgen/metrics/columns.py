@@ -140,6 +140,7 @@ class StepColumns(_Accumulator):
         "reasoning_ok",
         "reconnects",
         "total",
+        "usage_ignored",
         "warmup",
     )
 
@@ -153,6 +154,7 @@ class StepColumns(_Accumulator):
         self.ramp = 0  # ramp records that are not also warm-up, cancelled ones left out
         self.reconnects = 0  # over the measured records
         self.reasoning_ok = 0  # successful measured records with a reasoning event
+        self.usage_ignored = 0  # measured records whose usage block was not believed
         #: measured failures by kind ("unknown" for one without a kind)
         self.errors: dict[str, int] = {}
         #: every failure of the step (warm-up and ramp too), for the terminal's error lines
@@ -176,6 +178,8 @@ class StepColumns(_Accumulator):
         m["end"].append(r.end_ns)
         m["ok"].append(1 if r.ok else 0)
         self.reconnects += r.reconnects
+        if r.usage_ignored is not None:
+            self.usage_ignored += 1
         if not r.ok:
             kind = r.error_kind or "unknown"
             self.errors[kind] = self.errors.get(kind, 0) + 1
@@ -237,6 +241,7 @@ class StepColumns(_Accumulator):
         self.ramp += other.ramp
         self.reconnects += other.reconnects
         self.reasoning_ok += other.reasoning_ok
+        self.usage_ignored += other.usage_ignored
         for kind, n in other.errors.items():
             self.errors[kind] = self.errors.get(kind, 0) + n
         self.failures.merge(other.failures)

@@ -42,7 +42,7 @@ from loadgen.metrics.latency import FIRST_STAMP
 from loadgen.metrics.profiles import PROFILES, Profile
 from loadgen.metrics.sla import check_sla, decide
 from loadgen.metrics.stats import distribution_ms
-from loadgen.metrics.tokens import PROMPT_TOLERANCE, short_output_warning
+from loadgen.metrics.tokens import PROMPT_TOLERANCE, short_output_warning, usage_ignored_warning
 from loadgen.records import Record
 from loadgen.scenario.models import SlaSpec
 from loadgen.summary import (
@@ -125,6 +125,8 @@ def summarize_step(
     step.tokens = token_counts(ok, expect_full_output)
     step.prompt_lengths = prompt_length_check(ok, prompt_tolerance)
     if (warning := short_output_warning(step.tokens, len(ok))) is not None:
+        step.warnings.append(warning)
+    if (warning := usage_ignored_warning(cols.usage_ignored, cols.measured_count)) is not None:
         step.warnings.append(warning)
     good = meets_sla(ok, sla, ttft_of, profile.name)
     everyone = np.ones(len(ok), dtype=bool)

@@ -10,7 +10,13 @@ from collections.abc import Sequence
 from loadgen.records import Record
 from loadgen.summary import PromptLengthCheck, TokenCounts
 
-__all__ = ["PROMPT_TOLERANCE", "prompt_length_check", "short_output_warning", "token_counts"]
+__all__ = [
+    "PROMPT_TOLERANCE",
+    "prompt_length_check",
+    "short_output_warning",
+    "token_counts",
+    "usage_ignored_warning",
+]
 
 #: Relative prompt-length difference (server vs requested) beyond which a request is counted.
 PROMPT_TOLERANCE = 0.02
@@ -38,6 +44,18 @@ def short_output_warning(tokens: TokenCounts, ok: int) -> str | None:
     return (
         f"{tokens.short_outputs} of {ok} requests ended before max_tokens although the "
         "request body forces full outputs (ignore_eos, or min_tokens = max_tokens)"
+    )
+
+
+def usage_ignored_warning(ignored: int, measured: int) -> str | None:
+    """A warning when the server sent usage blocks loadgen could not believe (a count that
+    is a string, say): those requests were measured, their tokens counted from the stream."""
+    if not ignored:
+        return None
+    return (
+        f"{ignored} of {measured} requests had unusable usage from the server (a token count "
+        "that is not an integer in range); it was ignored and their output tokens were "
+        "counted from the stream (records: usage_ignored)"
     )
 
 

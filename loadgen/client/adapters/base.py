@@ -1,12 +1,17 @@
 """What every protocol adapter returns for one SSE event, and prompts as plain text.
 
-Imports: the standard library (loadgen.workload.plan for type names only).
+``count``, ``MAX_COUNT``, ``MalformedEvent`` and ``MalformedUsage`` are the checks of
+:mod:`loadgen.client.adapters.wire`, named here too.
+
+Imports: loadgen.client.adapters.wire (loadgen.workload.plan for type names only).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
+
+from loadgen.client.adapters.wire import MAX_COUNT, MalformedEvent, MalformedUsage, count
 
 if TYPE_CHECKING:
     from loadgen.workload.plan import Message, Prompt
@@ -16,37 +21,13 @@ __all__ = [
     "MAX_COUNT",
     "Adapter",
     "Delta",
+    "MalformedEvent",
     "MalformedUsage",
     "as_text",
     "count",
     "is_messages",
     "render_messages",
 ]
-
-#: the largest token count a server may report; anything above is not believed
-MAX_COUNT = 10_000_000
-
-
-class MalformedUsage(ValueError):
-    """A token count from the server that is not a non-negative integer within bounds."""
-
-
-def count(value: Any, name: str) -> int | None:
-    """A server's token count, checked: None stays None; else an int in 0..MAX_COUNT.
-
-    ``bool`` is not a count, nor are floats, strings or containers.
-    """
-    if value is None:
-        return None
-    if type(value) is not int or not 0 <= value <= MAX_COUNT:
-        msg = f"{name}: expected an integer in 0..{MAX_COUNT}, got {_short(value)}"
-        raise MalformedUsage(msg)
-    return value
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 @dataclass(slots=True)
@@ -70,13 +51,22 @@ class Delta:
     final: bool = False  # the protocol's last event (TGI); OpenAI ends with [DONE]
     reasoning: bool = False
     reasoning_tokens: int | None = None  # usage.completion_tokens_details.reasoning_tokens
+    #: why the event's usage block (TGI: ``details``) was not believed and ignored; its
+    #: counts are then None and the request is measured from its stream
+    usage_ignored: str | None = None
 
 
 EMPTY = Delta()
 
 
 class Adapter(Protocol):
-    """A wire protocol: the path, the body, one event -> :class:`Delta`, a whole body too."""
+    """A wire protocol: the path, the body, one event -> :class:`Delta`, a whole body too.
+
+    ``parse``, ``parse_many`` and ``parse_body`` read every value through
+    :mod:`loadgen.client.adapters.wire`: they return a :class:`Delta` of checked
+    values or raise ``orjson.JSONDecodeError`` or :class:`MalformedEvent` (both
+    ``ValueError``), nothing else.
+    """
 
     path: str
     #: the path of a non-streaming request

@@ -4,7 +4,9 @@ The opener that only carries the role (``delta: {role, content: ""}``) is not
 a token; every later event whose delta has ``content`` (even empty),
 ``reasoning_content``/``reasoning`` or ``tool_calls`` is one token. An event
 with reasoning and no ``content`` text is a reasoning token. A non-streaming
-answer has ``message`` where a stream has ``delta``.
+answer has ``message`` where a stream has ``delta``. Text and the finish
+reason are checked (:mod:`~loadgen.client.adapters.wire`): a ``content`` that
+is a number or a list is a malformed event, not text.
 
 Imports: loadgen.client.adapters.
 """
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from loadgen.client.adapters.base import Delta, as_text, is_messages
 from loadgen.client.adapters.openai_common import OpenAIAdapter
+from loadgen.client.adapters.wire import obj, reason, string
 
 if TYPE_CHECKING:
     from loadgen.workload.plan import Prompt
@@ -23,18 +26,23 @@ __all__ = ["OpenAIChat"]
 
 
 def _choice(choice: dict[str, Any]) -> Delta:
-    d = choice.get("delta") or choice.get("message") or {}
+    d = obj(choice.get("delta") or choice.get("message") or {}, "choices[0].delta")
     text = d.get("content")
-    if text:  # the common case, first
-        return Delta(1, text, choice.get("finish_reason"))
-    reasoning = d.get("reasoning_content")
+    finish = choice.get("finish_reason")
+    if finish is None and type(text) is str and text:  # the common case, checked inline
+        return Delta(1, text)
+    text = string(text, "delta.content")
+    finish = reason(finish, "choices[0].finish_reason")
+    if text:
+        return Delta(1, text, finish)
+    reasoning = string(d.get("reasoning_content"), "delta.reasoning_content")
     if reasoning is None:
-        reasoning = d.get("reasoning")
+        reasoning = string(d.get("reasoning"), "delta.reasoning")
     # the role-only opener is not a token; an empty content or other output is
     if reasoning is not None and (reasoning or "role" not in d):
-        return Delta(1, "", choice.get("finish_reason"), reasoning=True)
+        return Delta(1, "", finish, reasoning=True)
     is_token = "role" not in d and (text is not None or d.get("tool_calls") is not None)
-    return Delta(1 if is_token else 0, "", choice.get("finish_reason"))
+    return Delta(1 if is_token else 0, "", finish)
 
 
 class OpenAIChat(OpenAIAdapter):

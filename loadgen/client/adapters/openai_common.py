@@ -5,7 +5,9 @@ the prompt goes into the body and how one ``choices[0]`` becomes a
 :class:`Delta`; the rest (JSON, the usage block with its reasoning count,
 in-stream errors, the request body's stream options) is here once.
 
-Imports: orjson, loadgen.client.adapters.base (loadgen.workload.plan for type names only).
+Every value is read through :mod:`loadgen.client.adapters.wire`.
+
+Imports: orjson, loadgen.client.adapters.base, .wire (loadgen.workload.plan for type names only).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from loadgen.client.adapters.base import EMPTY, Delta, MalformedUsage, count
+from loadgen.client.adapters.base import EMPTY, Delta
+from loadgen.client.adapters.wire import MalformedEvent, count, error_message, first_choice, obj
 
 if TYPE_CHECKING:
     from loadgen.workload.plan import Prompt
@@ -49,7 +52,7 @@ def parse_event(payload: bytes, read_choice: ChoiceReader) -> Delta:
 def parse_events(payloads: list[bytes], read_choice: ChoiceReader) -> list[Delta]:
     """Several events of one read, parsed as one JSON array (one call into orjson).
 
-    Raises (ValueError and the like) if any is not an event, or if the joined
+    Raises (a ValueError) if any is not an event, or if the joined
     text does not split back into exactly one value per payload; the caller
     then parses them one by one to find where.
     """
@@ -59,16 +62,15 @@ def parse_events(payloads: list[bytes], read_choice: ChoiceReader) -> list[Delta
     return [event_from(obj, read_choice) for obj in objs]
 
 
-def event_from(obj: Any, read_choice: ChoiceReader) -> Delta:
-    """One parsed event's meaning."""
-    if not isinstance(obj, dict):
-        raise ValueError("event is not a JSON object")
-    choices = obj.get("choices")
-    usage = obj.get("usage")
-    if choices:
-        delta = read_choice(choices[0])
-    elif "error" in obj:
-        return Delta(error=_error_text(obj["error"]))
+def event_from(value: Any, read_choice: ChoiceReader) -> Delta:
+    """One parsed event's meaning (:class:`MalformedEvent` if it is not of the protocol)."""
+    event = obj(value, "event")
+    choice = first_choice(event.get("choices"))
+    usage = event.get("usage")
+    if choice is not None:
+        delta = read_choice(choice)
+    elif "error" in event:
+        return Delta(error=error_message(event["error"]))
     elif usage is None:
         return EMPTY
     else:
@@ -79,19 +81,26 @@ def event_from(obj: Any, read_choice: ChoiceReader) -> Delta:
 
 
 def _usage(delta: Delta, usage: Any) -> None:
-    """The usage block's counts, each checked (:class:`MalformedUsage` if not believable)."""
-    if not isinstance(usage, dict):
-        raise MalformedUsage(f"usage: expected an object, got {type(usage).__name__}")
-    delta.prompt_tokens = count(usage.get("prompt_tokens"), "usage.prompt_tokens")
-    delta.completion_tokens = count(usage.get("completion_tokens"), "usage.completion_tokens")
-    details = usage.get("completion_tokens_details")
-    if details:
-        if not isinstance(details, dict):
-            msg = f"usage.completion_tokens_details: expected an object, got {details!r:.60}"
-            raise MalformedUsage(msg)
-        delta.reasoning_tokens = count(
-            details.get("reasoning_tokens"), "usage.completion_tokens_details.reasoning_tokens"
-        )
+    """The usage block's counts, each checked; a block that cannot be believed is ignored
+    whole (``delta.usage_ignored`` says why) and the request is measured from its stream."""
+    try:
+        block = obj(usage, "usage")
+        prompt = count(block.get("prompt_tokens"), "usage.prompt_tokens")
+        completion = count(block.get("completion_tokens"), "usage.completion_tokens")
+        reasoning = None
+        if details := block.get("completion_tokens_details"):
+            reasoning = count(
+                obj(details, "usage.completion_tokens_details").get("reasoning_tokens"),
+                "usage.completion_tokens_details.reasoning_tokens",
+            )
+    except MalformedEvent as exc:
+        delta.usage_ignored = str(exc)
+        return
+    delta.prompt_tokens, delta.completion_tokens, delta.reasoning_tokens = (
+        prompt,
+        completion,
+        reasoning,
+    )
 
 
 def parse_body(body: bytes, read_choice: ChoiceReader) -> Delta:
@@ -99,12 +108,6 @@ def parse_body(body: bytes, read_choice: ChoiceReader) -> Delta:
     delta = parse_event(body, read_choice)
     delta.tokens = 0
     return delta
-
-
-def _error_text(error: Any) -> str:
-    if isinstance(error, dict):
-        return str(error.get("message") or error)[:200]
-    return str(error)[:200]
 
 
 class OpenAIAdapter:

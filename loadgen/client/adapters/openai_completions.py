@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from loadgen.client.adapters.base import Delta, is_messages, render_messages
 from loadgen.client.adapters.openai_common import OpenAIAdapter
+from loadgen.client.adapters.wire import reason, string
 
 if TYPE_CHECKING:
     from loadgen.workload.plan import Prompt
@@ -22,7 +23,12 @@ __all__ = ["OpenAICompletions"]
 
 def _choice(choice: dict[str, Any]) -> Delta:
     text = choice.get("text")
-    return Delta(0 if text is None else 1, text or "", choice.get("finish_reason"))
+    finish = choice.get("finish_reason")
+    if finish is None and type(text) is str:  # the common case, checked inline
+        return Delta(1, text)
+    text = string(text, "choices[0].text")
+    finish = reason(finish, "choices[0].finish_reason")
+    return Delta(0 if text is None else 1, text or "", finish)
 
 
 class OpenAICompletions(OpenAIAdapter):

@@ -9,7 +9,9 @@ TGI reads generation settings only inside ``parameters``: keys of
 explicit ``parameters`` mapping, which wins); any other key stays top-level.
 Chat messages are sent as plain text, one ``<role>: <content>`` line each.
 
-Imports: orjson, loadgen.client.adapters.base.
+Every value is read through :mod:`loadgen.client.adapters.wire`.
+
+Imports: orjson, loadgen.client.adapters.base, .wire.
 """
 
 from __future__ import annotations
@@ -18,7 +20,16 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from loadgen.client.adapters.base import Delta, MalformedUsage, as_text, count
+from loadgen.client.adapters.base import Delta, as_text
+from loadgen.client.adapters.wire import (
+    MalformedEvent,
+    count,
+    error_message,
+    items,
+    obj,
+    reason,
+    string,
+)
 
 if TYPE_CHECKING:
     from loadgen.workload.plan import Prompt
@@ -77,39 +88,46 @@ class Tgi:
         return {"inputs": inputs, "parameters": params, **top}
 
     def parse(self, payload: bytes) -> Delta:
-        obj = orjson.loads(payload)
-        if not isinstance(obj, dict):
-            raise ValueError("event is not a JSON object")
-        if "error" in obj and "token" not in obj:
-            return Delta(error=str(obj["error"])[:200])
-        token = obj.get("token")
-        delta = Delta(tokens=1 if token else 0, text=(token or {}).get("text") or "")
-        if obj.get("generated_text") is not None:
+        event = obj(orjson.loads(payload), "event")
+        if "error" in event and "token" not in event:
+            return Delta(error=error_message(event["error"]))
+        token = event.get("token")
+        if token:
+            got = string(obj(token, "token").get("text"), "token.text")
+            delta = Delta(tokens=1, text=got or "")
+        else:
+            delta = Delta()
+        if string(event.get("generated_text"), "generated_text") is not None:
             delta.final = True
-            _details(delta, obj)
+            _details(delta, event)
         return delta
 
     def parse_many(self, payloads: list[bytes]) -> list[Delta]:
         return [self.parse(p) for p in payloads]
 
     def parse_body(self, body: bytes) -> Delta:
-        obj = orjson.loads(body)
-        if isinstance(obj, list):  # TGI answers a single input with a list of one
-            obj = obj[0] if obj else {}
-        delta = Delta(text=obj.get("generated_text") or "", final=True)
-        _details(delta, obj)
+        answer = orjson.loads(body)
+        if type(answer) is list:  # TGI answers a single input with a list of one
+            answer = answer[0] if answer else {}
+        answer = obj(answer, "body")
+        got = string(answer.get("generated_text"), "generated_text")
+        delta = Delta(text=got or "", final=True)
+        _details(delta, answer)
         return delta
 
 
-def _details(delta: Delta, obj: dict[str, Any]) -> None:
-    """``details``: the finish reason and the counts, checked like OpenAI's usage."""
-    details = obj.get("details") or {}
-    if not isinstance(details, dict):
-        raise MalformedUsage(f"details: expected an object, got {type(details).__name__}")
-    delta.finish_reason = details.get("finish_reason")
-    delta.completion_tokens = count(details.get("generated_tokens"), "details.generated_tokens")
-    prefill = details.get("prefill")
-    if prefill:
-        if not isinstance(prefill, list):
-            raise MalformedUsage(f"details.prefill: expected a list, got {type(prefill).__name__}")
-        delta.prompt_tokens = len(prefill)
+def _details(delta: Delta, event: dict[str, Any]) -> None:
+    """``details``: the finish reason (checked: a malformed event if not a string) and
+    the counts, checked like OpenAI's usage (not believed: ignored, and said so)."""
+    details = event.get("details") or {}
+    if type(details) is dict:
+        delta.finish_reason = reason(details.get("finish_reason"), "details.finish_reason")
+    try:
+        details = obj(details, "details")
+        generated = count(details.get("generated_tokens"), "details.generated_tokens")
+        prefill = details.get("prefill")
+        prompt = len(items(prefill, "details.prefill")) if prefill else None
+    except MalformedEvent as exc:
+        delta.usage_ignored = str(exc)
+        return
+    delta.completion_tokens, delta.prompt_tokens = generated, prompt

@@ -309,6 +309,41 @@ def test_a_request_cut_short_by_a_refusal_is_never_reused(
     assert core.after_caller() is S.CLOSED
 
 
+@pytest.mark.parametrize("trailing", [False, True])
+def test_bytes_past_the_answers_last_event_end_the_connections_reuse(
+    loop: asyncio.AbstractEventLoop, trailing: bool
+) -> None:
+    """Issue #20: ``[DONE]``, more data, then a second answer: what came after the last
+    event could pass for the next request's answer. Bytes after it in the read the caller
+    took (``trailing``), or body bytes that come while the rest is drained, close it."""
+    core, ex = answered(loop, OK[:-2])
+    ex.pieces.clear()  # the caller took them
+    ex.end_of_answer(trailing)
+    if trailing:
+        assert core.after_caller() is S.CLOSED
+        return
+    assert core.after_caller() is S.DRAINING
+    core.drain()
+    assert core.feed(b"lo", 2) is None  # body bytes past the end
+    assert core.state is S.DONE and ex.stray
+    assert core.after_caller() is S.CLOSED
+
+
+def test_a_clean_end_of_answer_keeps_the_connection(loop: asyncio.AbstractEventLoop) -> None:
+    core, ex = answered(loop, OK)
+    ex.pieces.clear()
+    ex.end_of_answer(False)
+    assert core.after_caller() is S.IDLE
+
+
+def test_pieces_left_unread_past_the_end_of_answer_close_it(
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    core, ex = answered(loop, OK)
+    ex.end_of_answer(False)  # the caller stopped before a piece it had not read
+    assert ex.pieces and core.after_caller() is S.CLOSED
+
+
 def test_an_answer_under_300_does_not_refuse(loop: asyncio.AbstractEventLoop) -> None:
     core, ex = answered(loop, b"HTTP/1.1 100 Continue\r\n\r\n")
     assert not refused(ex)  # no answer yet

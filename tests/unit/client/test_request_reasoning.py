@@ -39,6 +39,9 @@ class ScriptedResponse:
     async def read_prefix(self, limit: int) -> bytes:
         return b""
 
+    def end_of_answer(self, trailing: bool) -> None:
+        pass
+
 
 class ScriptedTransport:
     """Answers every request with the same chunks, stamped ``base + offset``."""

@@ -1,7 +1,8 @@
-"""Values from the wire are checked: hostile counts and oversized streams end one request.
+"""Values from the wire are checked: hostile counts are ignored, oversized streams end one
+request.
 
 Through the adapters and ``Requester.send`` with a scripted transport: each
-case is a row with its own ``error_kind``, never an exception.
+case is a row (ok and flagged, or with its own ``error_kind``), never an exception.
 """
 
 from __future__ import annotations
@@ -41,33 +42,37 @@ def test_hostile_counts_are_refused(value: Any) -> None:
 
 @pytest.mark.parametrize("api", ["openai-completions", "openai-chat"])
 @pytest.mark.parametrize("value", HOSTILE)
-def test_openai_usage_is_checked(api: str, value: Any) -> None:
-    with pytest.raises(MalformedUsage):
-        ADAPTERS[api].parse(usage_event(value))
+def test_openai_usage_is_checked_and_ignored_whole(api: str, value: Any) -> None:
+    d = ADAPTERS[api].parse(usage_event(value))
+    assert (d.prompt_tokens, d.completion_tokens) == (None, None)  # the good one goes too
+    assert d.usage_ignored is not None and "usage.completion_tokens" in d.usage_ignored
+    assert repr(value) not in d.usage_ignored  # the field and the type, not the value
 
 
 @pytest.mark.parametrize(
     "usage",
     [5, "x", [1], {"completion_tokens": 1, "completion_tokens_details": [1]}],
 )
-def test_openai_usage_of_the_wrong_shape_is_refused(usage: Any) -> None:
-    with pytest.raises(MalformedUsage):
-        ADAPTERS["openai-chat"].parse(orjson.dumps({"choices": [], "usage": usage}))
+def test_openai_usage_of_the_wrong_shape_is_ignored(usage: Any) -> None:
+    d = ADAPTERS["openai-chat"].parse(orjson.dumps({"choices": [], "usage": usage}))
+    assert d.usage_ignored is not None and d.completion_tokens is None
 
 
 @pytest.mark.parametrize("value", HOSTILE)
 def test_tgi_details_are_checked(value: Any) -> None:
     final = {"token": None, "generated_text": "x", "details": {"generated_tokens": value}}
-    with pytest.raises(MalformedUsage):
-        ADAPTERS["tgi"].parse(json.dumps(final).encode())
-    with pytest.raises(MalformedUsage):
-        ADAPTERS["tgi"].parse_body(json.dumps(final).encode())
+    for d in (
+        ADAPTERS["tgi"].parse(json.dumps(final).encode()),
+        ADAPTERS["tgi"].parse_body(json.dumps(final).encode()),
+    ):
+        assert d.final and d.completion_tokens is None
+        assert d.usage_ignored is not None and "details.generated_tokens" in d.usage_ignored
 
 
 @pytest.mark.parametrize("details", [[1], "x", {"prefill": 3}])
-def test_tgi_details_of_the_wrong_shape_are_refused(details: Any) -> None:
-    with pytest.raises(MalformedUsage):
-        ADAPTERS["tgi"].parse(orjson.dumps({"generated_text": "x", "details": details}))
+def test_tgi_details_of_the_wrong_shape_are_ignored(details: Any) -> None:
+    d = ADAPTERS["tgi"].parse(orjson.dumps({"generated_text": "x", "details": details}))
+    assert d.final and d.usage_ignored is not None
 
 
 def tok(text: str) -> bytes:
@@ -99,20 +104,24 @@ def send(
 
 
 @pytest.mark.parametrize("value", HOSTILE)
-def test_hostile_usage_is_a_malformed_usage_row(value: Any) -> None:
+def test_hostile_usage_is_ignored_and_the_stream_counted(value: Any) -> None:
+    """Probe: a server whose usage block always held a string count failed every request
+    (``malformed_usage``), and the run exited 3 "target unusable" though every stream had
+    been timed. Now the measurement stands: the row is ok, flagged, counted from events."""
     rec = send([tok("a"), b"data: " + usage_event(value) + b"\n\n", b"data: [DONE]\n\n"])
-    assert (rec.ok, rec.error_kind) == (False, "malformed_usage")
-    assert rec.error_detail is not None and "usage.completion_tokens" in rec.error_detail
-    assert rec.output_tokens_server is None
-    assert rec.output_events == 1
+    assert rec.ok, rec.error_detail
+    assert rec.usage_ignored is not None and "usage.completion_tokens" in rec.usage_ignored
+    assert (rec.output_tokens_server, rec.prompt_tokens_server) == (None, None)
+    assert rec.output_events == rec.output_tokens == 1
 
 
-def test_hostile_usage_in_a_whole_body_is_a_malformed_usage_row() -> None:
+def test_hostile_usage_in_a_whole_body_is_ignored() -> None:
     body = orjson.dumps(
         {"choices": [{"text": "a", "finish_reason": "length"}], "usage": {"completion_tokens": -3}}
     )
     rec = send([body], stream=False)
-    assert (rec.ok, rec.error_kind) == (False, "malformed_usage")
+    assert rec.ok and rec.usage_ignored is not None
+    assert rec.output_tokens_server is None and rec.finish_reason == "length"
 
 
 def test_good_usage_is_kept() -> None:
@@ -147,4 +156,5 @@ def test_an_oversized_body_ends_the_request() -> None:
 
 
 def test_new_kinds_are_listed() -> None:
-    assert {"malformed_usage", "event_too_large", "too_many_tokens"} <= set(ERROR_KINDS)
+    assert {"malformed_event", "event_too_large", "too_many_tokens"} <= set(ERROR_KINDS)
+    assert "malformed_usage" not in ERROR_KINDS  # a bad usage block is ignored, not a failure
