@@ -16,7 +16,6 @@ Probes of issue #20, each of which leaked on the old code:
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -35,12 +34,6 @@ from loadgen.report.files import write_resolved_scenario
 from loadgen.scenario.load import parse_scenario
 
 LOAD = "load: {concurrency: [1], requests_per_step: 1}\n"
-
-
-@pytest.fixture(autouse=True)
-def _no_secrets_left() -> Iterator[None]:
-    yield
-    set_secrets([])
 
 
 @pytest.mark.parametrize(
