@@ -31,6 +31,7 @@ from typing import Any
 import click
 
 from loadgen.errors import Interrupted, LoadgenError, OutputError, ScenarioError
+from loadgen.redact import redact_text
 from loadgen.vocab import API_NAMES, PROFILE_NAMES
 
 __all__ = ["cli", "main"]
@@ -370,7 +371,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"loadgen: {exc.format_message()}", err=True)
         sys.exit(ScenarioError.exit_code)
     except LoadgenError as exc:
-        click.echo(f"loadgen: {exc}", err=True)
+        click.echo(redact_text(f"loadgen: {exc}"), err=True)  # it may quote a server
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)

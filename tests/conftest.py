@@ -98,3 +98,13 @@ def tls_certificate(tls_files: tuple[Path, Path]) -> tuple[Path, ssl.SSLContext]
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(cert, key)
     return cert, ctx
+
+
+@pytest.fixture(autouse=True)
+def _no_secrets_carried_over() -> Iterator[None]:
+    """A scenario loaded in one test registers its secrets with loadgen.redact (for the
+    process's life, as in a run): forget them after each test, so none redacts another's."""
+    yield
+    from loadgen.redact import set_secrets
+
+    set_secrets([])

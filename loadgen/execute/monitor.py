@@ -5,7 +5,8 @@ through the event loop's ready queue takes (the loop's lag: the delay any
 work waiting its turn carries), and samples the number of requests in
 flight, for Little's law, and (every tenth wake) the process's resident
 memory, for the step's peak. With the h1 transport the step also gets the read
-lag (how long bytes waited in the socket before loadgen read them).
+lag (how long bytes waited in the socket before loadgen read them). Whatever
+numpy imports lazily for these figures is imported with this module, not mid-run.
 
 Imports: asyncio, numpy, loadgen.clock, loadgen.summary.
 """
@@ -21,6 +22,11 @@ import numpy as np
 
 from loadgen.clock import NS_PER_MS, NS_PER_S, cpu_ns, now_ns, pause, yield_lag_ns
 from loadgen.summary import ClientHealth
+
+# np.percentile imports numpy.ma the first time it is called: call it here, at import,
+# not at the end of a step, when every file descriptor may be held by a connection
+# (the import then fails EMFILE: a traceback and no summary).
+np.percentile(np.zeros(1), 99)
 
 __all__ = ["SATURATION", "LoopMonitor", "rss_bytes"]
 

@@ -112,7 +112,8 @@ def error_lines(failures: ErrorTally | Iterable[Record], target: TargetFacts) ->
     where = {kind: target.at(tally.endpoints.get(kind)) for kind in counts}
     lines: list[str] = []
     for kind, n in sorted(counts.items(), key=lambda kv: -kv[1]):
-        example = " ".join(examples[kind].split())
+        # redacted before it is cut short: a secret cut in two is no longer found
+        example = redact_text(" ".join(examples[kind].split()))
         if len(example) > DETAIL_CHARS:
             example = example[: DETAIL_CHARS - 3] + "..."
         apart = tally.unmeasured.get(kind)

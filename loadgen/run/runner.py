@@ -3,13 +3,16 @@
 scenario -> workload -> client -> records -> metrics -> summary -> report.
 :func:`run_scenario` prepares the results directory, the endpoints (the
 mock is started here), the pre-flight check, calibration and telemetry, then
-hands the steps to :class:`~loadgen.run.session.Session`. The summary is
+hands the steps to :class:`~loadgen.run.session.Session`. First of all, the
+open-file limit must fit the planned concurrency
+(:func:`~loadgen.execute.open_files.ensure_open_files`). The summary is
 rewritten after every step, and Ctrl-C still leaves a valid partial summary
 (the interrupted step is marked and its cut-short requests kept); SIGTERM
 does the same. A write the disk refuses ends the run as one line (exit 2).
 
-Imports: loadgen.* below the run: clock, errors, records, report, results,
-scenario, summary, target, workload, telemetry (type only), loadgen.run.
+Imports: loadgen.* below the run: clock, errors, execute, records, report, results,
+scale (the workers' count), scenario, summary, target, workload, telemetry (type
+only), loadgen.run.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 from loadgen.clock import anchor, now_ns
 from loadgen.errors import OutputError
 from loadgen.execute.loop import loop_factory, quiet_gc
+from loadgen.execute.open_files import ensure_open_files
 from loadgen.records import RecordWriter
 from loadgen.redact import warn
 from loadgen.report.files import write_resolved_scenario
@@ -33,6 +37,7 @@ from loadgen.run.options import RunOptions
 from loadgen.run.session import Session
 from loadgen.run.setup import prepare_out_dir, start_telemetry
 from loadgen.run.signals import SignalStop
+from loadgen.scale.size import resolve_workers
 from loadgen.scenario.checks import load_warnings
 from loadgen.scenario.models import Scenario, TraceLoad
 from loadgen.summary import ClockAnchor, Summary, WorkloadInfo
@@ -107,6 +112,8 @@ def _disk_error(exc: BaseException, out_dir: Path) -> OutputError | None:
 
 
 def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
+    if opts.ray is None:  # Ray actors hold their connections on their own hosts
+        ensure_open_files(scenario, resolve_workers(scenario))  # before the mock starts
     prepare_out_dir(opts.out_dir)
     write_resolved_scenario(scenario, opts.out_dir / "scenario.yaml")
     records_path = opts.out_dir / "records.jsonl"

@@ -5,7 +5,7 @@ process, worker processes or Ray actors), the records writer's flush timer,
 the sweep, the summary it appends to and rewrites after every step, and the
 console lines of each step.
 
-Imports: loadgen.* below the run: clock, errors, execute, metrics, records,
+Imports: loadgen.* below the run: clock, errors, execute, metrics, records, redact,
 report (console, files, progress), results, scale (lazily), scenario, summary,
 target, telemetry (type only), workload, loadgen.run.signals.
 """
@@ -23,6 +23,7 @@ from loadgen.execute.executor import Executor, LocalExecutor
 from loadgen.execute.requester import make_requester, pool_limit
 from loadgen.metrics import StepColumns
 from loadgen.records import Record, RecordWriter
+from loadgen.redact import redact_text
 from loadgen.report.console import format_run_header, format_step, load_label, step_warning_lines
 from loadgen.report.files import write_summary
 from loadgen.report.progress import Progress
@@ -43,10 +44,26 @@ from loadgen.workload.step import plan_step
 if TYPE_CHECKING:
     from loadgen.telemetry import TelemetryCollector
 
-__all__ = ["FLUSH_AFTER_S", "Session"]
+__all__ = ["FLUSH_AFTER_S", "Session", "scrub"]
 
 #: how long a finished request's row may wait in the write buffer
 FLUSH_AFTER_S = 0.1
+
+
+def scrub(rec: Record) -> None:
+    """Redact what the server sent back in ``rec`` (its error, finish reason, kept answer).
+
+    A server may echo the API key it was sent (a 401 body, an error event): every
+    record passes here before it is written, counted or shown, so records.jsonl,
+    the summary's error examples and the console's error lines hold none of the
+    scenario's secrets (:func:`loadgen.redact.redact_text`).
+    """
+    if rec.error_detail is not None:
+        rec.error_detail = redact_text(rec.error_detail)
+    if rec.finish_reason is not None:
+        rec.finish_reason = redact_text(rec.finish_reason)
+    if rec.answer_text is not None:
+        rec.answer_text = redact_text(rec.answer_text)
 
 
 class Session:
@@ -212,6 +229,7 @@ class Session:
         parts = [StepColumns() for _ in self.urls] if len(self.urls) > 1 else []
 
         def on_record(rec: Record) -> None:
+            scrub(rec)
             self.writer.write(rec)
             self._flush_soon()
             columns.add(rec)

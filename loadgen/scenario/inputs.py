@@ -7,16 +7,23 @@ Checked once when a scenario is loaded (:func:`check_inputs`, called by
 - every file it points to (``workload.tokenizer``, ``workload.dataset.path``,
   an empirical ``file`` of lengths, ``load.trace``, ``target.tls.ca_file``) is
   a readable regular file (the tokenizer may be a model folder holding
-  ``tokenizer.json``; the CA file must hold a PEM certificate);
+  ``tokenizer.json``; the CA file must hold a PEM certificate) no larger than
+  its kind's bound (:data:`~loadgen.scenario.limits.MAX_FILE_BYTES`): a device
+  (``/dev/zero``: size 0, never ends), a pipe or a socket is refused unread;
 - every environment variable it names (``target.api_key_env``,
   ``telemetry.token_env``) is set and not empty (an unset key would be
   dropped, and the server's 401 blamed on a field that is set).
+
+Once they pass, the secret values the scenario configures (:func:`scenario_secrets`:
+the API key, header values, URL passwords, the agents' token) are handed to
+:func:`loadgen.redact.set_secrets`, so that whatever a server echoes of them is
+redacted wherever loadgen stores or prints it.
 
 A failure is one line: ``<scenario>: <field>: <what> <resolved path>:
 <reason>; expected <what would do>``. The readers in :mod:`loadgen.workload`
 see only paths that were there; they still say what is wrong inside a file.
 
-Imports: os, ssl, loadgen.errors, loadgen.scenario.models.
+Imports: os, ssl, loadgen.errors, loadgen.redact, loadgen.scenario.limits and .models.
 """
 
 from __future__ import annotations
@@ -26,11 +33,14 @@ import ssl
 import stat
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from loadgen.errors import ScenarioError
+from loadgen.redact import SAFE_HEADERS, set_secrets
+from loadgen.scenario.limits import MAX_FILE_BYTES
 from loadgen.scenario.models import EmpiricalDist, Scenario, TraceLoad
 
-__all__ = ["check_inputs"]
+__all__ = ["check_inputs", "scenario_secrets"]
 
 #: the file a tokenizer folder must hold (as loadgen.workload.tokenizer reads it)
 _TOKENIZER_FILE = "tokenizer.json"
@@ -54,7 +64,8 @@ def check_inputs(
     """
     relative = relative or {}
     for field, what, path, expected in _files(sc):
-        why = _file_problem(Path(path), allow_dir=field == ("workload", "tokenizer"))
+        allow_dir = field == ("workload", "tokenizer")
+        why = _file_problem(Path(path), allow_dir=allow_dir, max_bytes=MAX_FILE_BYTES[what])
         if why is None and field == ("target", "tls", "ca_file"):
             why = _pem_problem(path)
         if why is not None:
@@ -73,6 +84,31 @@ def check_inputs(
                 f"{where}: {'.'.join(field)}: the environment variable {name} {state}; "
                 f"expected it to hold {purpose} (export {name}=..., or remove the field)"
             )
+    set_secrets(scenario_secrets(sc))
+
+
+def scenario_secrets(sc: Scenario) -> list[str]:
+    """The secret values ``sc`` configures: what a server must not get to echo into outputs.
+
+    The API key (its variable's value), every header value but harmless ones (and
+    the credential after ``Bearer``/``Basic``), the password (and ``user:password``)
+    of every URL, and the agents' bearer token.
+    """
+    names = (sc.target.api_key_env, sc.telemetry.token_env)
+    out = [os.environ[name] for name in names if name and os.environ.get(name)]
+    for header, value in sc.target.headers.items():
+        if header.lower() not in SAFE_HEADERS:
+            out.append(value)
+            out.extend(value.split()[1:2])  # "Bearer <token>": the token alone too
+    tel = sc.telemetry
+    urls = [*sc.target.endpoints, *tel.agents, tel.server_metrics or ""]
+    for url in urls:
+        userinfo = urlsplit(url).netloc.rpartition("@")[0] if "@" in url else ""
+        if ":" in userinfo:
+            out += [userinfo, userinfo.split(":", 1)[1]]
+        elif userinfo:
+            out.append(userinfo)  # a token as the user name (https://TOKEN@host)
+    return [v for v in out if v]
 
 
 def _files(sc: Scenario) -> Iterator[tuple[FieldPath, str, str, str]]:
@@ -107,28 +143,39 @@ def _variables(sc: Scenario) -> Iterator[tuple[FieldPath, str, str]]:
         yield ("telemetry", "token_env"), "the agents' bearer token", sc.telemetry.token_env
 
 
-def _file_problem(path: Path, *, allow_dir: bool) -> str | None:
-    """Why ``path`` cannot be read as a file (a folder with a tokenizer.json, if allowed)."""
+def _file_problem(path: Path, *, allow_dir: bool, max_bytes: int) -> str | None:
+    """Why ``path`` cannot be read as a regular file (a folder with a tokenizer.json, if
+    allowed) of at most ``max_bytes``; None when it can."""
     try:
-        mode = path.stat().st_mode
+        st = path.stat()
+        if stat.S_ISDIR(st.st_mode):
+            if not allow_dir:
+                return "is a folder, not a file"
+            if not (path / _TOKENIZER_FILE).is_file():
+                return f"a folder with no {_TOKENIZER_FILE} in it"
+            path = path / _TOKENIZER_FILE
+            st = path.stat()
+        if not stat.S_ISREG(st.st_mode):
+            return f"{_kind(st.st_mode)}, not a regular file"
+        if st.st_size > max_bytes:
+            return f"{st.st_size} bytes, more than the {max_bytes} read of such a file"
+        with path.open("rb"):
+            pass
     except FileNotFoundError:
         return "no such file" + (" or folder" if allow_dir else "")
     except OSError as exc:
         return _reason(exc)
-    if stat.S_ISDIR(mode):
-        if not allow_dir:
-            return "is a folder, not a file"
-        if not (path / _TOKENIZER_FILE).is_file():
-            return f"a folder with no {_TOKENIZER_FILE} in it"
-        path = path / _TOKENIZER_FILE
-    elif not stat.S_ISREG(mode):
-        return "not a regular file"
-    try:
-        with path.open("rb"):
-            pass
-    except OSError as exc:
-        return _reason(exc)
     return None
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISFIFO(mode):
+        return "a pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a special file"
 
 
 def _pem_problem(path: str) -> str | None:

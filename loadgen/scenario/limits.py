@@ -10,7 +10,9 @@ Imports: nothing.
 from __future__ import annotations
 
 __all__ = [
+    "MAX_BODY_BYTES",
     "MAX_CONCURRENCY",
+    "MAX_FILE_BYTES",
     "MAX_LIST",
     "MAX_NAME",
     "MAX_RATE",
@@ -49,3 +51,13 @@ MAX_LIST = 10_000
 MAX_NAME = 100
 #: worker processes of one run (load.workers)
 MAX_WORKERS = 256
+#: target.extra_body as JSON: every request carries it
+MAX_BODY_BYTES = 1_048_576
+#: the files a scenario names, by what they are (each is refused larger, and read no further)
+MAX_FILE_BYTES = {
+    "dataset": 4 << 30,  # read whole: ShareGPT's is 0.7 GB
+    "trace": 16 << 30,  # read a row at a time
+    "tokenizer": 1 << 30,  # tokenizer.json: tens of MB for the largest vocabularies
+    "lengths file": 256 << 20,  # one count a line
+    "CA file": 16 << 20,  # PEM certificates
+}

@@ -6,15 +6,18 @@ Every failure becomes one :class:`ScenarioError` line that names the source
 before any other error (a misspelt ``modle:`` is the cause of "model is
 missing"), with the closest known name. Relative file paths are resolved
 against the scenario's folder, and the files and environment variables a
-valid scenario names are checked (:mod:`~loadgen.scenario.inputs`).
+valid scenario names are checked (:mod:`~loadgen.scenario.inputs`), as is every
+value it holds (:mod:`~loadgen.scenario.values`: what JSON cannot carry). The
+file itself is read only if it is a regular file, and no further than its limit.
 
-Imports: yaml, pydantic, loadgen.errors, loadgen.redact, loadgen.scenario.models
-and .inputs.
+Imports: yaml, pydantic, loadgen.errors, loadgen.redact, loadgen.scenario.models,
+.inputs and .values.
 """
 
 from __future__ import annotations
 
 import difflib
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, get_args
@@ -27,6 +30,7 @@ from loadgen.redact import redact_text
 from loadgen.scenario.inputs import check_inputs as check_scenario_inputs
 from loadgen.scenario.loadspec import LOAD_TAGS
 from loadgen.scenario.models import Scenario
+from loadgen.scenario.values import check_values
 
 __all__ = ["DROP", "Overrides", "load_scenario", "parse_scenario", "split_list"]
 
@@ -71,6 +75,9 @@ MAX_FILE_BYTES = 1_000_000
 MAX_NODES = 100_000
 #: Nesting depth of mappings and lists.
 MAX_DEPTH = 50
+#: Characters of keys and values with every alias expanded (the file itself holds at most
+#: MAX_FILE_BYTES; an alias repeats a text without its length in the file).
+MAX_CHARS = 16_000_000
 
 
 class _Loader(yaml.SafeLoader):
@@ -110,41 +117,67 @@ def load_scenario(
     are missing (see :mod:`~loadgen.scenario.inputs`); off to read back the
     scenario of a past run, whose files need not be there any more.
     """
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            msg = f"{path}: the scenario is {size} bytes; at most {MAX_FILE_BYTES} are read"
-            raise ScenarioError(msg)
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read the scenario: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        msg = f"{path}: not UTF-8 text (byte {exc.start}): a scenario is a YAML text file"
-        raise ScenarioError(msg) from None
+    text = _read_file(path)
     return parse_scenario(
         text, str(path), overrides, base_dir=path.parent, check_inputs=check_inputs
     )
 
 
-def _check_size(node: yaml.Node | None) -> None:
-    """Refuse a document too deep, or too large with its aliases expanded."""
-    sizes: dict[int, int] = {}
+def _read_file(path: Path) -> str:
+    """The text of the scenario file ``path``: a regular file of at most MAX_FILE_BYTES.
 
-    def size(n: yaml.Node, depth: int) -> int:
+    A device, a pipe or a folder is refused before it is read (``/dev/zero`` has
+    size 0 and never ends), and no more than the limit is ever read.
+    """
+    try:
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode):
+            what = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+            raise ScenarioError(f"{path}: cannot read the scenario: {what}; expected a YAML file")
+        with path.open("rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read the scenario: {exc.strerror or exc}") from None
+    if len(data) > MAX_FILE_BYTES:
+        msg = f"{path}: the scenario is larger than {MAX_FILE_BYTES} bytes; at most that is read"
+        raise ScenarioError(msg)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        msg = f"{path}: not UTF-8 text (byte {exc.start}): a scenario is a YAML text file"
+        raise ScenarioError(msg) from None
+
+
+def _check_size(node: yaml.Node | None) -> None:
+    """Refuse a document too deep, or too large with its aliases expanded (in values
+    and in characters: a long text behind many aliases is as large as many texts)."""
+    sizes: dict[int, tuple[int, int]] = {}
+
+    def size(n: yaml.Node, depth: int) -> tuple[int, int]:
         if depth > MAX_DEPTH:
             raise _Refused(f"nested deeper than {MAX_DEPTH} levels")
         known = sizes.get(id(n))
         if known is not None:
             return known
-        total = 1
+        nodes, chars = 1, 0
+        children: list[yaml.Node] = []
         if isinstance(n, yaml.SequenceNode):
-            total += sum(size(c, depth + 1) for c in n.value)
+            children = n.value
         elif isinstance(n, yaml.MappingNode):
-            total += sum(size(k, depth + 1) + size(v, depth + 1) for k, v in n.value)
-        if total > MAX_NODES:
+            children = [c for pair in n.value for c in pair]
+        elif isinstance(n, yaml.ScalarNode):
+            chars = len(n.value)
+        for c in children:
+            more = size(c, depth + 1)
+            nodes, chars = nodes + more[0], chars + more[1]
+        if nodes > MAX_NODES:
             raise _Refused(f"more than {MAX_NODES} values with aliases expanded (an alias bomb?)")
-        sizes[id(n)] = total
-        return total
+        if chars > MAX_CHARS:
+            raise _Refused(
+                f"more than {MAX_CHARS} characters of values with aliases expanded (an alias bomb?)"
+            )
+        sizes[id(n)] = (nodes, chars)
+        return nodes, chars
 
     if node is not None:
         size(node, 0)
@@ -204,11 +237,12 @@ def parse_scenario(
         raise ScenarioError(_one_line(exc, source, overrides)) from None
     except RecursionError:
         raise ScenarioError(f"{source}: nested deeper than {MAX_DEPTH} levels") from None
+
+    def source_of(field: tuple[int | str, ...]) -> str:
+        return _source_of(field, source, overrides)
+
+    check_values(raw, source_of)  # what JSON cannot carry, in a field that takes any value
     if check_inputs:
-
-        def source_of(field: tuple[str, ...]) -> str:
-            return _source_of(field, source, overrides)
-
         check_scenario_inputs(sc, source, relative=relative, source_of=source_of)
     return sc
 
