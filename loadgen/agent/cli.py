@@ -18,6 +18,7 @@ import logging
 import math
 import os
 import signal
+import stat
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -176,6 +177,10 @@ def _check_numbers(args: argparse.Namespace) -> str:
     return ""
 
 
+#: the most a --token-file may hold: a token is one line
+TOKEN_FILE_LIMIT = 4096
+
+
 def _read_token(args: argparse.Namespace) -> tuple[str | None, str]:
     """The bearer token from --token-env or --token-file (or None), and what went wrong."""
     if args.token_env:
@@ -185,7 +190,17 @@ def _read_token(args: argparse.Namespace) -> tuple[str | None, str]:
         return token, ""
     if args.token_file:
         try:
-            token = Path(args.token_file).read_text(encoding="utf-8").strip()
+            path = Path(args.token_file)
+            if not stat.S_ISREG(path.stat().st_mode):  # /dev/zero, a pipe: never ends
+                return None, f"--token-file {args.token_file}: not a regular file"
+            with path.open("rb") as f:
+                raw = f.read(TOKEN_FILE_LIMIT + 1)
+            if len(raw) > TOKEN_FILE_LIMIT:
+                return None, (
+                    f"--token-file {args.token_file}: over {TOKEN_FILE_LIMIT:,} bytes; "
+                    "expected one line holding the token"
+                )
+            token = raw.decode("utf-8").strip()
         except (OSError, UnicodeDecodeError) as exc:
             why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
             return None, f"--token-file {args.token_file}: cannot read it ({why})"

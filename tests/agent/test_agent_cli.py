@@ -135,3 +135,16 @@ def test_parser_flags() -> None:
     flags = {opt for a in build_parser()._actions for opt in a.option_strings}
     expected = {"--host", "--port", "--interval-ms", "--buffer-s", "--token-env", "--host-stats"}
     assert expected <= flags
+
+
+def test_a_token_file_that_never_ends_is_refused_at_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The probe: `loadgen agent --token-file /dev/zero` read forever (a MemoryError, or
+    gigabytes until the kernel killed it). Only a regular file of at most 4 KiB is read."""
+    assert main(["--fake-nvml", "1", "--token-file", "/dev/zero"]) == 2
+    assert "--token-file /dev/zero: not a regular file" in capsys.readouterr().err
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * 5000)
+    assert main(["--fake-nvml", "1", "--token-file", str(big)]) == 2
+    assert "over 4,096 bytes" in capsys.readouterr().err
