@@ -104,8 +104,11 @@ def test_shared_prefix_shortens_ttft_on_the_default_profile(
     profile = PROFILES["tiny-cpu"]
     miss = step_ns(profile, 1, 1024) / 1e6  # 6 + 0.5 + 0.05 * 1024 = 57.7 ms
     hit = step_ns(profile, 1, 256) / 1e6  # 768 cached tokens: 6 + 0.5 + 0.05 * 256 = 19.3 ms
-    assert miss - 0.1 <= statistics.median(misses) < miss + 3
-    assert hit - 0.1 <= statistics.median(hits) < hit + 3
+    # never sooner than the model; later by up to 15 ms on a busy machine (a median of 3
+    # misses ran 3+ ms late under the soak and four test processes), which still leaves
+    # the 38 ms between a miss and a hit plain
+    assert miss - 0.1 <= statistics.median(misses) < miss + 15
+    assert hit - 0.1 <= statistics.median(hits) < hit + 15
     assert counters(text) == (7 + 9 * 1024, 6 * 768)
 
 
