@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from loadgen.client.transport import TlsOptions
 from loadgen.control import ControlError, Limit, fetch
 from loadgen.target import cache, preflight, tokenize
 from loadgen.telemetry import TelemetryCollector
+from tests.integration.rawserver import LoopServer
 
 #: what one server connection sends at most, and how long it lasts at most
 SERVE_BYTES = 128 * 1024 * 1024
@@ -90,20 +90,16 @@ class Served:
     requests: list[tuple[str, int, float]] = field(default_factory=list)
 
 
-class HostileServer:
+class HostileServer(LoopServer):
     """Plays ``abuses[path]`` for a request of that path; anything else is a 404."""
 
     def __init__(self, abuses: dict[str, Abuse]) -> None:
+        super().__init__()
         self.abuses = abuses
         self.served = Served()
-        self.port = 0
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
 
     def __enter__(self) -> HostileServer:
-        self._thread.start()
-        assert self._ready.wait(10)
+        self.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -120,13 +116,6 @@ class HostileServer:
 
     def url(self, userinfo: str = "") -> str:
         return f"http://{userinfo}127.0.0.1:{self.port}"
-
-    def _serve(self) -> None:
-        server = self._loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", 0))
-        self.port = server.sockets[0].getsockname()[1]
-        self._ready.set()
-        self._loop.run_forever()
-        server.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         started, written, path = time.monotonic(), 0, ""

@@ -24,10 +24,10 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 from loadgen.redact import REDACTED
+from tests.integration.rawserver import LoopServer
 
 KEY = "sk-ECHO-KEY-5150"
 HEADER = "hdr-ECHO-HEADER-5150"
@@ -35,32 +35,20 @@ PASSWORD = "p@ss-ECHO-URL-5150"
 SECRETS = (KEY, HEADER, PASSWORD, "ECHO-URL", "ECHO-KEY", "ECHO-HEADER")
 
 
-class EchoServer:
+class EchoServer(LoopServer):
     """/health 503, /v1/models lists m; a completion: 401 quoting the request's credential
     headers (even requests), or a stream whose error event quotes the key (odd ones)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.completions = 0
-        self.port = 0
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
 
     def __enter__(self) -> int:
-        self._thread.start()
-        assert self._ready.wait(10)
+        self.start()
         return self.port
 
     def __exit__(self, *exc: object) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-
-    def _serve(self) -> None:
-        server = self._loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", 0))
-        self.port = server.sockets[0].getsockname()[1]
-        self._ready.set()
-        self._loop.run_forever()
-        server.close()
+        self.stop()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:

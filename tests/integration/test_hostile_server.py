@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -22,6 +21,7 @@ from loadgen.records import Record
 from loadgen.scenario import Scenario
 from loadgen.summary import Summary
 from tests.integration.conftest import Runner, make_scenario
+from tests.integration.rawserver import LoopServer
 
 Abuse = Callable[[int, asyncio.StreamWriter], Awaitable[None]]
 HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
@@ -30,32 +30,20 @@ HOSTILE_USAGE = ['"12"', "[1]", '{"n": 1}', "1e308", str(2**70), "-5"]
 TOKEN = b'data: {"choices":[{"text":"a","finish_reason":null}]}\n\n'
 
 
-class HostileServer:
+class HostileServer(LoopServer):
     """Serves ``abuse(n, writer)`` for the n-th completion request (0-based)."""
 
     def __init__(self, abuse: Abuse) -> None:
+        super().__init__()
         self.abuse = abuse
         self.completions = 0
-        self.port = 0
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
 
     def __enter__(self) -> str:
-        self._thread.start()
-        assert self._ready.wait(10)
-        return f"http://127.0.0.1:{self.port}"
+        self.start()
+        return self.root
 
     def __exit__(self, *exc: object) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-
-    def _serve(self) -> None:
-        server = self._loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", 0))
-        self.port = server.sockets[0].getsockname()[1]
-        self._ready.set()
-        self._loop.run_forever()
-        server.close()
+        self.stop()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:

@@ -11,7 +11,6 @@ can be played. Each docstring names the probe and what it did before.
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from loadgen.results.rebuild import rebuild_summary
 from loadgen.scenario import Scenario
 from loadgen.summary import Summary
 from tests.integration.conftest import Runner, make_scenario
+from tests.integration.rawserver import LoopServer
 
 #: (n-th completion request, its index on its connection, writer) -> keep the connection?
 Answer = Callable[[int, int, asyncio.StreamWriter], Awaitable[bool]]
@@ -53,33 +53,21 @@ def text_token(text: str = "a") -> bytes:
 DONE = b"data: [DONE]\n\n"
 
 
-class WireServer:
+class WireServer(LoopServer):
     """Answers ``/health`` and ``/v1/models``; each completion request is ``answer``'s."""
 
     def __init__(self, answer: Answer) -> None:
+        super().__init__()
         self.answer = answer
         self.completions = 0
         self.connections = 0
-        self.port = 0
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
 
     def __enter__(self) -> str:
-        self._thread.start()
-        assert self._ready.wait(10)
-        return f"http://127.0.0.1:{self.port}"
+        self.start()
+        return self.root
 
     def __exit__(self, *exc: object) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-
-    def _serve(self) -> None:
-        server = self._loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", 0))
-        self.port = server.sockets[0].getsockname()[1]
-        self._ready.set()
-        self._loop.run_forever()
-        server.close()
+        self.stop()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
