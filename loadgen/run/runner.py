@@ -6,7 +6,8 @@ mock is started here), the pre-flight check, calibration and telemetry, then
 hands the steps to :class:`~loadgen.run.session.Session`. The summary is
 rewritten after every step, and Ctrl-C still leaves a valid partial summary
 (the interrupted step is marked and its cut-short requests kept); SIGTERM
-does the same. A write the disk refuses ends the run as one line (exit 2).
+and SIGHUP do the same (:mod:`~loadgen.run.signals`). A write the disk
+refuses ends the run as one line (exit 2).
 
 Imports: loadgen.* below the run: clock, errors, records, report, results,
 scenario, summary, target, workload, telemetry (type only), loadgen.run.
@@ -49,7 +50,8 @@ def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
     """Run every step; return the summary (also written to ``out_dir``).
 
     Warnings and each step's errors (with hints) go to stderr; the step
-    tables to stdout unless ``quiet``. SIGTERM stops it as Ctrl-C does.
+    tables to stdout unless ``quiet``. SIGTERM and SIGHUP stop it as Ctrl-C does;
+    a signal while the reports are written is noted, and they are written.
     """
     stop = SignalStop(opts.on_signal)
     with stop.installed(), _disk_errors(opts.out_dir):
@@ -107,7 +109,7 @@ def _disk_error(exc: BaseException, out_dir: Path) -> OutputError | None:
 
 
 def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
-    prepare_out_dir(opts.out_dir)
+    prepare_out_dir(opts.out_dir, opts.replace)
     write_resolved_scenario(scenario, opts.out_dir / "scenario.yaml")
     records_path = opts.out_dir / "records.jsonl"
     records_path.unlink(missing_ok=True)
