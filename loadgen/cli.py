@@ -8,8 +8,12 @@ Exit codes (README.md lists the same):
          the target could not be set up (the built-in mock did not start)
     2    bad input: scenario file, flag, results directory (one line on stderr)
     3    target unusable: the run completed and no request succeeded
+    129  stopped by SIGHUP: a closed terminal (handled like Ctrl-C)
     130  interrupted (a partial report is still written)
     143  stopped by SIGTERM (handled like Ctrl-C: a partial report is still written)
+
+A closed stdout (``| head``) or a hung-up terminal drops the output, not the
+run (:mod:`loadgen.stdio`).
 
 Every failure is a :class:`loadgen.errors.LoadgenError` whose class carries
 its exit code (``exit_code``, defined once in :mod:`loadgen.errors`); what a
@@ -18,7 +22,8 @@ and :func:`main` prints the one line and exits with the code. Warnings and
 errors go to stderr; a run's last lines on stdout are its verdict and results
 path, with ``-q`` too.
 
-Imports: click, loadgen.errors, loadgen.vocab, loadgen.* lazily (so ``--help`` is fast).
+Imports: click, loadgen.errors, loadgen.stdio, loadgen.vocab, loadgen.* lazily (so
+``--help`` is fast).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import click
 
 from loadgen.errors import Interrupted, LoadgenError, OutputError, ScenarioError
 from loadgen.redact import redact_text
+from loadgen.stdio import tolerant_stdio
 from loadgen.vocab import API_NAMES, PROFILE_NAMES
 
 __all__ = ["cli", "main"]
@@ -48,8 +54,9 @@ def cli() -> None:
 
     \b
     Exit codes: 0 completed, 1 SLA missed (--fail-on-sla) or inconclusive
-    (--strict), 2 bad input, 3 target unusable (no request succeeded),
-    130 interrupted, 143 stopped by SIGTERM.
+    (--strict), 2 bad input or a refused write, 3 target unusable (no request
+    succeeded), 129 stopped by SIGHUP, 130 interrupted (Ctrl-C), 143 stopped by
+    SIGTERM; a signal keeps the partial results, summary and reports.
     """
 
 
@@ -79,7 +86,11 @@ def _sweep_options(f: Any) -> Any:
     "--out",
     "out_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Results directory (default: results/<name>-<time>).",
+    help="Results directory (default: results/<name>-<time>); one that holds a run "
+    "is refused without --replace.",
+)
+@click.option(
+    "--replace", is_flag=True, help="Write over the run a results directory already holds."
 )
 @click.option(
     "--url",
@@ -130,6 +141,7 @@ def run(
     metrics_profile: str,
     ray_address: str | None,
     repeat: int,
+    replace: bool,
     **flags: Any,
 ) -> None:
     """Run the SCENARIO file's sweep and write a results directory.
@@ -163,9 +175,11 @@ def run(
         metrics_profile=metrics_profile,
         on_signal=signals.append,
         ray=ray_address,
+        replace=replace,
     )
 
-    how = Judging(fail_on_sla, strict, terminated=lambda: bool(signals), say=click.echo)
+    first = lambda: signals[0] if signals else None  # noqa: E731
+    how = Judging(fail_on_sla, strict, signum=first, say=click.echo)
     if repeat > 1:
         run_repeats(sc, opts, repeat, how)
     else:
@@ -361,7 +375,16 @@ _register_output_commands()
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: one line on stderr for any error loadgen expects, and its class's exit code."""
+    """Entry point: one line on stderr for any error loadgen expects, and its class's exit code.
+
+    stdout and stderr drop what a closed pipe or a hung-up terminal cannot take
+    (:func:`loadgen.stdio.tolerant_stdio`): the run's files are written regardless.
+    """
+    with tolerant_stdio():
+        _main(argv)
+
+
+def _main(argv: list[str] | None) -> None:
     try:
         cli.main(args=argv, prog_name="loadgen", standalone_mode=False)
     except click.exceptions.Abort:

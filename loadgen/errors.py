@@ -14,7 +14,8 @@ inconclusive) is raised by the CLI after the results are written.
     ├── Inconclusive             exit 1  --strict: a step's numbers cannot be trusted
     ├── Regression               exit 1  compare --fail-if: the last run is worse
     └── Interrupted              exit 130  Ctrl-C: the partial results are written
-        └── Terminated           exit 143  SIGTERM, handled like Ctrl-C
+        ├── Terminated           exit 143  SIGTERM, handled like Ctrl-C
+        └── HungUp               exit 129  SIGHUP (a closed terminal), handled like Ctrl-C
 
 ``exit_code`` is a class attribute; ``loadgen.cli.EXIT_CODES`` lists the
 same table in the one place the CLI maps errors to codes.
@@ -25,6 +26,7 @@ Imports: nothing from loadgen.
 from __future__ import annotations
 
 __all__ = [
+    "HungUp",
     "Inconclusive",
     "Interrupted",
     "LoadgenError",
@@ -86,3 +88,10 @@ class Terminated(Interrupted):
     """The run was stopped by SIGTERM, handled like Ctrl-C; its partial results are written."""
 
     exit_code = 143
+
+
+class HungUp(Interrupted):
+    """The run was stopped by SIGHUP (its terminal closed, an SSH session dropped),
+    handled like Ctrl-C; its partial results are written."""
+
+    exit_code = 129

@@ -14,6 +14,7 @@ Imports: orjson, loadgen.errors, the standard library.
 from __future__ import annotations
 
 import contextlib
+import os
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import MISSING, dataclass, field, fields
@@ -133,6 +134,10 @@ class RecordWriter:
         self._flush_after_ns = flush_after_ns
         self._unflushed = 0
         self._oldest_ns = 0  # end_ns of the oldest unflushed row
+        #: bytes handed to the file (from its size at opening), and where each row
+        #: since the last flush ends: a refused write counts the rows on disk from them
+        self._size = self._fh.tell()
+        self._ends: list[int] = []
         self.count = 0
         #: the first write the disk refused; every later write or flush raises it again
         self.failure: OutputError | None = None
@@ -145,8 +150,11 @@ class RecordWriter:
     def write(self, record: Record) -> None:
         if self.failure is not None:
             raise self.failure
+        row = orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
+        self._size += len(row)
+        self._ends.append(self._size)
         try:
-            self._fh.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE))
+            self._fh.write(row)
         except OSError as exc:
             raise self._failed(exc) from None
         self.count += 1
@@ -165,6 +173,7 @@ class RecordWriter:
         except OSError as exc:
             raise self._failed(exc) from None
         self._unflushed = 0
+        self._ends.clear()
 
     def close(self) -> None:
         """Flush and close; after a refused write, close without another try."""
@@ -176,7 +185,13 @@ class RecordWriter:
             self._fh.close()
 
     def _failed(self, exc: OSError) -> OutputError:
-        kept = self.count - self._unflushed
+        # The file's buffer writes whole rows on its own between flushes: what is on
+        # disk is its size, not the last flush (rows cut by the refused write are torn).
+        try:
+            on_disk = os.fstat(self._fh.fileno()).st_size
+        except OSError:
+            on_disk = 0
+        kept = self.count - self._unflushed + sum(end <= on_disk for end in self._ends)
         self.failure = OutputError(
             f"{self.path}: cannot write: {exc.strerror or exc} "
             f"(about {kept} record(s) before it were written)"

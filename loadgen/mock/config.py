@@ -91,6 +91,9 @@ FAULT_KINDS = (
     "malformed",
     "split",
     "no_done",
+    "error_event",
+    "bom",
+    "idle_408",
 )
 # Where vLLM's reasoning parsers put the text: reasoning_content in older releases,
 # reasoning since the rename (vLLM RFC #27755).

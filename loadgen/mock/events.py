@@ -99,6 +99,12 @@ class Events:
         """A chunk-framed event whose JSON is cut short."""
         return chunk(b'data: {"id":"cmpl-x","choices":[{"delta":{"content":" tok"\n\n')
 
+    def error_event(self, message: str) -> bytes:
+        """A chunk-framed SSE ``event: error`` frame, as a server sends when its engine fails
+        mid-stream (vLLM's error JSON; TGI: its own)."""
+        body = {"error": {"message": message, "type": "InternalServerError", "code": 500}}
+        return chunk(b"event: error\ndata: " + orjson.dumps(body) + b"\n\n")
+
     def body(self, variants: bytes, finish: str) -> bytes:
         """The non-streaming JSON response; ``variants`` of every token."""
         raise NotImplementedError
@@ -332,6 +338,10 @@ class TgiEvents(Events):
 
     def malformed(self) -> bytes:
         return chunk(b'data:{"index":1,"token":{"id":\n\n')
+
+    def error_event(self, message: str) -> bytes:
+        body = {"error": message, "error_type": "generation"}
+        return chunk(b"event: error\ndata:" + orjson.dumps(body) + b"\n\n")
 
     def body(self, variants: bytes, finish: str) -> bytes:
         out: dict[str, Any] = {"generated_text": _text(variants)}

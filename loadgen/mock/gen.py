@@ -4,9 +4,10 @@ Owns the per-request output side. The engine or pacer calls ``emit()`` once per
 token; the plain streaming path writes one pre-framed ``bytes`` object,
 stamping ``perf_counter_ns()`` just before the write (a write that wakes the
 reader can get this process preempted right after it, which would make a stamp
-taken after the write late by the reader's whole turn). Mid-stream faults (disconnect, stall,
-malformed, split, no_done) live in ``FaultyStreamGen`` so the common path stays
-branch-free. ``BodyGen`` answers non-streaming requests with one JSON body.
+taken after the write late by the reader's whole turn). Mid-stream and framing faults
+(disconnect, stall, malformed, error_event, split, no_done, bom) live in
+``FaultyStreamGen`` so the common path stays branch-free. ``BodyGen`` answers
+non-streaming requests with one JSON body.
 Imports only the standard library and the mock's own modules.
 """
 
@@ -27,7 +28,10 @@ from loadgen.mock.request import GenSpec
 from loadgen.mock.truth import TruthWriter
 from loadgen.mock.wire import CHUNK_END, JSON_TYPE, chunk, simple_response, unchunk
 
-__all__ = ["BodyGen", "Conn", "Ctx", "FaultyStreamGen", "Gen", "StreamGen"]
+__all__ = ["BOM", "BodyGen", "Conn", "Ctx", "FaultyStreamGen", "Gen", "StreamGen"]
+
+#: the UTF-8 byte order mark (fault bom: the SSE standard says a client strips one)
+BOM = b"\xef\xbb\xbf"
 
 log = logging.getLogger("loadgen.mock")
 _pc = time.perf_counter_ns
@@ -240,6 +244,9 @@ class FaultyStreamGen(StreamGen):
             self._strike(k)
             if self.dead:
                 return True
+        if k == self.at and self.fault == "error_event":
+            self._error_event(k)
+            return True
         self.emitted = k + 1
         if last:
             data = self._ending(k, done=self.fault != "no_done")
@@ -247,8 +254,22 @@ class FaultyStreamGen(StreamGen):
             data = (self.opening if k == 0 else b"") + self.events.malformed()
         else:
             data = self._token(k)
+        if k == 0 and self.fault == "bom":
+            data = chunk(BOM) + data  # the body opens with a BOM, before the first data:
         self._out(data, last)
         return last
+
+    def _error_event(self, k: int) -> None:
+        """The engine fails after ``k`` tokens: an ``event: error`` frame, then the
+        stream's trailer (usage if asked, ``[DONE]``: vLLM's end) and the end of the
+        body (the connection stays usable)."""
+        log.warning("fault %s request=%s after %d tokens", self.fault, self.rid, k)
+        message = f"injected fault error_event (loadgen-mock) after {k} tokens"
+        frame = (self.opening if k == 0 else b"") + self.events.error_event(message)
+        self.dead = True
+        self.write(frame + self.events.trailer(k, True))
+        self._record(500, "error", _pc())
+        self.conn.response_done()
 
     emit_n = Gen.emit_n  # token by token: a fault may strike between any two
 

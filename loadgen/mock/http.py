@@ -2,9 +2,10 @@
 
 Owns request parsing (request line, headers, Content-Length bodies),
 keep-alive and pipelining (one response at a time per connection, later
-requests wait in the buffer). The receive time of a request is the kernel's
-stamp of the read that completed it (``sock``), or ``perf_counter_ns()`` when
-fed through plain ``data_received``. Chunked request bodies are refused with
+requests wait in the buffer), and the ``408`` of fault ``idle_408``. The
+receive time of a request is the kernel's stamp of the read that completed
+it (``sock``), or ``perf_counter_ns()`` when fed through plain
+``data_received``. Chunked request bodies are refused with
 411. Imports only the standard library and ``wire``.
 """
 
@@ -22,6 +23,8 @@ __all__ = ["MAX_BODY", "MAX_HEAD", "HttpConn", "Request", "parse_request"]
 
 MAX_HEAD = 64 * 1024
 MAX_BODY = 64 * 1024 * 1024
+#: how long a connection closed by fault idle_408 still reads (and drops) what comes
+LINGER_S = 1.0
 _pc = time.perf_counter_ns
 
 
@@ -93,6 +96,8 @@ class HttpConn(asyncio.Protocol):
         self.pending = False  # a _process_pending call is scheduled
         self.keep_alive = True
         self.closed = False
+        #: fault idle_408: once the response is whole, answer 408 and close, reading nothing
+        self.close_after = False
         self.current: object | None = None  # the Gen in progress, if any
         self.transport: asyncio.Transport = None  # type: ignore[assignment]
 
@@ -130,8 +135,29 @@ class HttpConn(asyncio.Protocol):
         if not self.keep_alive:
             self.transport.close()
             return
+        if self.close_after:
+            self.busy = True  # nothing more is read
+            asyncio.get_running_loop().call_soon(self._timed_out)
+            return
         if self.buf and not self.in_loop:
             self._process(self.last_ns)
+
+    def _timed_out(self) -> None:
+        """Fault idle_408: what a server whose keep-alive timeout ran out sends on the
+        idle connection, one loop turn after the response (a request already sent on it
+        is never read: the client's stale-connection case), then it closes."""
+        self.buf.clear()
+        if self.closed:
+            return
+        self.transport.write(simple_response(408, b"", keep_alive=False))
+        if not self.transport.can_write_eof():  # TLS: no half-close
+            self.transport.close()
+            return
+        # A lingering close: FIN after the 408, then what the client sends is read and
+        # dropped for a while, so that a request already on its way draws no RST
+        # (which could discard the 408 before the client reads it).
+        self.transport.write_eof()
+        asyncio.get_running_loop().call_later(LINGER_S, self.transport.close)
 
     def send_simple(
         self,

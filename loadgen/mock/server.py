@@ -35,7 +35,7 @@ from loadgen.mock.events import (
     TgiEvents,
     variant_sequence,
 )
-from loadgen.mock.faults import MID_STREAM, PRE_HEADER, FaultPlan
+from loadgen.mock.faults import AFTER_RESPONSE, FRAMING, MID_STREAM, PRE_HEADER, FaultPlan
 from loadgen.mock.gen import BodyGen, Ctx, FaultyStreamGen, Gen, StreamGen
 from loadgen.mock.http import HttpConn, Request
 from loadgen.mock.metrics import Metrics
@@ -75,7 +75,7 @@ ROUTES: dict[str, tuple[str, str]] = {
     "/metrics": ("GET", "metrics"),
 }
 METRICS_TYPE = b"text/plain; version=0.0.4; charset=utf-8"
-STREAM_ONLY = MID_STREAM | {"split", "no_done"}
+STREAM_ONLY = MID_STREAM | FRAMING
 
 
 class MockServer:
@@ -189,6 +189,8 @@ class MockServer:
         if fault in PRE_HEADER:
             self._pre_header_fault(conn, req, spec, rid, fault)
             return
+        if fault in AFTER_RESPONSE:
+            conn.close_after = True  # the response goes out whole; then the 408 (HttpConn)
         gen = self._make_gen(conn, req, spec, rid, fault)
         conn.current = gen
         if fault == "slow_first_byte":

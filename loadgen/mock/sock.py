@@ -62,7 +62,9 @@ _OFFSET = WallOffset(_pc, time.time_ns)
 class SockTransport:
     """One accepted connection."""
 
-    __slots__ = ("_buffer", "_closing", "_dead", "_fd", "_loop", "_protocol", "_sock", "_writing")
+    __slots__ = (
+        "_buffer", "_closing", "_dead", "_eof", "_fd", "_loop", "_protocol", "_sock", "_writing",
+    )  # fmt: skip
 
     def __init__(
         self, sock: socket.socket, protocol: StampedProtocol, loop: asyncio.AbstractEventLoop
@@ -75,6 +77,7 @@ class SockTransport:
         self._closing = False
         self._dead = False
         self._writing = False  # a writer callback is registered
+        self._eof = False  # write_eof: FIN once the buffer is sent
         protocol.connection_made(self)
         loop.add_reader(self._fd, self._on_readable)
 
@@ -132,6 +135,22 @@ class SockTransport:
             self._writing = False
             if self._closing:
                 self._finish(None)
+            elif self._eof:
+                self._shut()
+
+    def can_write_eof(self) -> bool:
+        return True
+
+    def write_eof(self) -> None:
+        """Half-close: FIN once what is written so far has been sent; reading goes on."""
+        self._eof = True
+        if not self._buffer:
+            self._shut()
+
+    def _shut(self) -> None:
+        if not self._dead:
+            with contextlib.suppress(OSError):
+                self._sock.shutdown(socket.SHUT_WR)
 
     def get_write_buffer_size(self) -> int:
         return len(self._buffer)
@@ -192,6 +211,9 @@ class TlsSockTransport(SockTransport):
         self._tls = context.wrap_bio(self._incoming, self._outgoing, server_side=True)
         self._ready = False  # the handshake is done
         super().__init__(sock, protocol, loop)
+
+    def can_write_eof(self) -> bool:
+        return False  # a half-close under TLS would need close_notify first
 
     def _received(self, data: bytes, stamp: int) -> None:
         self._incoming.write(data)

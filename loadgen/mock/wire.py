@@ -29,6 +29,7 @@ REASONS = {
     400: "Bad Request",
     404: "Not Found",
     405: "Method Not Allowed",
+    408: "Request Timeout",
     411: "Length Required",
     413: "Content Too Large",
     422: "Unprocessable Entity",

@@ -357,7 +357,8 @@ def write_plots(
 
     Files of :data:`PLOT_FILES` left from an earlier write and not redrawn are
     removed, so a rebuilt report never shows a stale plot. A plot that raises
-    is a note in the report, not a lost report.
+    is a note in the report, not a lost report; a write the disk refuses is
+    raised (OSError naming the file), as for every other file of the run.
     """
     jobs: dict[str, Any] = {}
     if p.curve_series(summary):
@@ -381,6 +382,8 @@ def write_plots(
             continue
         try:
             written[name] = save_figure(jobs[name](), path)
+        except OSError:  # a write the disk refused (save_figure names the file): the run's error
+            raise
         except Exception as exc:  # a plot bug must not cost the run its report
             notes.append(f"plot {name} failed: {type(exc).__name__}: {exc}")
     return written, notes

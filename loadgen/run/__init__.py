@@ -2,7 +2,7 @@
 
 Owns :func:`run_scenario` (:mod:`~loadgen.run.runner`: set-up, then the steps
 in order, then the reports), the step loop (:mod:`~loadgen.run.session`),
-SIGTERM handled like Ctrl-C (:mod:`~loadgen.run.signals`), what ``loadgen run``
+SIGTERM and SIGHUP handled like Ctrl-C (:mod:`~loadgen.run.signals`), what ``loadgen run``
 does with one run or ``--repeat N`` (:mod:`~loadgen.run.command`) and the
 options a run takes beyond its scenario (:mod:`~loadgen.run.options`).
 

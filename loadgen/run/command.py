@@ -2,8 +2,10 @@
 
 :func:`run_judged` runs the sweep once, prints the verdict and raises what the
 run amounts to (:func:`loadgen.results.outcome.judge`), or
-:class:`~loadgen.errors.Interrupted` / :class:`~loadgen.errors.Terminated`
-when a signal cut it short. With ``--repeat N``, :func:`run_repeats`: each
+:class:`~loadgen.errors.Interrupted` (Ctrl-C),
+:class:`~loadgen.errors.Terminated` (SIGTERM) or :class:`~loadgen.errors.HungUp`
+(SIGHUP) when a signal cut it short. A results directory that already holds a
+run is refused unless ``--replace``. With ``--repeat N``, :func:`run_repeats`: each
 repeat writes a full results directory (``repeat-1`` ... ``repeat-N`` inside
 the run's folder, :func:`loadgen.report.repeats.repeat_dirs`); the repeats
 that completed are compared step by step (``repeats.json``, ``repeats.md`` and
@@ -12,22 +14,24 @@ compared, then the interruption is raised. A repeat whose outcome is a failure
 does not stop the others; the first such failure is raised at the end.
 
 Imports: loadgen.errors, loadgen.report (console, repeats), loadgen.results.outcome,
-loadgen.run (options, runner), loadgen.scenario, loadgen.summary.
+loadgen.run (options, runner, setup), loadgen.scenario, loadgen.summary.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import signal
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from loadgen.errors import Interrupted, LoadgenError, Terminated
+from loadgen.errors import HungUp, Interrupted, LoadgenError, Terminated
 from loadgen.report.console import format_verdict
 from loadgen.report.repeats import render_console, repeat_dirs, spread, write_spread
 from loadgen.results.outcome import judge
 from loadgen.run.options import RunOptions
 from loadgen.run.runner import run_scenario
+from loadgen.run.setup import refuse_used_dir
 from loadgen.scenario.models import Scenario
 from loadgen.summary import Summary
 
@@ -40,15 +44,20 @@ class Judging:
 
     fail_on_sla: bool = False
     strict: bool = False
-    #: whether SIGTERM (not Ctrl-C) stopped the run, asked once it stopped
-    terminated: Callable[[], bool] = lambda: False
+    #: the first signal that stopped the run (SIGINT, SIGTERM, SIGHUP), asked once it stopped
+    signum: Callable[[], int | None] = lambda: None
     say: Callable[[str], None] = print
 
     def judge(self, summary: Summary) -> LoadgenError | None:
         return judge(summary, fail_on_sla=self.fail_on_sla, strict=self.strict)
 
     def stopped(self, text: str) -> Interrupted:
-        return (Terminated if self.terminated() else Interrupted)(text)
+        """The error of a run a signal stopped: its class carries the signal's exit code."""
+        return STOPPED_BY.get(self.signum() or signal.SIGINT, Interrupted)(text)
+
+
+#: the error (and so the exit code) of each signal a run handles; Ctrl-C: Interrupted
+STOPPED_BY: dict[int, type[Interrupted]] = {signal.SIGTERM: Terminated, signal.SIGHUP: HungUp}
 
 
 def _once(sc: Scenario, opts: RunOptions, how: Judging) -> Summary | None:
@@ -56,7 +65,7 @@ def _once(sc: Scenario, opts: RunOptions, how: Judging) -> Summary | None:
     try:
         summary = run_scenario(sc, opts)
     except KeyboardInterrupt:
-        if not how.terminated():
+        if how.signum() is None:
             raise
         return None
     how.say(format_verdict(summary, opts.out_dir))
@@ -64,11 +73,16 @@ def _once(sc: Scenario, opts: RunOptions, how: Judging) -> Summary | None:
 
 
 def run_judged(sc: Scenario, opts: RunOptions, how: Judging) -> Summary:
-    """Run the sweep once; say the verdict; raise what a failed or stopped run amounts to."""
+    """Run the sweep once; say the verdict; raise what a failed or stopped run amounts to.
+
+    A signal that came once the steps were done (while the reports were written)
+    still ends the run as stopped: the files are whole, the exit code says it.
+    """
     summary = _once(sc, opts, how)
     if summary is None:
-        raise Terminated(f"stopped by SIGTERM: partial results in {opts.out_dir}")
-    if summary.interrupted:
+        name = signal.Signals(how.signum() or signal.SIGINT).name
+        raise how.stopped(f"stopped by {name}: partial results in {opts.out_dir}")
+    if summary.interrupted or how.signum() is not None:
         raise how.stopped(f"interrupted: partial results in {opts.out_dir}")
     if (failure := how.judge(summary)) is not None:
         raise failure
@@ -78,6 +92,8 @@ def run_judged(sc: Scenario, opts: RunOptions, how: Judging) -> Summary:
 def run_repeats(sc: Scenario, opts: RunOptions, n: int, how: Judging) -> None:
     """Run ``n`` whole sweeps in repeat-k folders of ``opts.out_dir``, then their spread."""
     out_dir = opts.out_dir
+    for folder in (out_dir, *repeat_dirs(out_dir, n)):  # before the first repeat runs
+        refuse_used_dir(folder, opts.replace)
     done: list[Summary] = []
     failures: list[LoadgenError] = []
     for k, folder in enumerate(repeat_dirs(out_dir, n), start=1):
@@ -95,7 +111,7 @@ def run_repeats(sc: Scenario, opts: RunOptions, n: int, how: Judging) -> None:
         write_spread(result, out_dir)
         how.say(render_console(result))
         how.say(f"repeats: {out_dir} (repeats.json, repeats.md)")
-    if len(done) < n:
+    if len(done) < n or how.signum() is not None:
         raise how.stopped(f"interrupted: {len(done)} of {n} repeats complete in {out_dir}")
     if failures:
         raise failures[0]

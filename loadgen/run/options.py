@@ -21,7 +21,9 @@ class RunOptions:
     reports: bool = True  # steps.csv, report.md, report.html and plots at the end
     metrics_profile: str = "loadgen"  # whose metric definitions (loadgen.metrics.profiles)
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
-    #: called with the signal number when SIGTERM stops the run (the CLI's exit code 143)
+    #: called with the number of each signal that stops the run (SIGINT, SIGTERM, SIGHUP)
     on_signal: Callable[[int], None] | None = None
+    #: write over a results directory that already holds a run (``--replace``)
+    replace: bool = False
     #: workers as Ray actors: ``local``, ``auto`` or a cluster address (loadgen.scale.ray_pool)
     ray: str | None = None

@@ -8,7 +8,8 @@ open-file limit must fit the planned concurrency
 (:func:`~loadgen.execute.open_files.ensure_open_files`). The summary is
 rewritten after every step, and Ctrl-C still leaves a valid partial summary
 (the interrupted step is marked and its cut-short requests kept); SIGTERM
-does the same. A write the disk refuses ends the run as one line (exit 2).
+and SIGHUP do the same (:mod:`~loadgen.run.signals`). A write the disk
+refuses ends the run as one line (exit 2).
 
 Imports: loadgen.* below the run: clock, errors, execute, records, report, results,
 scale (the workers' count), scenario, summary, target, workload, telemetry (type
@@ -54,7 +55,8 @@ def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
     """Run every step; return the summary (also written to ``out_dir``).
 
     Warnings and each step's errors (with hints) go to stderr; the step
-    tables to stdout unless ``quiet``. SIGTERM stops it as Ctrl-C does.
+    tables to stdout unless ``quiet``. SIGTERM and SIGHUP stop it as Ctrl-C does;
+    a signal while the reports are written is noted, and they are written.
     """
     stop = SignalStop(opts.on_signal)
     with stop.installed(), _disk_errors(opts.out_dir):
@@ -114,7 +116,7 @@ def _disk_error(exc: BaseException, out_dir: Path) -> OutputError | None:
 def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
     if opts.ray is None:  # Ray actors hold their connections on their own hosts
         ensure_open_files(scenario, resolve_workers(scenario))  # before the mock starts
-    prepare_out_dir(opts.out_dir)
+    prepare_out_dir(opts.out_dir, opts.replace)
     write_resolved_scenario(scenario, opts.out_dir / "scenario.yaml")
     records_path = opts.out_dir / "records.jsonl"
     records_path.unlink(missing_ok=True)

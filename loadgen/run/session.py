@@ -105,6 +105,7 @@ class Session:
         self._task: asyncio.Task[None] | None = None
         self._flush_timer: asyncio.TimerHandle | None = None
         self._protocol_checked = False
+        self._finished = False  # the sweep ended by itself (or stopped on errors)
         self._http_versions: set[str] = set()
         self.workers = resolve_workers(scenario, ray=opts.ray is not None)
         summary.workers = self.workers
@@ -114,12 +115,23 @@ class Session:
         )
 
     async def run(self, stop: SignalStop) -> None:
-        stop.task, stop.loop = asyncio.current_task(), asyncio.get_running_loop()
-        self._task = stop.task
+        task = asyncio.current_task()
+        assert task is not None
+        stop.begin(task, asyncio.get_running_loop())
+        self._task = task
         try:
             await self._run()
+        except asyncio.CancelledError:
+            # A signal that landed outside a step (workers starting, or closing after
+            # the last step): the run stops there, what it ran is summarised.
+            if not stop.count:
+                raise
+            task.uncancel()
+            if not self._finished:
+                self.summary.interrupted = True
+            write_summary(self.summary, self.opts.out_dir / "summary.json")
         finally:
-            stop.task = stop.loop = None
+            stop.end()
             if self._flush_timer is not None:
                 self._flush_timer.cancel()
 
@@ -154,9 +166,9 @@ class Session:
                     sweep.stopped = self.dead.reason
                 self.summary.steps.append(step)
                 self.summary.verdict = verdict(sweep)
+                self._check_protocol(self._http_versions)  # before the write: it is in the file
                 write_summary(self.summary, self.opts.out_dir / "summary.json")
                 self._print_step(step)
-                self._check_protocol(self._http_versions)
                 # Between steps, outside any measurement: a full collection. While a
                 # step runs collections are rare (execute.loop.quiet_gc), so cycles (failed
                 # requests' tracebacks, finished tasks) would otherwise pile up in the
@@ -168,6 +180,7 @@ class Session:
                     self.summary.interrupted = True
                     write_summary(self.summary, self.opts.out_dir / "summary.json")
                     break
+            self._finished = True
         finally:
             self.writer.flush()
             await executor.aclose()

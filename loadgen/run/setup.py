@@ -1,4 +1,5 @@
-"""Before the first step: the results directory takes files, and telemetry starts.
+"""Before the first step: the results directory is new (or replaced) and takes files;
+telemetry starts.
 
 Imports: loadgen.errors, loadgen.scenario, loadgen.target.options,
 loadgen.telemetry lazily.
@@ -17,15 +18,49 @@ from loadgen.target.options import tls_options
 if TYPE_CHECKING:
     from loadgen.telemetry import TelemetryCollector
 
-__all__ = ["prepare_out_dir", "start_telemetry"]
+__all__ = ["RUN_FILES", "prepare_out_dir", "refuse_used_dir", "start_telemetry"]
+
+#: files that say a directory holds a run: the first one found is named
+MARKS = ("summary.json", "records.jsonl", "repeats.json")
+
+#: a run's own files, removed by ``--replace`` (plots/*.png: the report rewrites them)
+RUN_FILES = (
+    *MARKS,
+    "telemetry.jsonl",
+    "scenario.yaml",
+    "steps.csv",
+    "report.md",
+    "report.html",
+    "repeats.md",
+)
 
 
-def prepare_out_dir(out: Path) -> None:
-    """Make ``out`` and check it takes files: an OutputError (exit 2) otherwise."""
+def refuse_used_dir(out: Path, replace: bool) -> None:
+    """An OutputError (exit 2) when ``out`` already holds a run and ``replace`` is not set."""
+    if replace or not out.is_dir():
+        return
+    found = next((name for name in MARKS if (out / name).exists()), None)
+    if found is not None:
+        raise OutputError(
+            f"results directory {out}: already holds a run ({found}); "
+            "pass --replace to overwrite it, or --out a new directory"
+        )
+
+
+def prepare_out_dir(out: Path, replace: bool = False) -> None:
+    """Make ``out`` and check it takes files: an OutputError (exit 2) otherwise.
+
+    A directory that holds a run is refused, or with ``replace`` cleared of the
+    run's files (so none of the old run is read back as the new one's).
+    """
     if out.exists() and not out.is_dir():
         raise OutputError(f"results directory {out}: exists and is not a directory")
+    refuse_used_dir(out, replace)
     try:
         out.mkdir(parents=True, exist_ok=True)
+        if replace:
+            for name in RUN_FILES:
+                (out / name).unlink(missing_ok=True)
         probe = out / ".loadgen-write-check"
         probe.write_bytes(b"")
         probe.unlink()

@@ -83,8 +83,8 @@ class WorkerConfig:
 
 def main(conn: Connection, config: WorkerConfig) -> None:
     """A local worker process's entry point: talks to the parent over ``conn``."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # the parent's to handle
+        signal.signal(sig, signal.SIG_IGN)
     _die_with_parent(config.parent_pid)
     serve(lambda: open_stream(conn), config)
 

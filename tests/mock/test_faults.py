@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
 
 import orjson
 import pytest
-from mockhttp import Conn, MockProc, completion_body, fetch_sync, read_truth
+from mockhttp import Conn, MockProc, Reply, completion_body, fetch_sync, read_truth
 
 from loadgen.mock.config import FaultRule, parse_fault
 
@@ -148,3 +149,62 @@ def test_stream_faults_spare_non_streaming_requests(start_mock: Start, tmp_path:
     mock, _ = faulty(start_mock, tmp_path, "--fault", "disconnect=every:1")
     reply = fetch_sync(mock.port, "POST", COMPLETIONS, completion_body(max_tokens=4, stream=False))
     assert reply.status == 200 and reply.json()["usage"]["completion_tokens"] == 4
+
+
+def test_error_event_mid_stream_then_done(start_mock: Start, tmp_path: Path) -> None:
+    """error_event: half the tokens, an SSE ``event: error`` frame with vLLM's error
+    JSON, then ``[DONE]`` and a whole body (a server whose engine failed mid-stream)."""
+    mock, truth = faulty(start_mock, tmp_path, "--fault", "error_event=every:1")
+    reply = fetch_sync(
+        mock.port, "POST", COMPLETIONS, completion_body(max_tokens=8), headers={"x-request-id": "x"}
+    )
+    assert reply.complete
+    blocks = [b for b in reply.body.split(b"\n\n") if b]
+    assert blocks[-1] == b"data: [DONE]"
+    assert blocks[-2].startswith(b"event: error\ndata: ")
+    error = orjson.loads(blocks[-2].split(b"data: ", 1)[1])["error"]
+    assert error["code"] == 500 and "error_event" in error["message"]
+    assert len(blocks) - 2 == 4  # the tokens before it: half of 8
+    (row,) = read_truth_soon(truth)
+    assert row["fault"] == "error_event" and row["status"] == 500 and row["output_tokens"] == 4
+
+
+def test_bom_before_the_first_event(start_mock: Start, tmp_path: Path) -> None:
+    """bom: the body opens with a UTF-8 byte order mark, then the stream as usual."""
+    mock, _ = faulty(start_mock, tmp_path, "--fault", "bom=every:1")
+    reply = fetch_sync(mock.port, "POST", COMPLETIONS, completion_body(max_tokens=5))
+    assert reply.complete and reply.body.startswith(b"\xef\xbb\xbfdata: {")
+    events = Reply(chunks=[reply.body[3:]]).events()
+    assert len(events) == 6 and events[-1] == b"[DONE]"
+
+
+def test_idle_408_closes_a_kept_alive_connection_unread(start_mock: Start, tmp_path: Path) -> None:
+    """idle_408: the response is whole; then the kept-alive connection gets ``408`` and
+    ``connection: close`` and is closed, the next request on it never read."""
+    mock, truth = faulty(start_mock, tmp_path, "--fault", "idle_408=every:1")
+
+    async def run() -> tuple[Reply, Reply]:
+        conn = await Conn.open(mock.port)
+        first = await conn.request("POST", COMPLETIONS, completion_body(max_tokens=3))
+        second = await conn.request("POST", COMPLETIONS, completion_body(max_tokens=3))
+        tail = await conn.reader.read()  # the server closed it: EOF
+        conn.close()
+        assert tail == b""
+        return first, second
+
+    first, second = asyncio.run(run())
+    assert first.status == 200 and first.complete and len(first.json_events()) == 3
+    assert second.status == 408 and second.headers["connection"] == "close"
+    rows = read_truth_soon(truth)
+    assert len(rows) == 1 and rows[0]["fault"] == "idle_408"  # the second was never read
+
+
+def read_truth_soon(path: Path) -> list[dict[str, object]]:
+    """The truth file once the mock has flushed it (every 0.2 s)."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        if path.exists() and path.stat().st_size:
+            time.sleep(0.3)  # a second row would be in the same flush
+            return read_truth(path)
+        time.sleep(0.05)
+    return []
