@@ -135,6 +135,10 @@ class MockServer:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 preexec_fn=in_child,
+                # its own session: a closed terminal's SIGHUP or a Ctrl-C reaches loadgen's
+                # group, not the mock, which loadgen stops once the step has wound down
+                # (and which dies with loadgen, by die_with_parent)
+                start_new_session=True,
             )
         give_up = now_ns() + int(self.start_timeout_s * NS_PER_S)
         while now_ns() < give_up:

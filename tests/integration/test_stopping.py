@@ -8,6 +8,7 @@ docstrings.
 
 from __future__ import annotations
 
+import os
 import re
 import resource
 import signal
@@ -112,6 +113,42 @@ def test_sighup_is_handled_like_sigterm(tmp_path: Path) -> None:
     assert "Traceback" not in err
     assert "interrupted: partial results in" in err
     assert_partial_results(out)
+
+
+def test_the_mock_is_out_of_reach_of_the_terminal_s_signals(tmp_path: Path) -> None:
+    """Probe: a real hang-up (or Ctrl-C) signals the terminal's whole process group, and
+    the mock loadgen started was in it: the mock died at once (SIGHUP's default action),
+    so requests still in flight could end `disconnected`, a server fault that never
+    happened, whenever the mock's end beat loadgen's wind-down. Now the mock has a
+    session of its own (loadgen stops it, and it dies with loadgen) and a hang-up of the
+    whole group is a clean stop: exit 129, the partial results, nothing disconnected."""
+    from loadgen.target.mock import MockServer
+
+    mock = MockServer(["--ttft-ms", "1", "--itl-ms", "1"], tmp_path / "m2.log", cpus=None)
+    with mock:
+        assert mock.pid is not None
+        assert os.getsid(mock.pid) == mock.pid != os.getsid(0)  # its own session
+    path = tmp_path / "s.yaml"
+    path.write_text(LONG)
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        loadgen("run", path, "--out", out, "--quiet"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # a group of its own, as a terminal gives a command
+    )
+    deadline = time.monotonic() + 60
+    rec = out / "records.jsonl"
+    while time.monotonic() < deadline and not (rec.exists() and rec.stat().st_size > 0):
+        time.sleep(0.1)
+    time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGHUP)  # the whole group, as a closed terminal does
+    code, err = finish(proc)
+    assert code == 129, err
+    assert_partial_results(out)
+    kinds = {orjson.loads(r).get("error_kind") for r in rec.read_bytes().splitlines()}
+    assert "disconnected" not in kinds, kinds
 
 
 def test_a_second_ctrl_c_during_the_wind_down_still_writes_the_summary(tmp_path: Path) -> None:
