@@ -61,8 +61,9 @@ def loadgen(*args: str | Path) -> list[str]:
     return [sys.executable, "-m", "loadgen", *map(str, args)]
 
 
-def start_long(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
-    """A long run, returned once some of its requests have finished."""
+def start_long(tmp_path: Path, group: bool = False) -> tuple[subprocess.Popen[str], Path]:
+    """A long run, returned once some of its requests have finished; ``group``: in a
+    process group of its own, as a terminal gives a command."""
     path = tmp_path / "s.yaml"
     path.write_text(LONG)
     out = tmp_path / "out"
@@ -71,6 +72,7 @@ def start_long(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=group,
     )
     deadline = time.monotonic() + 60
     rec = out / "records.jsonl"
@@ -128,21 +130,8 @@ def test_the_mock_is_out_of_reach_of_the_terminal_s_signals(tmp_path: Path) -> N
     with mock:
         assert mock.pid is not None
         assert os.getsid(mock.pid) == mock.pid != os.getsid(0)  # its own session
-    path = tmp_path / "s.yaml"
-    path.write_text(LONG)
-    out = tmp_path / "out"
-    proc = subprocess.Popen(
-        loadgen("run", path, "--out", out, "--quiet"),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # a group of its own, as a terminal gives a command
-    )
-    deadline = time.monotonic() + 60
+    proc, out = start_long(tmp_path, group=True)
     rec = out / "records.jsonl"
-    while time.monotonic() < deadline and not (rec.exists() and rec.stat().st_size > 0):
-        time.sleep(0.1)
-    time.sleep(0.5)
     os.killpg(proc.pid, signal.SIGHUP)  # the whole group, as a closed terminal does
     code, err = finish(proc)
     assert code == 129, err
