@@ -146,9 +146,7 @@ class Requester:
         self, spec: RequestSpec, step: int, endpoint: int | None = None
     ) -> tuple[Record, HttpRequest]:
         rid = f"{self._run_id}-{step}-{spec.index}"
-        body = self._adapter.body(
-            self._model, spec.prompt, spec.max_tokens, self._extra, self._stream_mode
-        )
+        body = self._adapter.body(spec, self._model, self._extra, self._stream_mode)
         headers = dict(self._headers)
         headers["x-request-id"] = rid
         rec = Record(

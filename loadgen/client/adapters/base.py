@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 from loadgen.client.adapters.wire import MAX_COUNT, MalformedEvent, MalformedUsage, count
 
 if TYPE_CHECKING:
-    from loadgen.workload.plan import Message, Prompt
+    from loadgen.workload.plan import Message, Prompt, RequestSpec
 
 __all__ = [
     "EMPTY",
@@ -76,12 +76,14 @@ class Adapter(Protocol):
 
     def body(
         self,
+        spec: RequestSpec,
         model: str,
-        prompt: Prompt,
-        max_tokens: int,
         extra: dict[str, Any],
         stream: bool = True,
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, Any]:
+        """The request body for ``spec`` (its prompt, ``max_tokens`` and any inputs
+        beyond text), ``model`` (the target's, or the spec's own) and ``extra_body``."""
+        ...
 
     def parse(self, payload: bytes) -> Delta: ...
 

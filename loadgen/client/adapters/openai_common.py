@@ -21,7 +21,7 @@ from loadgen.client.adapters.base import EMPTY, Delta
 from loadgen.client.adapters.wire import MalformedEvent, count, error_message, first_choice, obj
 
 if TYPE_CHECKING:
-    from loadgen.workload.plan import Prompt
+    from loadgen.workload.plan import Prompt, RequestSpec
 
 __all__ = [
     "ChoiceReader",
@@ -131,13 +131,12 @@ class OpenAIAdapter:
 
     def body(
         self,
+        spec: RequestSpec,
         model: str,
-        prompt: Prompt,
-        max_tokens: int,
         extra: dict[str, Any],
         stream: bool = True,
     ) -> dict[str, Any]:
-        fields = {"model": model, **self.prompt_field(prompt), "max_tokens": max_tokens}
+        fields = {"model": model, **self.prompt_field(spec.prompt), "max_tokens": spec.max_tokens}
         return openai_body(fields, extra, stream)
 
     def parse(self, payload: bytes) -> Delta:

@@ -32,7 +32,7 @@ from loadgen.client.adapters.wire import (
 )
 
 if TYPE_CHECKING:
-    from loadgen.workload.plan import Prompt
+    from loadgen.workload.plan import RequestSpec
 
 __all__ = ["TGI_PARAMETERS", "Tgi"]
 
@@ -70,14 +70,13 @@ class Tgi:
 
     def body(
         self,
+        spec: RequestSpec,
         model: str,
-        prompt: Prompt,
-        max_tokens: int,
         extra: dict[str, Any],
         stream: bool = True,
     ) -> dict[str, Any]:
-        inputs = as_text(prompt, "tgi")
-        params: dict[str, Any] = {"max_new_tokens": max_tokens, "details": True}
+        inputs = as_text(spec.prompt, "tgi")
+        params: dict[str, Any] = {"max_new_tokens": spec.max_tokens, "details": True}
         top: dict[str, Any] = {}
         for key, value in extra.items():
             if key in TGI_PARAMETERS:

@@ -6,10 +6,15 @@ import orjson
 import pytest
 
 from loadgen.client.adapters import ADAPTERS
+from loadgen.workload.plan import Prompt, RequestSpec
 
 chat = ADAPTERS["openai-chat"]
 completions = ADAPTERS["openai-completions"]
 tgi = ADAPTERS["tgi"]
+
+
+def _spec(prompt: Prompt, max_tokens: int = 8) -> RequestSpec:
+    return RequestSpec(0, prompt, 1, max_tokens)
 
 
 def ev(obj: object) -> bytes:
@@ -87,7 +92,7 @@ def test_non_streaming_bodies() -> None:
 
 
 def test_bodies_ask_for_usage_in_the_stream() -> None:
-    b = completions.body("m", "p q", 8, {"ignore_eos": True})
+    b = completions.body(_spec("p q"), "m", {"ignore_eos": True})
     assert b == {
         "model": "m",
         "prompt": "p q",
@@ -96,8 +101,8 @@ def test_bodies_ask_for_usage_in_the_stream() -> None:
         "stream_options": {"include_usage": True},
         "ignore_eos": True,
     }
-    assert "stream_options" not in chat.body("m", "p", 8, {}, stream=False)
-    t = tgi.body("m", "p", 8, {"parameters": {"temperature": 0.5}})
+    assert "stream_options" not in chat.body(_spec("p"), "m", {}, stream=False)
+    t = tgi.body(_spec("p"), "m", {"parameters": {"temperature": 0.5}})
     assert t["parameters"] == {"max_new_tokens": 8, "details": True, "temperature": 0.5}
 
 
@@ -151,19 +156,19 @@ MESSAGES = [
 
 
 def test_chat_sends_a_message_list_as_is() -> None:
-    assert chat.body("m", MESSAGES, 8, {})["messages"] == MESSAGES
-    assert chat.body("m", "p", 8, {})["messages"] == [{"role": "user", "content": "p"}]
+    assert chat.body(_spec(MESSAGES), "m", {})["messages"] == MESSAGES
+    assert chat.body(_spec("p"), "m", {})["messages"] == [{"role": "user", "content": "p"}]
     with pytest.raises(TypeError):
-        chat.body("m", [1, 2, 3], 8, {})
+        chat.body(_spec([1, 2, 3]), "m", {})
 
 
 def test_text_apis_render_messages_as_role_lines() -> None:
     text = "system: Be brief.\nuser: Hi\nassistant: Hello.\nuser: Bye"
-    assert completions.body("m", MESSAGES, 8, {})["prompt"] == text
-    assert tgi.body("m", MESSAGES, 8, {})["inputs"] == text
-    assert completions.body("m", [5, 6, 7], 8, {})["prompt"] == [5, 6, 7]
+    assert completions.body(_spec(MESSAGES), "m", {})["prompt"] == text
+    assert tgi.body(_spec(MESSAGES), "m", {})["inputs"] == text
+    assert completions.body(_spec([5, 6, 7]), "m", {})["prompt"] == [5, 6, 7]
     with pytest.raises(TypeError):
-        tgi.body("m", [5, 6, 7], 8, {})
+        tgi.body(_spec([5, 6, 7]), "m", {})
 
 
 def test_tgi_generation_keys_go_inside_parameters() -> None:
@@ -176,7 +181,7 @@ def test_tgi_generation_keys_go_inside_parameters() -> None:
         "ignore_eos": True,  # not a TGI parameter: left top-level (TGI ignores it)
         "parameters": {"top_k": 5, "temperature": 0.2},
     }
-    b = tgi.body("m", "p", 8, extra)
+    b = tgi.body(_spec("p"), "m", extra)
     assert b["parameters"] == {
         "max_new_tokens": 64,
         "details": True,
@@ -187,4 +192,4 @@ def test_tgi_generation_keys_go_inside_parameters() -> None:
         "top_k": 5,
     }
     assert {k for k in b if k != "parameters"} == {"inputs", "ignore_eos"}
-    assert tgi.body("m", "p", 8, {})["parameters"] == {"max_new_tokens": 8, "details": True}
+    assert tgi.body(_spec("p"), "m", {})["parameters"] == {"max_new_tokens": 8, "details": True}
