@@ -9,6 +9,7 @@
 #
 #   install             create/refresh the venv (quick no-op when already there)
 #   model               build the tiny model if it is missing; prints model_dir=...
+#   lora                build a random LoRA adapter for it if missing; prints lora_dir=...
 #   start [SERVE_ARGS]  start `vllm serve` on 127.0.0.1 in the background, wait for
 #                       /health, print key=value lines (url, pid, port, model,
 #                       model_dir, log, state, startup_s) and write them to the
@@ -142,6 +143,19 @@ cmd_model() {
         log "built $MODEL_DIR in $(since "$t0") s"
     fi
     echo "model_dir=$MODEL_DIR"
+}
+
+cmd_lora() {
+    cmd_model >/dev/null
+    local dir=$MODEL_DIR-lora tmp
+    if [[ ! -f $dir/adapter_config.json || ! -f $dir/adapter_model.safetensors ]]; then
+        tmp=$(mktemp -d "$dir.tmp.XXXXXX")
+        chmod 755 "$tmp"
+        "$VENV/bin/python" "$HERE/build_tiny_lora.py" "$MODEL_DIR" "$tmp" >&2
+        rm -rf "$dir"
+        mv "$tmp" "$dir"
+    fi
+    echo "lora_dir=$dir"
 }
 
 free_port() {
@@ -280,6 +294,7 @@ main() {
     case $cmd in
         install) cmd_install ;;
         model) cmd_model ;;
+        lora) cmd_lora ;;
         start) cmd_start "$@" ;;
         stop) cmd_stop ;;
         status) cmd_status ;;
@@ -290,7 +305,7 @@ main() {
             ;;
         env) cmd_env ;;
         -h | --help | help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' ;;
-        *) die "unknown command '${cmd}'; expected install, model, start, stop, status, bench or env (see --help)" ;;
+        *) die "unknown command '${cmd}'; expected install, model, lora, start, stop, status, bench or env (see --help)" ;;
     esac
 }
 
