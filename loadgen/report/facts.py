@@ -110,20 +110,21 @@ def run_facts(summary: Summary) -> list[str]:
     return [
         *workers,
         *mixed,
-        f"prompt lengths: {source_text(summary.prompt_length_source)}"
-        + calibration_text(summary.calibration),
+        "prompt lengths: "
+        + (calibration_text(summary.calibration) or source_text(summary.prompt_length_source)),
         *workload_lines(summary.workload),
     ]
 
 
 def calibration_text(cal: PromptCalibration | None) -> str:
-    """``; by llama.cpp's POST /tokenize, 1.31 tokens/word + 2 (chat template counted)``."""
+    """``server (llama.cpp's POST /tokenize: 1.310 tokens/word + 2.0, chat template counted)``;
+    empty without a calibration."""
     if cal is None:
         return ""
     template = "chat template counted" if cal.chat_template else "chat template not counted"
     return (
-        f"; by {cal.engine}'s {cal.endpoint}, {cal.per_word:.3f} tokens/word "
-        f"+ {cal.overhead:.1f} ({template})"
+        f"server ({cal.engine}'s {cal.endpoint}: {cal.per_word:.3f} tokens/word "
+        f"+ {cal.overhead:.1f}, {template})"
     )
 
 

@@ -41,7 +41,7 @@ from loadgen.run.signals import SignalStop
 from loadgen.scale.size import resolve_workers
 from loadgen.scenario.checks import load_warnings
 from loadgen.scenario.models import Scenario, TraceLoad
-from loadgen.summary import ClockAnchor, Summary, WorkloadInfo
+from loadgen.summary import ClockAnchor, PromptCalibration, Summary, WorkloadInfo
 from loadgen.target.endpoints import open_endpoints, preflight_all
 from loadgen.target.preflight import pick_model
 from loadgen.target.tokenize import calibrate_prompts
@@ -148,6 +148,13 @@ def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
             summary.model = model
         calibration = calibrate_prompts(scenario, url)
         if calibration is not None:
+            summary.calibration = PromptCalibration(
+                engine=calibration.engine,
+                endpoint=calibration.endpoint,
+                chat_template=calibration.chat_template,
+                per_word=calibration.per_word,
+                overhead=calibration.overhead,
+            )
             workload = Workload.prepare(
                 scenario.workload, chat=chat, trace=trace, calibration=calibration, models=mix
             )

@@ -77,8 +77,8 @@ def workload_report(
     how long it takes, which this stage cannot know.)
     """
     source = workload.prompt_length_source
-    if source == "approximate" and sc.workload.calibrate and sc.target.api != "tgi":
-        source += " (a run first calibrates with the server's /tokenize, where it has one)"
+    if source == "approximate" and sc.workload.calibrate:
+        source += " (a run first calibrates with the server's tokenize endpoint, where it has one)"
     lines = [f"scenario {sc.name}: {sc.target.api}, prompt lengths {source}"]
     for key, value in describe_workload(sc, workload).items():
         if key == "prefix":
