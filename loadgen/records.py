@@ -88,6 +88,8 @@ class Record:
     #: the server's usage block (TGI: ``details``) could not be believed (a count that is a
     #: string, say): why. It was ignored; the output is counted from the stream's events
     usage_ignored: str | None = None
+    # -- model mixes (target.models)
+    model: str | None = None  # the model the request named, when the scenario has a mix
 
     @property
     def output_tokens(self) -> int:

@@ -146,7 +146,7 @@ class Requester:
         self, spec: RequestSpec, step: int, endpoint: int | None = None
     ) -> tuple[Record, HttpRequest]:
         rid = f"{self._run_id}-{step}-{spec.index}"
-        body = self._adapter.body(spec, self._model, self._extra, self._stream_mode)
+        body = self._adapter.body(spec, spec.model or self._model, self._extra, self._stream_mode)
         headers = dict(self._headers)
         headers["x-request-id"] = rid
         rec = Record(
@@ -160,6 +160,7 @@ class Requester:
             session=spec.session,
             turn=spec.turn,
             endpoint=endpoint,
+            model=spec.model,
         )
         url = self._urls[endpoint or 0]
         return rec, HttpRequest(url, orjson.dumps(body), headers)

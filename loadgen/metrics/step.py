@@ -40,6 +40,7 @@ from loadgen.metrics.columns import NONE, StepColumns
 from loadgen.metrics.confidence import rate_interval, requests_needed
 from loadgen.metrics.latency import FIRST_STAMP
 from loadgen.metrics.profiles import PROFILES, Profile
+from loadgen.metrics.share import by_model, part_throughput, throughput
 from loadgen.metrics.sla import check_sla, decide
 from loadgen.metrics.stats import distribution_ms
 from loadgen.metrics.tokens import PROMPT_TOLERANCE, short_output_warning, usage_ignored_warning
@@ -54,7 +55,6 @@ from loadgen.summary import (
     LoadPoint,
     RequestCounts,
     StepSummary,
-    Throughput,
 )
 from loadgen.vocab import PERCENTILE_OF
 
@@ -81,6 +81,8 @@ def summarize_step(
     expect_full_output: bool = False,
     endpoints: Sequence[str] = (),
     endpoint_columns: Sequence[StepColumns] = (),
+    models: Sequence[tuple[str, float]] = (),
+    model_columns: Sequence[StepColumns] = (),
 ) -> StepSummary:
     """Counts, latency statistics (by ``profile``'s formulas), throughput and SLA of a step.
 
@@ -91,7 +93,9 @@ def summarize_step(
     two or more ``endpoints`` (base URLs, indexed by ``Record.endpoint``) the
     step also gets their breakdown (:func:`by_endpoint`), from
     ``endpoint_columns`` (each endpoint's own accumulator) or, given records,
-    from the records split by endpoint.
+    from the records split by endpoint. A model mix (``models``: target.models'
+    (name, weight) pairs, ``Record.model``) is broken down the same way, from
+    ``model_columns`` or the records.
     """
     if ttft_of not in FIRST_STAMP:
         msg = f"ttft_of {ttft_of!r}; expected one of {', '.join(FIRST_STAMP)}"
@@ -130,7 +134,7 @@ def summarize_step(
         step.warnings.append(warning)
     good = meets_sla(ok, sla, ttft_of, profile.name)
     everyone = np.ones(len(ok), dtype=bool)
-    step.throughput_whole = _throughput(ok, everyone, good, window_s, "whole")
+    step.throughput_whole = throughput(ok, everyone, good, window_s, "whole")
     step.throughput = step.throughput_whole
     sent, ended = cols.measured("sent"), cols.measured("end")
     steady = steady_window(sent, ended, None if open_loop else load.concurrency)
@@ -138,7 +142,7 @@ def summarize_step(
         step.steady_started_ns, step.steady_ended_ns = steady
         step.steady_duration_s = (steady[1] - steady[0]) / NS_PER_S
         inside = completed_in(ok["end"], *steady)
-        step.throughput = _throughput(ok, inside, good & inside, step.steady_duration_s, "steady")
+        step.throughput = throughput(ok, inside, good & inside, step.steady_duration_s, "steady")
     _rate_intervals(step, window_s, sla.confidence)
     step.sla = check_sla(step, sla)
     _requests_needed(step, ok, profile.name, ttft_of, sla.confidence)
@@ -148,27 +152,30 @@ def summarize_step(
     # an interrupted one's cut requests ended when the user stopped it, not the server
     if mean_in_flight is not None and window_s and len(ok) and not interrupted:
         step.little = little_check(mean_in_flight, len(sent), int((ended - sent).sum()), window_s)
+
+    def part(subset: StepColumns) -> StepSummary:
+        return summarize_step(
+            index,
+            load,
+            subset,
+            sla,
+            profile=profile,
+            ttft_of=ttft_of,
+            prompt_tolerance=prompt_tolerance,
+            expect_full_output=expect_full_output,
+        )
+
+    rows = list(records) if not isinstance(records, StepColumns) else []
     if len(endpoints) > 1:
-        parts = list(endpoint_columns)
-        if not parts:
-            rows = list(records) if not isinstance(records, StepColumns) else []
-            parts = [
-                StepColumns.of([r for r in rows if r.endpoint == i]) for i in range(len(endpoints))
-            ]
-
-        def part(subset: StepColumns) -> StepSummary:
-            return summarize_step(
-                index,
-                load,
-                subset,
-                sla,
-                profile=profile,
-                ttft_of=ttft_of,
-                prompt_tolerance=prompt_tolerance,
-                expect_full_output=expect_full_output,
-            )
-
+        parts = list(endpoint_columns) or [
+            StepColumns.of([r for r in rows if r.endpoint == i]) for i in range(len(endpoints))
+        ]
         step.endpoints = by_endpoint(step, parts, endpoints, part, sla, ttft_of, profile)
+    if models:
+        mixed = list(model_columns) or [
+            StepColumns.of([r for r in rows if r.model == name]) for name, _ in models
+        ]
+        step.models = by_model(step, mixed, models, part, sla, ttft_of, profile)
     return step
 
 
@@ -189,22 +196,12 @@ def by_endpoint(
     out = []
     for i, (url, cols) in enumerate(zip(urls, parts, strict=True)):
         s = summarize(cols)
-        ok = v.Columns(cols)
-        good = meets_sla(ok, sla, ttft_of, profile.name)
-        if step.steady_started_ns is not None and step.steady_ended_ns is not None:
-            inside = completed_in(ok["end"], step.steady_started_ns, step.steady_ended_ns)
-            throughput = _throughput(
-                ok, inside, good & inside, step.steady_duration_s or 0.0, "steady"
-            )
-        else:
-            everyone = np.ones(len(ok), dtype=bool)
-            throughput = _throughput(ok, everyone, good, step.duration_s, "whole")
         out.append(
             EndpointStats(
                 endpoint=i,
                 url=url,
                 requests=s.requests,
-                throughput=throughput,
+                throughput=part_throughput(step, cols, sla, ttft_of, profile),
                 ttft_ms=s.ttft_ms,
                 itl_ms=s.itl_ms,
                 tpot_ms=s.tpot_ms,
@@ -212,21 +209,6 @@ def by_endpoint(
             )
         )
     return out
-
-
-def _throughput(
-    ok: v.Columns, counted: Mask, good: Mask, window_s: float, window: str
-) -> Throughput:
-    """Requests, tokens and good requests (within every per-request bound) per second,
-    over the successful requests ``counted`` says."""
-    per_s = 1.0 / window_s if window_s else 0.0
-    return Throughput(
-        requests_per_s=int(counted.sum()) * per_s,
-        output_tokens_per_s=int(ok["output_tokens"][counted].sum()) * per_s,
-        input_tokens_per_s=int(ok["prompt_tokens"][counted].sum()) * per_s,
-        goodput_requests_per_s=int(good.sum()) * per_s,
-        window="steady" if window == "steady" else "whole",
-    )
 
 
 def _counts(cols: StepColumns) -> RequestCounts:

@@ -134,6 +134,15 @@ class Settings:
     prefix_cache_tokens: int | None = None  # None: the profile's kv_cache_tokens; 0: off
     reasoning_tokens: int = 0  # chat answers open with up to this many reasoning tokens
     reasoning_field: str = "reasoning_content"  # the delta/message key they go under
+    # -- model mixes: LoRA adapters served beside --model (any of them may be asked for)
+    loras: tuple[str, ...] = ()
+
+    @property
+    def served(self) -> str | tuple[str, ...] | None:
+        """The names requests may ask for: None (any), one, or the model and its adapters."""
+        if not self.loras:
+            return self.model
+        return (self.model or "loadgen-mock", *self.loras)
 
 
 def parse_fault(text: str) -> list[FaultRule]:
@@ -196,6 +205,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default %(default)s)")
     p.add_argument("--port", type=int, default=8000, help="port; 0 picks a free one")
     p.add_argument("--model", help="serve only this model name (others get 404)")
+    p.add_argument(
+        "--lora",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also serve this LoRA adapter name beside --model (repeatable); each is "
+        "listed at /v1/models with the model as its parent",
+    )
     p.add_argument(
         "--profile",
         choices=sorted(PROFILES),
@@ -344,4 +361,5 @@ def settings_from_argv(argv: list[str] | None) -> Settings:
         prefix_cache_tokens=0 if ns.no_prefix_cache else cache_tokens,
         reasoning_tokens=ns.reasoning_tokens,
         reasoning_field=ns.reasoning_field,
+        loras=tuple(dict.fromkeys(ns.lora)),
     )

@@ -22,6 +22,7 @@ __all__ = [
     "API_COMPLETIONS",
     "API_TGI",
     "GenSpec",
+    "Served",
     "Tokens",
     "check_model",
     "load_json",
@@ -29,6 +30,7 @@ __all__ = [
     "parse_openai",
     "parse_tgi",
     "prompt_tokens_of",
+    "served_name",
 ]
 
 API_CHAT = "chat"
@@ -118,19 +120,34 @@ def message_tokens_of(messages: Any) -> list[str]:
     return words
 
 
-def check_model(data: dict[str, Any], served_model: str | None) -> str:
-    """The body's model name (the served one when absent); vLLM's 404 for another name."""
+#: what the mock serves: None (any name), one model, or a model and its LoRA adapters
+Served = str | tuple[str, ...] | None
+
+
+def served_name(served: Served) -> str:
+    """The name answers carry when a request names none: the (base) model's."""
+    if isinstance(served, tuple):
+        return served[0]
+    return served or "loadgen-mock"
+
+
+def check_model(data: dict[str, Any], served_model: Served) -> str:
+    """The body's model name (the served one when absent); vLLM's 404 for another name.
+
+    ``served_model`` a tuple: the base model and its LoRA adapters (``--lora``), any of them.
+    """
     model = data.get("model")
     if model is None:
-        model = served_model or "loadgen-mock"
+        model = served_name(served_model)
     if not isinstance(model, str):
         raise vllm_error(400, "model must be a string", "model")
-    if served_model is not None and model != served_model:
+    names = (served_model,) if isinstance(served_model, str) else served_model
+    if names is not None and model not in names:
         raise vllm_error(404, f"The model `{model}` does not exist.", "model")
     return model
 
 
-def parse_openai(body: bytes, api: str, served_model: str | None, max_model_len: int) -> GenSpec:
+def parse_openai(body: bytes, api: str, served_model: Served, max_model_len: int) -> GenSpec:
     """Validate a vLLM completions (``api="completions"``) or chat body."""
     data = load_json(body, tgi=False)
     model = check_model(data, served_model)
@@ -186,7 +203,7 @@ def parse_openai(body: bytes, api: str, served_model: str | None, max_model_len:
     )
 
 
-def parse_tgi(body: bytes, stream: bool, served_model: str | None, max_model_len: int) -> GenSpec:
+def parse_tgi(body: bytes, stream: bool, served_model: Served, max_model_len: int) -> GenSpec:
     """Validate a TGI ``/generate`` or ``/generate_stream`` body.
 
     Output-length controls come from ``parameters``: ``max_new_tokens`` (TGI's),
@@ -225,7 +242,7 @@ def parse_tgi(body: bytes, stream: bool, served_model: str | None, max_model_len
     return GenSpec(
         api=API_TGI,
         stream=stream,
-        model=served_model or "loadgen-mock",
+        model=served_name(served_model),
         prompt_tokens=prompt_tokens,
         max_tokens=max_new,
         ignore_eos=bool(params.get("ignore_eos", False)),

@@ -157,11 +157,16 @@ class MockServer:
             "parent": None,
             "max_model_len": self.settings.profile.max_model_len,
         }
-        return orjson.dumps({"object": "list", "data": [card]})
+        # vLLM lists each LoRA adapter as a card of its own, the base model as its parent
+        loras = [
+            {**card, "id": name, "root": name, "parent": self.model_name}
+            for name in self.settings.loras
+        ]
+        return orjson.dumps({"object": "list", "data": [card, *loras]})
 
     def _tokenize(self, conn: HttpConn, req: Request) -> None:
         try:
-            body = tokenize(req.body, self.settings.model, self.settings.profile.max_model_len)
+            body = tokenize(req.body, self.settings.served, self.settings.profile.max_model_len)
         except HttpError as exc:
             conn.send_simple(exc.status, exc.body)
             return
@@ -170,8 +175,8 @@ class MockServer:
     def _parse(self, req: Request, name: str) -> GenSpec:
         limit = self.settings.profile.max_model_len
         if name.startswith("tgi"):
-            return parse_tgi(req.body, name == "tgi_stream", self.settings.model, limit)
-        return parse_openai(req.body, name, self.settings.model, limit)
+            return parse_tgi(req.body, name == "tgi_stream", self.settings.served, limit)
+        return parse_openai(req.body, name, self.settings.served, limit)
 
     def _generate(self, conn: HttpConn, req: Request, name: str) -> None:
         rid = req.headers.get("x-request-id")

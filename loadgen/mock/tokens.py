@@ -15,7 +15,7 @@ import zlib
 
 import orjson
 
-from loadgen.mock.request import check_model, load_json, message_tokens_of
+from loadgen.mock.request import Served, check_model, load_json, message_tokens_of
 from loadgen.mock.wire import vllm_error
 
 __all__ = ["VOCAB_SIZE", "tokenize", "word_id"]
@@ -28,7 +28,7 @@ def word_id(word: str) -> int:
     return zlib.crc32(word.encode()) % VOCAB_SIZE
 
 
-def tokenize(body: bytes, served_model: str | None, max_model_len: int) -> bytes:
+def tokenize(body: bytes, served_model: Served, max_model_len: int) -> bytes:
     """The JSON answer of ``/tokenize``; ``HttpError`` (vLLM's 400/404) for a bad body."""
     data = load_json(body, tgi=False)
     check_model(data, served_model)

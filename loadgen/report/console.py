@@ -5,15 +5,15 @@ Owns :func:`load_label` (how every output names a load point),
 steps), :func:`format_step` (printed after each step, its warnings apart for
 stderr) and :func:`format_verdict` (the run's last lines).
 
-Imports: loadgen.summary, loadgen.report.facts, loadgen.report.endpoints (outputs see only
-the summary).
+Imports: loadgen.summary, loadgen.report.facts, loadgen.report.endpoints,
+loadgen.report.mix (outputs see only the summary).
 """
 
 from __future__ import annotations
 
 import re
 
-from loadgen.report import facts
+from loadgen.report import facts, mix
 from loadgen.report.endpoints import console_lines, target_text
 from loadgen.summary import Distribution, SlaCheck, StepSummary, Summary
 
@@ -230,6 +230,7 @@ def format_step(
         ),
         *_latency_rows(step),
         *console_lines(step),
+        *mix.console_lines(step),
         *_notes(step, prompt_length_source),
     ]
     if step.tokens.count_mismatches:

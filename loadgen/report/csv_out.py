@@ -9,9 +9,11 @@ there; each group of :data:`OPTIONAL_COLUMNS` only when some step has a value
 that says something (a plain run has none of them), then cost and telemetry.
 
 Several endpoints add ``endpoint<i>_<field>`` columns after those
-(loadgen.report.endpoints.CSV_FIELDS).
+(loadgen.report.endpoints.CSV_FIELDS); a model mix adds ``model<i>_<field>``
+columns (loadgen.report.mix.CSV_FIELDS).
 
-Imports: the standard library, loadgen.summary, loadgen.vocab, loadgen.report.endpoints.
+Imports: the standard library, loadgen.summary, loadgen.vocab, loadgen.report.endpoints,
+loadgen.report.mix.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from loadgen.report import mix
 from loadgen.report.endpoints import csv_fields
 from loadgen.summary import Mean, MeanMax, StepSummary, Summary
 from loadgen.vocab import CURVE_STATS, DISTRIBUTION_STATS
@@ -264,6 +267,7 @@ def step_row(step: StepSummary, metrics_profile: str = "loadgen") -> dict[str, A
     )
     row.update(_optional_fields(step))
     row.update(csv_fields(step))
+    row.update(mix.csv_fields(step))
     if step.cost is not None:  # a figure the step has no throughput for is left out
         row.update({f"cost_{k}": v for k, v in step.cost.model_dump(exclude_none=True).items()})
     row.update({f"telemetry_{k}": v for k, v in telemetry_fields(step).items()})

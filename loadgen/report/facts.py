@@ -7,17 +7,19 @@ and report.html all take their lines from here, so they say the same thing.
 Each function returns nothing (None, an empty list) when its figure carries
 no information, so a plain run shows none of these lines.
 
-Imports: loadgen.summary.
+Imports: loadgen.summary, loadgen.report.mix.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from loadgen.summary import StepSummary, Summary, WorkloadInfo
+from loadgen.report.mix import mix_text
+from loadgen.summary import PromptCalibration, StepSummary, Summary, WorkloadInfo
 
 __all__ = [
     "SOURCE_TEXT",
+    "calibration_text",
     "prefix_cache_text",
     "prompt_length_text",
     "ramp_text",
@@ -102,13 +104,28 @@ def run_facts(summary: Summary) -> list[str]:
         workers.append(
             f"workers: {summary.workers} processes send the load (saturation judged per worker)"
         )
+    mixed = [line] if (line := mix_text(summary)) is not None else []
     if summary.workload is None and summary.prompt_length_source == "approximate":
-        return workers
+        return [*workers, *mixed]
     return [
         *workers,
-        f"prompt lengths: {source_text(summary.prompt_length_source)}",
+        *mixed,
+        "prompt lengths: "
+        + (calibration_text(summary.calibration) or source_text(summary.prompt_length_source)),
         *workload_lines(summary.workload),
     ]
+
+
+def calibration_text(cal: PromptCalibration | None) -> str:
+    """``server (llama.cpp's POST /tokenize: 1.310 tokens/word + 2.0, chat template counted)``;
+    empty without a calibration."""
+    if cal is None:
+        return ""
+    template = "chat template counted" if cal.chat_template else "chat template not counted"
+    return (
+        f"server ({cal.engine}'s {cal.endpoint}: {cal.per_word:.3f} tokens/word "
+        f"+ {cal.overhead:.1f}, {template})"
+    )
 
 
 def _pct(v: float) -> str:

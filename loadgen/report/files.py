@@ -39,6 +39,10 @@ def resolved_scenario(scenario: Scenario) -> dict[str, Any]:
     else:
         del target["url"]  # urls and url exclude each other (the file is read back)
         target["urls"] = [strip_userinfo(u) for u in target["urls"]]
+    if target.get("models") is None:
+        target.pop("models", None)  # one model: the file reads as it did before mixes
+    else:
+        del target["model"]  # model and models exclude each other (the file is read back)
     target["headers"] = redact_headers(target["headers"])
     target["extra_body"] = redact_body(target["extra_body"])
     tel = data["telemetry"]

@@ -5,17 +5,18 @@ ramp-up, TTFT end point, prefix cache, prompt-length check, Little's law,
 cost, telemetry), the SLA table (bound, measured, margin, pass/fail), the
 latency table (TTFT reasoning/answer rows when present), the TTFT-by-turn
 table of multi-turn sessions, the per-endpoint table of a run over several
-endpoints, and the warnings.
+endpoints, the per-model table of a model mix, and the warnings.
 
 Imports: loadgen.summary, loadgen.report.blocks, loadgen.report.console,
-loadgen.report.csv_out, loadgen.report.endpoints, loadgen.report.facts, loadgen.vocab.
+loadgen.report.csv_out, loadgen.report.endpoints, loadgen.report.mix,
+loadgen.report.facts, loadgen.vocab.
 """
 
 from __future__ import annotations
 
 import math
 
-from loadgen.report import endpoints, facts
+from loadgen.report import endpoints, facts, mix
 from loadgen.report.blocks import Block, Heading, Items, Table, Text, num, pct, verdict_cell
 from loadgen.report.console import load_label
 from loadgen.report.csv_out import telemetry_fields
@@ -264,6 +265,8 @@ def step_blocks(step: StepSummary) -> list[Block]:
     if step.endpoints:
         rows = tuple(endpoints.cells(e) for e in step.endpoints)
         blocks.append(Table(endpoints.HEADER, rows))
+    if step.models:
+        blocks.append(Table(mix.HEADER, tuple(mix.cells(m) for m in step.models)))
     if warnings := _warnings(step):
         blocks.append(Items(warnings, "warn"))
     return blocks

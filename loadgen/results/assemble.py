@@ -49,6 +49,7 @@ def start_summary(
         metrics_profile=metrics_profile,
         sla={k: v for k, v in sc.sla.model_dump(exclude_none=True).items() if v != {}},
         interrupted=interrupted,
+        models=sc.target.model_names if sc.target.models is not None else None,
     )
 
 
@@ -61,11 +62,15 @@ def step_summary(
     metrics_profile: str,
     endpoints: Sequence[str],
     endpoint_columns: Sequence[StepColumns] = (),
+    model_columns: Sequence[StepColumns] = (),
     client: ClientHealth | None = None,
     mean_in_flight: float | None = None,
     interrupted: bool = False,
 ) -> StepSummary:
-    """Step ``index`` at ``point`` summarised from its columns, with its role and cost."""
+    """Step ``index`` at ``point`` summarised from its columns, with its role and cost.
+
+    ``model_columns``: with a model mix, each model's columns in target.models' order.
+    """
     step = summarize_step(
         index,
         load_point(sc, point),
@@ -80,6 +85,8 @@ def step_summary(
         prompt_tolerance=sc.workload.prompt_tolerance,
         endpoints=list(endpoints),
         endpoint_columns=endpoint_columns,
+        models=sc.target.mix,
+        model_columns=model_columns,
     )
     step.role = point.role
     if sc.cost.usd_per_hour is not None:

@@ -71,10 +71,17 @@ def rebuild_summary(results_dir: Path) -> Summary:
     urls = _endpoint_names(scenario.target)
     # several endpoints: each one's columns too, per step, for the breakdown
     parts: dict[int, list[StepColumns]] = defaultdict(lambda: [StepColumns() for _ in urls])
+    # a model mix: each model's columns too, per step
+    names = [name for name, _ in scenario.target.mix]
+    mixed: dict[int, dict[str, StepColumns]] = defaultdict(
+        lambda: {name: StepColumns() for name in names}
+    )
     for r in read_records(records_path):
         by_step[r.step].add(r)
         if len(urls) > 1 and r.endpoint is not None and 0 <= r.endpoint < len(urls):
             parts[r.step][r.endpoint].add(r)
+        if names and r.model in names:
+            mixed[r.step][r.model].add(r)
         if r.step not in firsts or r.start_ns < firsts[r.step].start_ns:
             firsts[r.step] = r
         last_end = max(last_end, r.end_ns)
@@ -101,6 +108,7 @@ def rebuild_summary(results_dir: Path) -> Summary:
             metrics_profile=PROFILE,
             endpoints=urls,
             endpoint_columns=parts[index] if len(urls) > 1 else (),
+            model_columns=list(mixed[index].values()) if names else (),
             interrupted=index == last,
         )
         sweep.observe(point, step)

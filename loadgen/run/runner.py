@@ -41,7 +41,7 @@ from loadgen.run.signals import SignalStop
 from loadgen.scale.size import resolve_workers
 from loadgen.scenario.checks import load_warnings
 from loadgen.scenario.models import Scenario, TraceLoad
-from loadgen.summary import ClockAnchor, Summary, WorkloadInfo
+from loadgen.summary import ClockAnchor, PromptCalibration, Summary, WorkloadInfo
 from loadgen.target.endpoints import open_endpoints, preflight_all
 from loadgen.target.preflight import pick_model
 from loadgen.target.tokenize import calibrate_prompts
@@ -122,7 +122,9 @@ def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
     records_path.unlink(missing_ok=True)
     trace = scenario.load if isinstance(scenario.load, TraceLoad) else None
     chat = scenario.target.api == "openai-chat"
-    workload = Workload.prepare(scenario.workload, chat=chat, trace=trace)  # bad files: stop here
+    mix = scenario.target.mix
+    # bad files: stop here
+    workload = Workload.prepare(scenario.workload, chat=chat, trace=trace, models=mix)
     for line in load_warnings(scenario):
         warn(line)
     with contextlib.ExitStack() as stack:
@@ -146,8 +148,15 @@ def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
             summary.model = model
         calibration = calibrate_prompts(scenario, url)
         if calibration is not None:
+            summary.calibration = PromptCalibration(
+                engine=calibration.engine,
+                endpoint=calibration.endpoint,
+                chat_template=calibration.chat_template,
+                per_word=calibration.per_word,
+                overhead=calibration.overhead,
+            )
             workload = Workload.prepare(
-                scenario.workload, chat=chat, trace=trace, calibration=calibration
+                scenario.workload, chat=chat, trace=trace, calibration=calibration, models=mix
             )
         summary.prompt_length_source = workload.prompt_length_source
         summary.workload = WorkloadInfo.model_validate(describe_workload(scenario, workload))

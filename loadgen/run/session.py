@@ -240,6 +240,8 @@ class Session:
         columns = StepColumns()  # what the summary needs of each record; the record is dropped
         # several endpoints: each one's own columns too, for its breakdown
         parts = [StepColumns() for _ in self.urls] if len(self.urls) > 1 else []
+        # a model mix: each model's own columns too, for its breakdown
+        mixed = {name: StepColumns() for name, _ in sc.target.mix}
 
         def on_record(rec: Record) -> None:
             scrub(rec)
@@ -248,6 +250,8 @@ class Session:
             columns.add(rec)
             if parts and rec.endpoint is not None and 0 <= rec.endpoint < len(parts):
                 parts[rec.endpoint].add(rec)
+            if mixed and rec.model in mixed:
+                mixed[rec.model].add(rec)
             self.progress.record(rec)
             if self.dead.observe(rec) and self._task is not None:
                 self._task.cancel()  # as Ctrl-C does: the step ends, its records are kept
@@ -285,6 +289,7 @@ class Session:
             metrics_profile=self.opts.metrics_profile,
             endpoints=self.urls,
             endpoint_columns=parts,
+            model_columns=list(mixed.values()),
             client=health,
             mean_in_flight=outcome.mean_in_flight(start, end),
             interrupted=interrupted,

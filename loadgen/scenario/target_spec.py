@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from loadgen.scenario.limits import MAX_SECONDS, MIN_SECONDS
+from loadgen.scenario.model_mix import MAX_MODELS, ModelWeight, check_mix
 from loadgen.strict import Spec
 
 __all__ = [
@@ -223,6 +224,15 @@ class TargetSpec(Spec):
         description="Memory bounds of one request (a hostile or broken server cannot grow "
         "loadgen without end).",
     )
+    # -- model mixes (LoRA adapters, several models behind one URL)
+    models: Annotated[list[ModelWeight], AfterValidator(check_mix)] | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_MODELS,
+        description="Several models (or LoRA adapters) instead of target.model: "
+        "[{name, weight}], each request picks one by weight (seeded; a session keeps "
+        "its model), and every step is broken down per model.",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -234,6 +244,8 @@ class TargetSpec(Spec):
             return data  # an unknown key (a misspelt `model`?) is reported, not its absence
         if data.get("urls") is not None and "url" in data:
             raise ValueError("give target.url (one server) or target.urls (replicas), not both")
+        if data.get("models") is not None:
+            return _mix_model(data)
         if data.get("model") is None and data.get("urls") is not None:
             raise ValueError(
                 "target.model is required with target.urls "
@@ -282,6 +294,16 @@ class TargetSpec(Spec):
         return self
 
     @property
+    def model_names(self) -> list[str]:
+        """Every model requests name: ``models``' names, or ``[model]``."""
+        return [m.name for m in self.models] if self.models is not None else [self.model]
+
+    @property
+    def mix(self) -> tuple[tuple[str, float], ...]:
+        """``models`` as (name, weight) pairs; empty for one model (``target.model``)."""
+        return tuple((m.name, m.weight) for m in self.models or ())
+
+    @property
     def is_mock(self) -> bool:
         """The target is the built-in mock (``url: mock``, no ``urls``)."""
         return self.urls is None and self.url == "mock"
@@ -295,6 +317,17 @@ class TargetSpec(Spec):
     def endpoint_count(self) -> int:
         """How many endpoints requests are spread over (mock replicas included)."""
         return self.mock.replicas if self.is_mock else len(self.endpoints)
+
+
+def _mix_model(data: dict[str, Any]) -> dict[str, Any]:
+    """``target.models`` given: no ``target.model`` beside it; ``model`` then stands for the
+    mix's first name (what the pre-flight check and /tokenize are asked about first)."""
+    if "model" in data:
+        raise ValueError("give target.model (one model) or target.models (a mix), not both")
+    models = data["models"]
+    first = models[0] if isinstance(models, list) and models else None
+    name = first.get("name") if isinstance(first, dict) else getattr(first, "name", None)
+    return {**data, "model": name} if isinstance(name, str) and name else data
 
 
 #: an HTTP header name (RFC 9110 token)

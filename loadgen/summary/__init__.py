@@ -14,6 +14,8 @@ One module per concept, each importing only those before it:
   :class:`SlaResult`, ``StepVerdict``, ``Cause``
 - ``health``: :class:`ClientHealth`, :class:`LittleCheck`, :class:`TargetCheck`
 - ``telemetry``: :class:`StepTelemetry` and its parts
+- ``mix``: :class:`ModelStats` (one model's share of a step)
+- ``calibration``: :class:`PromptCalibration` (which engine's tokenize answered)
 - ``step``: :class:`StepSummary`, :class:`EndpointStats`, :class:`Cost`
 - ``run``: :class:`Summary`, :class:`ClockAnchor`, :class:`Verdict`,
   :class:`WorkloadInfo`
@@ -25,6 +27,7 @@ Imports: pydantic, loadgen.strict (the base models), loadgen.vocab,
 loadgen.redact (no URL password reaches an output).
 """
 
+from loadgen.summary.calibration import TOKENIZE_ENGINES, PromptCalibration
 from loadgen.summary.counts import (
     LoadPoint,
     PrefixCacheStats,
@@ -35,6 +38,7 @@ from loadgen.summary.counts import (
 )
 from loadgen.summary.health import ClientHealth, LittleCheck, TargetCheck
 from loadgen.summary.latency import Distribution, Intervals
+from loadgen.summary.mix import ModelStats
 from loadgen.summary.run import (
     ClockAnchor,
     Summary,
@@ -61,6 +65,7 @@ from loadgen.vocab import PERCENTILES
 
 __all__ = [
     "PERCENTILES",
+    "TOKENIZE_ENGINES",
     "Cause",
     "ClientHealth",
     "ClockAnchor",
@@ -76,8 +81,10 @@ __all__ = [
     "LoadPoint",
     "Mean",
     "MeanMax",
+    "ModelStats",
     "Peak",
     "PrefixCacheStats",
+    "PromptCalibration",
     "PromptLengthCheck",
     "RequestCounts",
     "ServerStats",

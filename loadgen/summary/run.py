@@ -13,6 +13,7 @@ from pydantic import ConfigDict, Field, field_validator
 
 from loadgen.redact import strip_userinfo
 from loadgen.strict import Sparse, Strict
+from loadgen.summary.calibration import PromptCalibration
 from loadgen.summary.health import TargetCheck
 from loadgen.summary.sla import SlaBounds
 from loadgen.summary.step import StepSummary
@@ -141,6 +142,15 @@ class Summary(Strict):
     )
     routing: str | None = Field(
         None, description="How requests picked their endpoint (target.routing); null for one."
+    )
+    # -- model mixes and engine tokenizers
+    models: list[str] | None = Field(
+        None, description="The models of the mix (target.models); null for one model."
+    )
+    calibration: PromptCalibration | None = Field(
+        None,
+        description="Which engine's tokenize endpoint calibrated the prompt lengths "
+        "(prompt_length_source server); null when none did.",
     )
 
     @field_validator("metrics_profile")

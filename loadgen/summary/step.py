@@ -24,6 +24,7 @@ from loadgen.summary.counts import (
 )
 from loadgen.summary.health import ClientHealth, LittleCheck
 from loadgen.summary.latency import Distribution
+from loadgen.summary.mix import ModelStats
 from loadgen.summary.sla import SlaResult
 from loadgen.summary.telemetry import StepTelemetry
 
@@ -163,6 +164,12 @@ class StepSummary(Strict):
         "above; null for one endpoint.",
     )
     interrupted: bool = False
+    # -- model mixes (target.models)
+    models: list[ModelStats] | None = Field(
+        None,
+        description="Per model of the mix (target.models), beside the totals above; null "
+        "for one model.",
+    )
 
     @property
     def meets_sla(self) -> bool:

@@ -49,7 +49,7 @@ def preflight(sc: Scenario, url: str) -> TargetCheck:
     """One endpoint's check; its warnings (redacted) on stderr too."""
     t = sc.target
     check = check_target(
-        url, t.model, t.api, target_headers(sc), t.wait_for_health_s, tls_options(sc)
+        url, t.model_names, t.api, target_headers(sc), t.wait_for_health_s, tls_options(sc)
     )
     warnings = [redact_text(w) for w in check.warnings]  # no URL password on screen
     for warning in warnings:
@@ -67,7 +67,7 @@ def preflight_all(sc: Scenario, urls: list[str]) -> TargetCheck:
     warnings: list[str] = []
     for i, url in enumerate(urls):
         check = check_target(
-            url, t.model, t.api, target_headers(sc), t.wait_for_health_s, tls_options(sc)
+            url, t.model_names, t.api, target_headers(sc), t.wait_for_health_s, tls_options(sc)
         )
         healthy = healthy and check.healthy
         found = list(check.warnings)

@@ -42,12 +42,16 @@ def mock_args(target: TargetSpec) -> list[str]:
 
     The mock then lists (and serves) the model the requests name, so the
     pre-flight check finds it; ``model: auto`` takes whatever the mock lists.
+    A model mix (``target.models``): the first name is the mock's model, the
+    others its LoRA adapters (``--lora``).
     """
     args = list(target.mock.args)
     if target.mock.profile:
         args += ["--profile", target.mock.profile]
     if target.model != "auto" and not any(a == "--model" or a.startswith("--model=") for a in args):
         args += ["--model", target.model]
+        for name in target.model_names[1:]:  # a mix: the others as the mock's LoRA adapters
+            args += ["--lora", name]
     return args
 
 

@@ -13,6 +13,7 @@ Imports: loadgen.clock, loadgen.control, loadgen.errors, loadgen.client.transpor
 from __future__ import annotations
 
 import ssl
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from loadgen.client.transport import TlsOptions
@@ -33,13 +34,16 @@ class Preflight:
 
 def check_target(
     url: str,
-    model: str,
+    model: str | Sequence[str],
     api: str,
     headers: dict[str, str],
     wait_s: float = 0.0,
     tls: TlsOptions | None = None,
 ) -> Preflight:
-    """Poll ``/health`` for up to ``wait_s`` seconds, then list the served models."""
+    """Poll ``/health`` for up to ``wait_s`` seconds, then list the served models.
+
+    ``model``: the name requests send, or every name of a model mix (each checked).
+    """
     out = Preflight()
     base = url.rstrip("/")
     start = now_ns()
@@ -61,9 +65,16 @@ def check_target(
         out.warnings.append(f"{base}/health {answer}; the run goes on regardless")
     if api.startswith("openai"):
         out.models = _models(base, headers, verify, out.warnings)
-    if out.models is not None and model != "auto" and model not in out.models:
+    names = [model] if isinstance(model, str) else list(model)
+    missing = [m for m in names if m != "auto" and m not in (out.models or ())]
+    if out.models is not None and missing:
         served = ", ".join(out.models[:5]) or "none"
-        out.warnings.append(f"model {model!r} is not among the served models ({served})")
+        which = (
+            f"model {missing[0]!r} is"
+            if len(missing) == 1
+            else ("models " + ", ".join(repr(m) for m in missing[:5]) + " are")
+        )
+        out.warnings.append(f"{which} not among the served models ({served})")
     return out
 
 

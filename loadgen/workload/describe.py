@@ -77,8 +77,8 @@ def workload_report(
     how long it takes, which this stage cannot know.)
     """
     source = workload.prompt_length_source
-    if source == "approximate" and sc.workload.calibrate and sc.target.api != "tgi":
-        source += " (a run first calibrates with the server's /tokenize, where it has one)"
+    if source == "approximate" and sc.workload.calibrate:
+        source += " (a run first calibrates with the server's tokenize endpoint, where it has one)"
     lines = [f"scenario {sc.name}: {sc.target.api}, prompt lengths {source}"]
     for key, value in describe_workload(sc, workload).items():
         if key == "prefix":
@@ -89,6 +89,8 @@ def workload_report(
             lines.append(f"  sessions: turns {value['turns']}{think}")
         elif key != "prompt_length_source":
             lines.append(f"  {key}: {value}")
+    if workload.models:
+        lines.append(f"  models: {_mix_line(workload.models)}")
     if isinstance(sc.load, TraceLoad):
         lines += _trace_lines(workload.trace_rows(sc.load, 1.0))
     points = _points(sc)
@@ -161,9 +163,28 @@ def _request_lines(specs: list[RequestSpec]) -> list[str]:
         f"  tokens: {sum(s.prompt_tokens for s in specs):,} prompt, "
         f"{sum(s.max_tokens for s in specs):,} output (max_tokens)",
     ]
+    lines += _picked([s.model for s in specs], "requests")
     lines += _histogram("prompt tokens", [s.prompt_tokens for s in specs])
     lines += _histogram("output tokens", [s.max_tokens for s in specs])
     return lines
+
+
+def _mix_line(models: Sequence[tuple[str, float]]) -> str:
+    """``base 75%, sql-lora 25% of the requests (seeded picks; a session keeps its model)``."""
+    total = sum(w for _, w in models)
+    shares = ", ".join(f"{name} {w / total:.0%}" for name, w in models)
+    return f"{shares} of the requests (seeded picks; a session keeps its model)"
+
+
+def _picked(models: list[str | None], what: str) -> list[str]:
+    """``  models: base 91, sql-lora 33 requests``: the step's picks; none without a mix."""
+    if not any(models):
+        return []
+    counts: dict[str, int] = {}
+    for m in models:
+        if m is not None:
+            counts[m] = counts.get(m, 0) + 1
+    return ["  models: " + ", ".join(f"{m} {n}" for m, n in counts.items()) + f" {what}"]
 
 
 def _session_lines(sessions: list[SessionPlan]) -> list[str]:
@@ -177,6 +198,7 @@ def _session_lines(sessions: list[SessionPlan]) -> list[str]:
     ]
     if think:
         lines.append(f"  think time: mean {np.mean(think):.2f} s, p90 {_pct(think, 90):.2f} s")
+    lines += _picked([s.model for s in sessions], "sessions")
     lines += _histogram("new user tokens per turn", users)
     lines += _histogram("output tokens", outs)
     return lines

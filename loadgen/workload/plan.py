@@ -34,6 +34,8 @@ class RequestSpec:
     session: int | None = None
     turn: int | None = None  # 0-based turn of a multi-turn session
     keep_text: bool = False  # the runner needs the answer text (multi-turn sessions)
+    # -- model mixes (target.models)
+    model: str | None = None  # the model this request names; None: target.model
 
 
 def step_rng(seed: int, step: int, stream: int) -> np.random.Generator:

@@ -80,6 +80,10 @@ class Calibration:
 
     per_word: float
     overhead: float
+    # -- engine tokenizers: whose tokenize endpoint answered (loadgen.target.tokenize)
+    engine: str = "vllm"  # vllm | llama.cpp | tgi
+    endpoint: str = "POST /tokenize"
+    chat_template: bool = False  # the counts include the chat template's tokens
 
     def words_for(self, n_tokens: int) -> int:
         return max(1, round((n_tokens - self.overhead) / self.per_word))

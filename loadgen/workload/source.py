@@ -43,6 +43,7 @@ class SessionPlan:
     user_tokens: tuple[int, ...]
     max_tokens: tuple[int, ...]
     think_ns: tuple[int, ...]  # after turn t's answer, before turn t + 1
+    model: str | None = None  # target.models: the one model of every turn; None: target.model
 
     @property
     def turns(self) -> int:
@@ -59,6 +60,8 @@ class Workload:
     trace_path: str | None = None
     prefixes: list[str] = field(default_factory=list)
     _blocks: dict[int, str] = field(default_factory=dict)
+    #: target.models: (name, weight) of each model requests pick from; empty: target.model
+    models: tuple[tuple[str, float], ...] = ()
 
     @classmethod
     def prepare(
@@ -68,15 +71,19 @@ class Workload:
         chat: bool,
         trace: TraceLoad | None = None,
         calibration: Calibration | None = None,
+        models: tuple[tuple[str, float], ...] = (),
     ) -> Workload:
-        """Read the tokenizer and dataset, make the shared prefixes (ScenarioError if bad)."""
+        """Read the tokenizer and dataset, make the shared prefixes (ScenarioError if bad).
+
+        ``models``: target.models' (name, weight) pairs, each request then picks one.
+        """
         tokenizer = None
         if spec.tokenizer is not None:
             from loadgen.workload.tokenizer import PromptTokenizer
 
             tokenizer = PromptTokenizer.load(spec.tokenizer)
         maker = PromptMaker(chat, tokenizer, calibration)
-        w = cls(spec=spec, maker=maker)
+        w = cls(spec=spec, maker=maker, models=models)
         if spec.dataset is not None:
             with _naming("workload.dataset.path", spec.dataset.path):
                 w.dataset = load_dataset(spec.dataset, maker.count_text)
@@ -241,6 +248,7 @@ class Workload:
             session=plan.index,
             turn=turn,
             keep_text=True,
+            model=plan.model,
         )
 
 

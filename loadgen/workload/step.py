@@ -29,6 +29,7 @@ import numpy as np
 
 from loadgen.scenario.models import ConcurrencyLoad, LoadSpec, OfflineLoad, RateLoad, TraceLoad
 from loadgen.workload.arrivals import arrival_offsets_ns, ramped_offsets_ns
+from loadgen.workload.model_mix import MODEL_STREAM, SESSION_STREAM, ModelPicker
 from loadgen.workload.plan import RequestSpec, step_rng
 from loadgen.workload.source import SessionPlan, Workload
 
@@ -60,7 +61,37 @@ class StepPlan:
 
 def plan_step(workload: Workload, load: LoadSpec, mode: str, value: float, index: int) -> StepPlan:
     """The plan of step ``index`` at load ``value`` (users, requests/s, a time scale, or
-    offline a cap on requests in flight: 0 for none)."""
+    offline a cap on requests in flight: 0 for none); with a model mix
+    (``workload.models``) each request, or session, names its model."""
+    plan = _plan(workload, load, mode, value, index)
+    if workload.models:
+        _name_models(plan, workload.models, workload.spec.seed, index)
+    return plan
+
+
+def _name_models(
+    plan: StepPlan, models: tuple[tuple[str, float], ...], seed: int, step: int
+) -> None:
+    """Each request's (each session's) model, picked by its index (loadgen.workload.model_mix)."""
+    pick = ModelPicker(models, seed, step, MODEL_STREAM)
+    per_session = ModelPicker(models, seed, step, SESSION_STREAM)
+
+    def spec(s: RequestSpec) -> RequestSpec:
+        return dataclasses.replace(s, model=pick(s.index))
+
+    def session(s: SessionPlan) -> SessionPlan:
+        return dataclasses.replace(s, model=per_session(s.index))
+
+    plan.warmup = [spec(s) for s in plan.warmup]
+    plan.open_requests = [spec(s) for s in plan.open_requests]
+    plan.requests = map(spec, plan.requests)
+    plan.warmup_sessions = [session(s) for s in plan.warmup_sessions]
+    plan.open_sessions = [session(s) for s in plan.open_sessions]
+    if plan.sessions is not None:
+        plan.sessions = map(session, plan.sessions)
+
+
+def _plan(workload: Workload, load: LoadSpec, mode: str, value: float, index: int) -> StepPlan:
     seed = workload.spec.seed
     rng = step_rng(seed, index, 0)
     if isinstance(load, TraceLoad):
