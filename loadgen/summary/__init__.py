@@ -14,6 +14,7 @@ One module per concept, each importing only those before it:
   :class:`SlaResult`, ``StepVerdict``, ``Cause``
 - ``health``: :class:`ClientHealth`, :class:`LittleCheck`, :class:`TargetCheck`
 - ``telemetry``: :class:`StepTelemetry` and its parts
+- ``validity``: :class:`OutputValidity`
 - ``step``: :class:`StepSummary`, :class:`EndpointStats`, :class:`Cost`
 - ``run``: :class:`Summary`, :class:`ClockAnchor`, :class:`Verdict`,
   :class:`WorkloadInfo`
@@ -57,6 +58,7 @@ from loadgen.summary.telemetry import (
     TelemetryGap,
     TelemetryWindow,
 )
+from loadgen.summary.validity import OutputValidity
 from loadgen.vocab import PERCENTILES
 
 __all__ = [
@@ -76,6 +78,7 @@ __all__ = [
     "LoadPoint",
     "Mean",
     "MeanMax",
+    "OutputValidity",
     "Peak",
     "PrefixCacheStats",
     "PromptLengthCheck",

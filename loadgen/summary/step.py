@@ -26,6 +26,7 @@ from loadgen.summary.health import ClientHealth, LittleCheck
 from loadgen.summary.latency import Distribution
 from loadgen.summary.sla import SlaResult
 from loadgen.summary.telemetry import StepTelemetry
+from loadgen.summary.validity import OutputValidity
 
 __all__ = ["Cost", "EndpointStats", "StepSummary"]
 
@@ -163,6 +164,12 @@ class StepSummary(Strict):
         "above; null for one endpoint.",
     )
     interrupted: bool = False
+    # -- tool calls and structured output
+    output_validity: OutputValidity | None = Field(
+        None,
+        description="Tool calls and structured answers against their schemas; present "
+        "when the step's answers had tool calls or anything to check.",
+    )
 
     @property
     def meets_sla(self) -> bool:
