@@ -90,6 +90,15 @@ class Record:
     usage_ignored: str | None = None
     # -- model mixes (target.models)
     model: str | None = None  # the model the request named, when the scenario has a mix
+    # -- tool calls and structured output
+    first_tool_ns: int | None = None  # arrival of the first tool-call fragment
+    tool_calls: int = 0  # tool calls in the answer (fragments that carried a function name)
+    tool_events: int = 0  # tool-call fragments (each also a token event)
+    #: the answer's tool calls / structured text against their schemas (after the stream):
+    #: None when there was nothing to check (no tools or response format, a failed request,
+    #: an answer without a call under tool_choice auto)
+    valid_output: bool | None = None
+    invalid_detail: str | None = None  # why it was invalid: the first problem found
 
     @property
     def output_tokens(self) -> int:

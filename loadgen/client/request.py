@@ -29,6 +29,13 @@ error`` frame ends the request as ``stream_error`` with the server's message,
 as an ``error`` field in an event does. A 3xx answer is the request's answer
 (``http_3xx``): redirects are not followed.
 
+Tool calls and structured output: a token event with tool-call fragments
+(``Delta.tool_parts``) also counts ``tool_events`` and ``tool_calls`` and
+stamps ``first_tool_ns``. With an :class:`~loadgen.client.validity.OutputCheck`
+(tools or a response format configured) the fragments and the answer text are
+kept, and a successful answer is validated once its stream has ended
+(``valid_output``, ``invalid_detail``).
+
 Imports: orjson, loadgen.clock, loadgen.records, loadgen.client, loadgen.workload.plan.
 """
 
@@ -47,6 +54,7 @@ from loadgen.client.adapters.wire import event_error
 from loadgen.client.routing import Router
 from loadgen.client.sse import MAX_EVENT_BYTES, ErrorEvent, EventTooLarge, SseSplitter
 from loadgen.client.transport import HttpRequest, Response, Transport, TransportError
+from loadgen.client.validity import OutputCheck, ToolCalls, tool_event
 from loadgen.clock import NS_PER_S, loop_time_at, now_ns
 from loadgen.records import Record
 from loadgen.workload.plan import RequestSpec
@@ -108,6 +116,7 @@ class Requester:
         limits: RequestLimits | None = None,
         routing: str = "round_robin",
         route_first: int = 0,
+        output_check: OutputCheck | None = None,
     ) -> None:
         self.transport = transport
         self._adapter = adapter
@@ -127,6 +136,8 @@ class Requester:
         self._run_id = run_id
         #: records of requests cut short by cancellation (Ctrl-C), kept for the report
         self.cancelled: list[Record] = []
+        #: validates each answer's tool calls or structured text (None: nothing to check)
+        self.output_check = output_check
 
     def take_read_lag(self) -> tuple[int, float, int] | None:
         """How late the transport read its sockets since the last call: (count, p99 ns, max ns);
@@ -170,7 +181,10 @@ class Requester:
         endpoint = None if router is None else router.pick(spec.session)
         rec, req = self.build(spec, step, endpoint)
         rec.scheduled_ns = scheduled_ns
-        text: list[str] | None = [] if spec.keep_text else None
+        check = self.output_check
+        keep = spec.keep_text or (check is not None and check.needs_text)
+        text: list[str] | None = [] if keep else None
+        calls = ToolCalls() if check is not None and check.needs_calls else None
         t = self._timeouts
         rec.start_ns = rec.sent_ns = sent = now_ns()
         total_deadline = sent + t.total_ns
@@ -178,7 +192,7 @@ class Requester:
             async with asyncio.timeout_at(
                 loop_time_at(min(sent + t.first_token_ns, total_deadline))
             ) as tmo:
-                await self._stream(rec, req, tmo, total_deadline, text)
+                await self._stream(rec, req, tmo, total_deadline, text, calls)
         except TimeoutError:
             if now_ns() >= total_deadline:
                 _fail(rec, "total_timeout", "no complete response within timeouts_s.total")
@@ -193,7 +207,7 @@ class Requester:
         except asyncio.CancelledError:
             _fail(rec, "cancelled", "the run was interrupted")
             rec.end_ns = now_ns()
-            _keep_text(rec, text)
+            _keep_text(rec, text if spec.keep_text else None)
             self.cancelled.append(rec)
             raise
         except Exception as exc:  # a bug of ours must not end the run: keep it as a row
@@ -202,7 +216,9 @@ class Requester:
             if router is not None and endpoint is not None:  # ended, whatever the outcome
                 router.release(endpoint)
         rec.end_ns = now_ns()
-        _keep_text(rec, text)
+        if check is not None and rec.ok:  # after the stream: out of every timing
+            rec.valid_output, rec.invalid_detail = check.check(calls, "".join(text or ()))
+        _keep_text(rec, text if spec.keep_text else None)
         return rec
 
     async def _stream(
@@ -212,6 +228,7 @@ class Requester:
         tmo: asyncio.Timeout,
         total_deadline: int,
         text: list[str] | None,
+        calls: ToolCalls | None = None,
     ) -> None:
         idle = self._timeouts.idle_ns
         slack = idle // 8
@@ -229,14 +246,14 @@ class Requester:
                 _fail(rec, f"http_{resp.status}", body.decode("utf-8", "replace"))
                 return
             if not self._stream_mode:
-                await self._whole_body(rec, resp, text)
+                await self._whole_body(rec, resp, text, calls)
                 return
             splitter = SseSplitter(self._limits.event_bytes)
             max_events = self._limits.max_tokens(rec.max_tokens)
             arrived = 0
             async for arrived, data in resp.chunks():
                 payloads = splitter.feed(data)
-                used = self._events(rec, payloads, arrived, text, splitter.errors)
+                used = self._events(rec, payloads, arrived, text, splitter.errors, calls)
                 if used is not None:  # the answer's last event (or a bad one)
                     resp.end_of_answer(used < len(payloads) or splitter.holding)
                     return
@@ -246,11 +263,14 @@ class Requester:
                 if rec.first_token_ns is not None and arrived + idle > armed:
                     armed = min(arrived + idle + slack, total_deadline)
                     tmo.reschedule(loop_time_at(armed))
-            if self._events(rec, splitter.finish(), arrived, text, splitter.errors) is not None:
+            tail = splitter.finish()
+            if self._events(rec, tail, arrived, text, splitter.errors, calls) is not None:
                 return
         _fail(rec, "incomplete_stream", "the stream ended without its final event")
 
-    async def _whole_body(self, rec: Record, resp: Response, text: list[str] | None) -> None:
+    async def _whole_body(
+        self, rec: Record, resp: Response, text: list[str] | None, calls: ToolCalls | None = None
+    ) -> None:
         """A non-streaming answer: one JSON body; its last byte is the only token time."""
         parts: list[bytes] = []
         last = size = 0
@@ -275,6 +295,8 @@ class Requester:
         rec.output_chars = len(d.text)
         if text is not None:
             text.append(d.text)
+        if d.tool_parts:
+            tool_event(rec, d.tool_parts, rec.last_token_ns, calls)
         rec.finish_reason = d.finish_reason
         rec.ok = True
 
@@ -285,12 +307,14 @@ class Requester:
         arrived: int,
         text: list[str] | None,
         typed: bool = False,
+        calls: ToolCalls | None = None,
     ) -> int | None:
         """Apply one chunk's events to ``rec``; once the stream is over, how many of the
         payloads it took (the rest came after the end), else None.
 
         ``text`` collects the answer's text when the spec asked for it (else None);
-        ``typed``: an :class:`ErrorEvent` may be among the payloads.
+        ``typed``: an :class:`ErrorEvent` may be among the payloads; ``calls`` assembles
+        the answer's tool calls when they are to be checked (else None).
         """
         deltas, failure = self._parse(payloads, typed)
         stamp = rec.token_ns.append
@@ -306,6 +330,8 @@ class Requester:
                         _first_answer(rec, arrived)
                     if text is not None:
                         text.append(d.text)
+                    if d.tool_parts:
+                        tool_event(rec, d.tool_parts, arrived, calls)
                 stamp(arrived)
                 rec.output_events += d.tokens
                 rec.output_chars += len(d.text)

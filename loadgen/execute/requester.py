@@ -1,6 +1,10 @@
 """The requester one process sends through, built from the scenario's target.
 
-Imports: loadgen.client, loadgen.scenario, loadgen.target.options.
+The adapter is the target's API's; with ``workload.tools`` or
+``response_format`` it is one that sends them, and the requester validates
+each answer against their schemas.
+
+Imports: loadgen.client, loadgen.scenario, loadgen.target.options, loadgen.workload.tools.
 """
 
 from __future__ import annotations
@@ -8,15 +12,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from loadgen.client import (
-    ADAPTERS,
     Requester,
     RequestTimeouts,
     make_transport,
     transport_kind,
 )
+from loadgen.client.adapters import make_adapter
 from loadgen.client.request import RequestLimits
+from loadgen.client.validity import OutputCheck
 from loadgen.scenario.models import ConcurrencyLoad, LoadSpec, OfflineLoad, Scenario
 from loadgen.target.options import target_headers, tls_options
+from loadgen.workload.tools import output_ask
 
 __all__ = ["make_requester", "pool_limit"]
 
@@ -50,9 +56,10 @@ def make_requester(
         tls=tls_options(sc),
     )
     s = t.timeouts_s
+    output = output_ask(sc.workload)  # the files were checked when the workload was prepared
     return Requester(
         transport,
-        ADAPTERS[t.api],
+        make_adapter(t.api, output),
         base_url=list(urls),
         routing=t.routing,
         route_first=worker,
@@ -63,4 +70,5 @@ def make_requester(
         run_id=run_id,
         stream=t.stream,
         limits=RequestLimits(**t.limits.model_dump()),
+        output_check=OutputCheck(output) if output is not None else None,
     )

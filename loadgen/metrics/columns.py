@@ -23,7 +23,10 @@ one's (per-worker accumulators merged by a parent; an accumulator pickles).
 The mean and std of merged rows follow the merge order, as they would the
 order of a concatenated record list.
 
-Imports: numpy, loadgen.records.
+Tool calls and structured answers are tallied apart (``outputs``:
+:class:`~loadgen.metrics.validity.OutputTally`).
+
+Imports: numpy, loadgen.records, loadgen.metrics.validity.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from typing import Self
 import numpy as np
 import numpy.typing as npt
 
+from loadgen.metrics.validity import OutputTally
 from loadgen.records import Record
 
 __all__ = ["NONE", "ErrorTally", "StepColumns"]
@@ -136,6 +140,7 @@ class StepColumns(_Accumulator):
         "cancelled",
         "errors",
         "failures",
+        "outputs",
         "ramp",
         "reasoning_ok",
         "reconnects",
@@ -159,6 +164,8 @@ class StepColumns(_Accumulator):
         self.errors: dict[str, int] = {}
         #: every failure of the step (warm-up and ramp too), for the terminal's error lines
         self.failures = ErrorTally()
+        #: the successful measured answers' tool calls and validity
+        self.outputs = OutputTally()
 
     def add(self, r: Record) -> None:
         """Take what the summary needs from ``r``; ``r`` itself is not kept."""
@@ -209,6 +216,7 @@ class StepColumns(_Accumulator):
         c["turn"].append(_opt(r.turn))
         if r.reasoning_events:
             self.reasoning_ok += 1
+        self.outputs.add(r)
         if len(r.token_ns) > 1:
             self._add_gaps(r.token_ns)
 
@@ -245,6 +253,7 @@ class StepColumns(_Accumulator):
         for kind, n in other.errors.items():
             self.errors[kind] = self.errors.get(kind, 0) + n
         self.failures.merge(other.failures)
+        self.outputs.merge(other.outputs)
 
     @property
     def measured_count(self) -> int:

@@ -10,7 +10,13 @@ with probability at least 1 - alpha, whatever the distribution). Too few
 values for a rank (l < 1 or u > n) leaves that end open (None).
 
 Means: the normal approximation, mean +- z * s / sqrt(n). Rates (events over
-a window): the count as Poisson, (N +- z * sqrt(N)) / T.
+a window): the count as Poisson, (N +- z * sqrt(N)) / T. Proportions (k of n
+answers valid): Wilson's score interval,
+(p + z^2/2n +- z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n), p = k/n, which
+keeps its coverage near 0 and 1 where the normal one collapses to a point
+(100 of 100 valid is [0.963, 1] at 95%, not [1, 1]). A lower bound on a
+proportion (:func:`floor_verdict`) is met when the interval's lower end
+reaches it, missed when its upper end is below it.
 
 A bound on a percentile is *met* when the interval's upper end is within
 it, *missed* when its lower end is beyond it, and *inconclusive* otherwise;
@@ -37,7 +43,10 @@ import numpy.typing as npt
 
 __all__ = [
     "Interval",
+    "floor_needed",
+    "floor_verdict",
     "mean_interval",
+    "proportion_interval",
     "quantile_interval",
     "quantile_ranks",
     "rate_interval",
@@ -122,6 +131,58 @@ def rate_interval(count: int, seconds: float, confidence: float = 0.95) -> Inter
         return Interval(None, None, confidence)
     half = _z(confidence) * math.sqrt(count)
     return Interval(max(0.0, count - half) / seconds, (count + half) / seconds, confidence)
+
+
+def proportion_interval(k: int, n: int, confidence: float = 0.95) -> Interval:
+    """Wilson's score interval for a proportion of ``k`` successes in ``n`` trials."""
+    if n < 1 or not 0 <= k <= n:
+        return Interval(None, None, confidence)
+    z = _z(confidence)
+    p = k / n
+    z2n = z * z / n
+    centre = p + z2n / 2
+    half = z * math.sqrt(p * (1 - p) / n + z2n / (4 * n))
+    low, high = (centre - half) / (1 + z2n), (centre + half) / (1 + z2n)
+    return Interval(max(0.0, low), min(1.0, high), confidence)
+
+
+def floor_verdict(interval: Interval, bound: float) -> Verdict:
+    """A lower bound on a proportion: met (lower end at or above), missed (upper end below)."""
+    if interval.low is not None and interval.low >= bound:
+        return "met"
+    if interval.high is not None and interval.high < bound:
+        return "missed"
+    return "inconclusive"
+
+
+def floor_needed(
+    n: int, k: int, bound: float, confidence: float = 0.95, *, limit: int = 10**9
+) -> int | None:
+    """The smallest sample that would decide a lower bound on a proportion at the share
+    ``k / n`` seen; None when that share sits at the bound or more than ``limit`` are needed."""
+    if n < 1:
+        return None
+    share = k / n
+
+    def decided(size: int) -> bool:
+        interval = proportion_interval(round(size * share), size, confidence)
+        return floor_verdict(interval, bound) != "inconclusive"
+
+    size = n
+    while not decided(size):
+        size *= 2
+        if size > limit:
+            return None
+    lo, hi = size // 2, size
+    if hi == n:
+        return n
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if decided(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def verdict(interval: Interval, bound: float) -> Verdict:

@@ -25,6 +25,8 @@ from loadgen.clock import NS_PER_MS
 from loadgen.metrics.confidence import Interval, verdict
 from loadgen.metrics.latency import FIRST_STAMP
 from loadgen.metrics.profiles import PROFILES, Profile
+from loadgen.metrics.validity import METRIC as VALIDITY
+from loadgen.metrics.validity import validity_check
 from loadgen.records import Record
 from loadgen.scenario.models import PercentileBounds, SlaSpec
 from loadgen.summary import SlaCheck, SlaResult, StepSummary
@@ -93,6 +95,9 @@ def check_sla(step: StepSummary, sla: SlaSpec) -> SlaResult:
             checks.append(check)
     if sla.max_error_rate is not None:
         checks.append(_check("error_rate", "value", sla.max_error_rate, step.requests.error_rate))
+    if sla.valid_output_rate is not None:
+        bound = sla.valid_output_rate
+        checks.append(validity_check(step.output_validity, bound, sla.confidence))
     saturated = step.client.saturated
     passed = not saturated and step.requests.ok > 0 and all(c.passed for c in checks)
     result = SlaResult(passed=passed, inconclusive=saturated, checks=checks)
@@ -135,6 +140,11 @@ NO_SUCCESS = "no successful request"
 
 def _missed_text(c: SlaCheck) -> str:
     """``ttft_ms.p99 712.4 > 400``; an error rate as a percentage."""
+    if c.metric == VALIDITY:
+        if c.value is None:
+            return f"valid output rate: {c.reason or 'no answer was checked'}"
+        high = f" (interval to {100 * c.interval[1]:.2f}%)" if c.interval and c.interval[1] else ""
+        return f"valid output rate {100 * c.value:.2f}% < {100 * c.bound:g}%{high}"
     name = f"{c.metric}.{c.stat_label}" if c.metric != "error_rate" else "error rate"
     if c.value is None:
         return f"{name}: {NO_SUCCESS}"
@@ -146,6 +156,8 @@ def _missed_text(c: SlaCheck) -> str:
 
 def _unsure_text(c: SlaCheck) -> str:
     """The check's own reason, named: ``ttft_ms.p99: 9 requests cannot decide ...``."""
+    if c.metric == VALIDITY:
+        return f"valid output rate: {c.reason or 'too close to call'}"
     return f"{c.metric}.{c.stat_label}: {c.reason or 'too close to call'}"
 
 

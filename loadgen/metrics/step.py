@@ -44,6 +44,7 @@ from loadgen.metrics.share import by_model, part_throughput, throughput
 from loadgen.metrics.sla import check_sla, decide
 from loadgen.metrics.stats import distribution_ms
 from loadgen.metrics.tokens import PROMPT_TOLERANCE, short_output_warning, usage_ignored_warning
+from loadgen.metrics.validity import output_validity
 from loadgen.records import Record
 from loadgen.scenario.models import SlaSpec
 from loadgen.summary import (
@@ -144,6 +145,7 @@ def summarize_step(
         inside = completed_in(ok["end"], *steady)
         step.throughput = throughput(ok, inside, good & inside, step.steady_duration_s, "steady")
     _rate_intervals(step, window_s, sla.confidence)
+    step.output_validity = output_validity(cols.outputs, sla.confidence)
     step.sla = check_sla(step, sla)
     _requests_needed(step, ok, profile.name, ttft_of, sla.confidence)
     decide(step.sla, step.requests.ok)  # again: the reasons now say how many would decide
@@ -288,7 +290,7 @@ def _requests_needed(
         "e2e_ms": lambda: v.latency(ok, profile, frm),
     }
     for c in step.sla.checks:
-        if c.verdict != "inconclusive":
+        if c.verdict != "inconclusive" or c.reason is not None:  # a check's own reason stays
             continue
         c.reason = (
             f"{c.stat_label} is within its {confidence:.0%} interval of the bound {c.bound:g}: "

@@ -94,6 +94,7 @@ FAULT_KINDS = (
     "error_event",
     "bom",
     "idle_408",
+    "invalid_json",
 )
 # Where vLLM's reasoning parsers put the text: reasoning_content in older releases,
 # reasoning since the rename (vLLM RFC #27755).

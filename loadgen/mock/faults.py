@@ -13,7 +13,15 @@ import random
 
 from loadgen.mock.config import FaultRule
 
-__all__ = ["AFTER_RESPONSE", "FRAMING", "MID_STREAM", "PRE_HEADER", "FaultPlan", "fault_position"]
+__all__ = [
+    "AFTER_RESPONSE",
+    "CONTENT",
+    "FRAMING",
+    "MID_STREAM",
+    "PRE_HEADER",
+    "FaultPlan",
+    "fault_position",
+]
 
 #: before any response byte
 PRE_HEADER = frozenset({"reset", "http500", "http503", "http429"})
@@ -21,6 +29,9 @@ PRE_HEADER = frozenset({"reset", "http500", "http503", "http429"})
 MID_STREAM = frozenset({"disconnect", "stall", "malformed", "error_event"})
 #: how a whole stream is framed: events cut across chunks, no ``[DONE]``, a UTF-8 BOM first
 FRAMING = frozenset({"split", "no_done", "bom"})
+#: what a tool call or JSON answer says: its arguments or text cut short or of a wrong type
+#: (loadgen.mock.structured); a request with neither is answered as usual
+CONTENT = frozenset({"invalid_json"})
 #: once the response is whole: the kept-alive connection is answered ``408`` and closed
 #: before its next request is read (a server whose keep-alive timeout just ran out)
 AFTER_RESPONSE = frozenset({"idle_408"})

@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from loadgen.mock.structured import Structured, parse_structured
 from loadgen.mock.wire import tgi_error, vllm_error
 
 __all__ = [
@@ -57,6 +58,8 @@ class GenSpec:
     details: bool = False
     seed: int | None = None
     tokens: Tokens = field(default_factory=list)
+    # -- tool calls and structured output (chat): tools, tool_choice, response_format
+    structured: Structured | None = None
 
 
 def load_json(body: bytes, tgi: bool) -> dict[str, Any]:
@@ -200,6 +203,7 @@ def parse_openai(body: bytes, api: str, served_model: Served, max_model_len: int
         and bool(options.get("continuous_usage_stats", False)),
         seed=data.get("seed") if isinstance(data.get("seed"), int) else None,
         tokens=tokens,
+        structured=parse_structured(data) if api == API_CHAT else None,
     )
 
 

@@ -35,7 +35,14 @@ from loadgen.mock.events import (
     TgiEvents,
     variant_sequence,
 )
-from loadgen.mock.faults import AFTER_RESPONSE, FRAMING, MID_STREAM, PRE_HEADER, FaultPlan
+from loadgen.mock.faults import (
+    AFTER_RESPONSE,
+    CONTENT,
+    FRAMING,
+    MID_STREAM,
+    PRE_HEADER,
+    FaultPlan,
+)
 from loadgen.mock.gen import BodyGen, Ctx, FaultyStreamGen, Gen, StreamGen
 from loadgen.mock.http import HttpConn, Request
 from loadgen.mock.metrics import Metrics
@@ -48,6 +55,7 @@ from loadgen.mock.request import (
     parse_tgi,
 )
 from loadgen.mock.sock import listen
+from loadgen.mock.structured import JsonAnswerEvents, ToolCallEvents, plan_answer
 from loadgen.mock.tokens import tokenize
 from loadgen.mock.truth import TruthWriter
 from loadgen.mock.wire import (
@@ -218,7 +226,13 @@ class MockServer:
         else:
             head = (response_id, spec.model, int(time.time()), spec.prompt_tokens)
             usage = (spec.include_usage, spec.continuous_usage)
-            if spec.api == API_CHAT:
+            answer = None
+            if spec.api == API_CHAT and spec.structured is not None:
+                answer = plan_answer(spec.structured, rng, fault in CONTENT)
+            if answer is not None:
+                kind = ToolCallEvents if answer.tool is not None else JsonAnswerEvents
+                events = kind(*head, usage, self._reasoning(n_out), answer=answer, n_out=n_out)
+            elif spec.api == API_CHAT:
                 events = ChatEvents(*head, usage, self._reasoning(n_out))
             else:
                 events = CompletionEvents(*head, usage)

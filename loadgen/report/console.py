@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from loadgen.report import facts, mix
+from loadgen.report import facts, mix, validity
 from loadgen.report.endpoints import console_lines, target_text
 from loadgen.summary import Distribution, SlaCheck, StepSummary, Summary
 
@@ -63,6 +63,8 @@ def confidence_lines(step: StepSummary) -> list[str]:
         )
         why = c.reason or f"not decided at {conf:.0%} confidence"
         text = f"unsure: {c.metric}.{c.stat} <= {c.bound:g}: {why} (CI {ci})"
+        if c.metric == validity.METRIC:
+            text = f"unsure: {validity.check_text(c, '')}: {why} (CI {ci})"
         out += fit("", phrases(text), " ", CONSOLE_WIDTH - 2)  # the step block indents by 2
     return out
 
@@ -112,7 +114,7 @@ def _ci_rows(step: StepSummary) -> list[str]:
     the upper end); of the percentile the SLA bounds (its first latency bound's), else the
     p99; wrapped at 80 columns between metrics; nothing when no metric has an interval."""
     stat = next(
-        (c.stat for c in step.sla.checks if c.metric != "error_rate" and c.stat != "mean"),
+        (c.stat for c in step.sla.checks if c.stat not in ("value", "mean")),
         "p99",
     )
     cells = []
@@ -231,6 +233,7 @@ def format_step(
         *_latency_rows(step),
         *console_lines(step),
         *mix.console_lines(step),
+        *validity.console_lines(step),
         *_notes(step, prompt_length_source),
     ]
     if step.tokens.count_mismatches:
@@ -255,6 +258,8 @@ _CHECK_WORD = {"met": "met", "missed": "MISSED", "inconclusive": "unsure"}
 def _check_text(c: SlaCheck) -> str:
     """``ttft_ms.p99 152.09 <= 400 met``; a bound with no value says why."""
     word = _CHECK_WORD.get(c.verdict or "", "met" if c.passed else "MISSED")
+    if c.metric == validity.METRIC:
+        return validity.check_text(c, word)
     if c.value is None:
         return f"{c.metric}.{c.stat} <= {c.bound:g} {word} (no successful request)"
     return f"{c.metric}.{c.stat} {_fmt(c.value)} <= {c.bound:g} {word}"

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from loadgen.report import mix
+from loadgen.report import mix, validity
 from loadgen.report.endpoints import csv_fields
 from loadgen.summary import Mean, MeanMax, StepSummary, Summary
 from loadgen.vocab import CURVE_STATS, DISTRIBUTION_STATS
@@ -268,6 +268,7 @@ def step_row(step: StepSummary, metrics_profile: str = "loadgen") -> dict[str, A
     row.update(_optional_fields(step))
     row.update(csv_fields(step))
     row.update(mix.csv_fields(step))
+    row.update(validity.csv_fields(step))
     if step.cost is not None:  # a figure the step has no throughput for is left out
         row.update({f"cost_{k}": v for k, v in step.cost.model_dump(exclude_none=True).items()})
     row.update({f"telemetry_{k}": v for k, v in telemetry_fields(step).items()})

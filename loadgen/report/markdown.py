@@ -123,6 +123,8 @@ def _sla_text(sla: SlaBounds) -> str:
     parts = [f"{metric_label(m, s)} ≤ {b:g} ms" for m, s, b in sla.latency_bounds()]
     if sla.max_error_rate is not None:
         parts.append(f"error rate ≤ {pct(sla.max_error_rate)}")
+    if sla.valid_output_rate is not None:
+        parts.append(f"valid output rate ≥ {pct(sla.valid_output_rate)}")
     return "; ".join(parts) or "none stated"
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from loadgen.report import endpoints, facts, mix
+from loadgen.report import endpoints, facts, mix, validity
 from loadgen.report.blocks import Block, Heading, Items, Table, Text, num, pct, verdict_cell
 from loadgen.report.console import load_label
 from loadgen.report.csv_out import telemetry_fields
@@ -44,6 +44,8 @@ NO_SUCCESS = "no successful request"
 
 
 def _check_row(c: SlaCheck) -> tuple[str, ...]:
+    if c.metric == validity.METRIC:
+        return validity.check_cells(c)
     if c.metric == "error_rate":
         name, bound, value = "error rate", pct(c.bound), pct(c.value)
         margin = "–" if c.margin is None else f"{100 * c.margin:+.2f} pp"
@@ -249,6 +251,8 @@ def step_blocks(step: StepSummary) -> list[Block]:
         tone = {"met": "pass", "missed": "fail"}.get(sla.verdict, "warn")
         blocks.append(Text(f"SLA {sla.verdict}: {sla.reason}", tone))
     blocks.append(Items(_facts(step)))
+    if outputs := validity.items(step):
+        blocks.append(Items(outputs))
     if step.sla.checks:
         header: tuple[str, ...] = ("SLA bound", "limit", "measured", "margin", "verdict", "why")
         rows = tuple(_check_row(c) for c in step.sla.checks)

@@ -51,7 +51,7 @@ def early_stop_reason(step: StepSummary, load: LoadSpec) -> str | None:
     for c in step.sla.checks:
         if (
             c.value is not None
-            and c.metric != "error_rate"
+            and c.metric not in ("error_rate", "valid_output_rate")
             and c.value > c.bound * rules.sla_factor
         ):
             return (

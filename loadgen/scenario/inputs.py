@@ -5,7 +5,8 @@ Checked once when a scenario is loaded (:func:`check_inputs`, called by
 ``loadgen workload`` refuse the same scenarios before anything starts:
 
 - every file it points to (``workload.tokenizer``, ``workload.dataset.path``,
-  an empirical ``file`` of lengths, ``load.trace``, ``target.tls.ca_file``) is
+  an empirical ``file`` of lengths, ``load.trace``, ``target.tls.ca_file``,
+  ``workload.tools.file``, ``workload.response_format.json_schema``) is
   a readable regular file (the tokenizer may be a model folder holding
   ``tokenizer.json``; the CA file must hold a PEM certificate) no larger than
   its kind's bound (:data:`~loadgen.scenario.limits.MAX_FILE_BYTES`): a device
@@ -127,6 +128,17 @@ def _files(sc: Scenario) -> Iterator[tuple[FieldPath, str, str, str]]:
     turns = w.sessions.turns if w.sessions is not None else None
     if isinstance(turns, EmpiricalDist) and turns.file is not None:
         yield ("workload", "sessions", "turns", "file"), "lengths file", turns.file, lengths
+    if w.tools is not None and w.tools.file is not None:
+        expected = "a JSON or YAML list of {name, description, parameters} function definitions"
+        yield ("workload", "tools", "file"), "tools file", w.tools.file, expected
+    if w.response_format is not None and w.response_format.json_schema is not None:
+        expected = "a JSON or YAML file holding a JSON schema"
+        yield (
+            ("workload", "response_format", "json_schema"),
+            "schema",
+            w.response_format.json_schema,
+            expected,
+        )
     if isinstance(sc.load, TraceLoad):
         expected = "a trace file (mooncake or loadgen JSONL, azure or burstgpt CSV)"
         yield ("load", "trace"), "trace", sc.load.trace, expected

@@ -60,4 +60,6 @@ MAX_FILE_BYTES = {
     "tokenizer": 1 << 30,  # tokenizer.json: tens of MB for the largest vocabularies
     "lengths file": 256 << 20,  # one count a line
     "CA file": 16 << 20,  # PEM certificates
+    "tools file": 16 << 20,  # function definitions, read whole
+    "schema": 16 << 20,  # one JSON schema, read whole
 }

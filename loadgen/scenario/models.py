@@ -43,6 +43,7 @@ from loadgen.scenario.loadspec import (
     StopOnErrors,
     TraceLoad,
 )
+from loadgen.scenario.output_spec import OUTPUT_APIS, ResponseFormatSpec, ToolsSpec
 from loadgen.scenario.target_spec import (
     MAX_ENDPOINTS,
     MAX_MOCK_REPLICAS,
@@ -82,6 +83,7 @@ __all__ = [
     "PercentileBounds",
     "PrefixSpec",
     "RateLoad",
+    "ResponseFormatSpec",
     "Scenario",
     "SessionSpec",
     "SlaSpec",
@@ -91,6 +93,7 @@ __all__ = [
     "TelemetrySpec",
     "Timeouts",
     "TlsSpec",
+    "ToolsSpec",
     "TraceLoad",
     "UniformDist",
     "WorkloadSpec",
@@ -148,6 +151,15 @@ class SlaSpec(Spec):
         description="Confidence level of every interval (percentiles, means) and of the "
         "SLA verdicts: a bound is met when the interval's upper end is within it, missed "
         "when its lower end is beyond it, inconclusive otherwise.",
+    )
+    # -- tool calls and structured output
+    valid_output_rate: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="Smallest allowed share of checked answers (tool calls, structured "
+        "answers) that are valid for their schema; judged on its Wilson interval at "
+        "`confidence`. Needs workload.tools or workload.response_format.",
     )
 
 
@@ -231,6 +243,7 @@ class Scenario(Spec):
             raise ValueError(
                 f"workload.sessions needs target.api openai-chat, not {self.target.api}"
             )
+        _output_fits(self)
         if isinstance(self.load, TraceLoad):
             for name in ("dataset", "sessions"):
                 if getattr(w, name) is not None:
@@ -242,6 +255,21 @@ class Scenario(Spec):
         if isinstance(self.load, RateLoad | OfflineLoad):
             _open_loop_fits(self.load, w)
         return self
+
+
+def _output_fits(sc: Scenario) -> None:
+    """Tools and response formats need an API that sends them; a validity bound needs one."""
+    w = sc.workload
+    for name in ("tools", "response_format"):
+        if getattr(w, name) is not None and sc.target.api not in OUTPUT_APIS:
+            raise ValueError(
+                f"workload.{name} needs target.api {' or '.join(OUTPUT_APIS)}, not {sc.target.api}"
+            )
+    if sc.sla.valid_output_rate is not None and w.tools is None and w.response_format is None:
+        raise ValueError(
+            "sla.valid_output_rate bounds the validity of tool calls and structured answers: "
+            "it needs workload.tools or workload.response_format"
+        )
 
 
 #: Prompt tokens an open-loop step may plan up front (its requests are made

@@ -22,6 +22,7 @@ from loadgen.scenario.dists import (
     FloatDistribution,
 )
 from loadgen.scenario.limits import MAX_REQUESTS, MAX_TOKENS, MAX_VOCAB
+from loadgen.scenario.output_spec import ResponseFormatSpec, ToolsSpec
 from loadgen.strict import Spec
 
 __all__ = ["PrefixSpec", "SessionSpec", "WorkloadSpec"]
@@ -114,6 +115,24 @@ class WorkloadSpec(Spec):
     sessions: SessionSpec | None = Field(
         None, description="Multi-turn chat sessions: each prompt carries the previous turns."
     )
+    # -- tool calls and structured output
+    tools: ToolsSpec | None = Field(
+        None,
+        description="Function definitions sent with every request (`file` or synthetic "
+        "`count`); each tool call's arguments are validated against its parameters.",
+    )
+    tool_choice: str | None = Field(
+        None,
+        min_length=1,
+        max_length=64,
+        description="auto, required, none, or the NAME of one tool (sent as a named "
+        "function choice); needs `tools`. None: not sent (the server's default, auto).",
+    )
+    response_format: ResponseFormatSpec | None = Field(
+        None,
+        description="Schema-constrained answers: {json_schema: FILE} or {type: json_object}; "
+        "each answer is validated.",
+    )
 
     @model_validator(mode="after")
     def _compatible(self) -> WorkloadSpec:
@@ -125,4 +144,8 @@ class WorkloadSpec(Spec):
             for name in ("prefix", "sessions"):
                 if getattr(self, name) is not None:
                     raise ValueError(f"a dataset brings its own prompts: drop `{name}`")
+        if self.tool_choice is not None and self.tools is None:
+            raise ValueError("tool_choice needs `tools` (the functions to choose from)")
+        if self.tools is not None and self.response_format is not None:
+            raise ValueError("give `tools` or `response_format`, not both")
         return self

@@ -16,6 +16,7 @@ One module per concept, each importing only those before it:
 - ``telemetry``: :class:`StepTelemetry` and its parts
 - ``mix``: :class:`ModelStats` (one model's share of a step)
 - ``calibration``: :class:`PromptCalibration` (which engine's tokenize answered)
+- ``validity``: :class:`OutputValidity`
 - ``step``: :class:`StepSummary`, :class:`EndpointStats`, :class:`Cost`
 - ``run``: :class:`Summary`, :class:`ClockAnchor`, :class:`Verdict`,
   :class:`WorkloadInfo`
@@ -61,6 +62,7 @@ from loadgen.summary.telemetry import (
     TelemetryGap,
     TelemetryWindow,
 )
+from loadgen.summary.validity import OutputValidity
 from loadgen.vocab import PERCENTILES
 
 __all__ = [
@@ -82,6 +84,7 @@ __all__ = [
     "Mean",
     "MeanMax",
     "ModelStats",
+    "OutputValidity",
     "Peak",
     "PrefixCacheStats",
     "PromptCalibration",

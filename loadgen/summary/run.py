@@ -68,6 +68,9 @@ class WorkloadInfo(Sparse):
     tokenizer: str | None = None
     prefix: WorkloadPrefix | None = None
     sessions: WorkloadSessions | None = None
+    # -- tool calls and structured output: one line each, e.g. ``2 from tools.json: ...``
+    tools: str | None = None
+    response_format: str | None = None
 
 
 class Verdict(Strict):

@@ -48,6 +48,8 @@ class SlaBounds(Sparse):
     ttft_of: Literal["any", "answer"] | None = None
     latency_from: Literal["scheduled", "sent"] | None = None
     confidence: float | None = None
+    # -- tool calls and structured output
+    valid_output_rate: float | None = None
 
     def latency_bounds(self) -> list[tuple[str, str, float]]:
         """``(metric, stat, bound)`` of every latency bound given, in field order."""

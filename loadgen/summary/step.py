@@ -27,6 +27,7 @@ from loadgen.summary.latency import Distribution
 from loadgen.summary.mix import ModelStats
 from loadgen.summary.sla import SlaResult
 from loadgen.summary.telemetry import StepTelemetry
+from loadgen.summary.validity import OutputValidity
 
 __all__ = ["Cost", "EndpointStats", "StepSummary"]
 
@@ -169,6 +170,12 @@ class StepSummary(Strict):
         None,
         description="Per model of the mix (target.models), beside the totals above; null "
         "for one model.",
+    )
+    # -- tool calls and structured output
+    output_validity: OutputValidity | None = Field(
+        None,
+        description="Tool calls and structured answers against their schemas; present "
+        "when the step's answers had tool calls or anything to check.",
     )
 
     @property

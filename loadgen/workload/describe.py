@@ -23,6 +23,7 @@ from loadgen.workload.lengths import describe
 from loadgen.workload.plan import RequestSpec
 from loadgen.workload.source import SessionPlan, Workload
 from loadgen.workload.step import StepPlan, plan_step
+from loadgen.workload.tools import describe_output
 from loadgen.workload.trace_stats import arrival_profile, trace_stats
 from loadgen.workload.traces import TraceRow
 
@@ -61,6 +62,8 @@ def describe_workload(sc: Scenario, workload: Workload) -> dict[str, Any]:
             "turns": describe(s.turns),
             "think_time_s": describe(s.think_time_s) if s.think_time_s else None,
         }
+    if workload.output is not None:
+        out.update(describe_output(workload.output, w))
     return out
 
 

@@ -27,6 +27,7 @@ from loadgen.workload.datasets import DatasetRow, RowSampler, load_dataset
 from loadgen.workload.lengths import read_lengths_file, sample_lengths, sample_seconds
 from loadgen.workload.plan import Message, RequestSpec
 from loadgen.workload.prompts import Calibration, PromptMaker
+from loadgen.workload.tools import OutputAsk, output_ask
 from loadgen.workload.traces import TraceRow, read_trace
 
 __all__ = ["SessionPlan", "Workload"]
@@ -62,6 +63,8 @@ class Workload:
     _blocks: dict[int, str] = field(default_factory=dict)
     #: target.models: (name, weight) of each model requests pick from; empty: target.model
     models: tuple[tuple[str, float], ...] = ()
+    # -- tool calls and structured output: the tools and schema, read and checked
+    output: OutputAsk | None = None
 
     @classmethod
     def prepare(
@@ -94,6 +97,7 @@ class Workload:
             w.trace_path = trace.trace
             with _naming("load.trace", trace.trace):  # check it now
                 read_trace(trace.trace, trace.trace_format, window_s=trace.window_s)
+        w.output = output_ask(spec)  # tools and schemas: read and checked now
         if spec.prefix is not None:
             length = spec.prefix.tokens or _share_tokens(spec)
             rng = np.random.default_rng([spec.seed, 1_000_003])

@@ -54,6 +54,11 @@ class Delta:
     #: why the event's usage block (TGI: ``details``) was not believed and ignored; its
     #: counts are then None and the request is measured from its stream
     usage_ignored: str | None = None
+    # -- tool calls and structured output
+    #: the tool-call fragments the event carries, each (the call's index in the answer, the
+    #: function's name on the call's first fragment else None, a piece of its arguments'
+    #: JSON text); empty for any other event. The event is a token event (``tokens``).
+    tool_parts: tuple[tuple[int, str | None, str], ...] = ()
 
 
 EMPTY = Delta()

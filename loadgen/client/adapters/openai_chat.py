@@ -3,7 +3,10 @@
 The opener that only carries the role (``delta: {role, content: ""}``) is not
 a token; every later event whose delta has ``content`` (even empty),
 ``reasoning_content``/``reasoning`` or ``tool_calls`` is one token. An event
-with reasoning and no ``content`` text is a reasoning token. A non-streaming
+with reasoning and no ``content`` text is a reasoning token. A ``tool_calls``
+list with entries is a token even beside ``role`` (OpenAI opens a call so);
+each entry's ``index``, ``function.name`` and ``function.arguments`` become
+the delta's ``tool_parts`` (:func:`tool_parts`, values checked). A non-streaming
 answer has ``message`` where a stream has ``delta``. Text and the finish
 reason are checked (:mod:`~loadgen.client.adapters.wire`): a ``content`` that
 is a number or a list is a malformed event, not text.
@@ -17,12 +20,33 @@ from typing import TYPE_CHECKING, Any
 
 from loadgen.client.adapters.base import Delta, as_text, is_messages
 from loadgen.client.adapters.openai_common import OpenAIAdapter
-from loadgen.client.adapters.wire import obj, reason, string
+from loadgen.client.adapters.tools import chat_fields
+from loadgen.client.adapters.wire import MalformedEvent, items, obj, reason, string
 
 if TYPE_CHECKING:
     from loadgen.workload.plan import Prompt
+    from loadgen.workload.tools import OutputAsk
 
-__all__ = ["OpenAIChat"]
+__all__ = ["OpenAIChat", "tool_parts"]
+
+#: a tool call's index in an answer, at most (a bound on what a server can make us keep)
+MAX_TOOL_INDEX = 1023
+
+
+def tool_parts(calls: object) -> tuple[tuple[int, str | None, str], ...]:
+    """``delta.tool_calls`` (or ``message.tool_calls``) as (index, name, arguments) parts."""
+    out = []
+    for i, entry in enumerate(items(calls, "delta.tool_calls")):
+        call = obj(entry, f"delta.tool_calls[{i}]")
+        index = call.get("index", i)
+        if type(index) is not int or not 0 <= index <= MAX_TOOL_INDEX:
+            msg = f"delta.tool_calls[{i}].index: expected an integer in 0..{MAX_TOOL_INDEX}"
+            raise MalformedEvent(msg)
+        fn = obj(call.get("function") or {}, f"delta.tool_calls[{i}].function")
+        name = string(fn.get("name"), f"delta.tool_calls[{i}].function.name")
+        args = string(fn.get("arguments"), f"delta.tool_calls[{i}].function.arguments")
+        out.append((index, name, args or ""))
+    return tuple(out)
 
 
 def _choice(choice: dict[str, Any]) -> Delta:
@@ -35,6 +59,9 @@ def _choice(choice: dict[str, Any]) -> Delta:
     finish = reason(finish, "choices[0].finish_reason")
     if text:
         return Delta(1, text, finish)
+    calls = d.get("tool_calls")
+    if calls:
+        return Delta(1, "", finish, tool_parts=tool_parts(calls))
     reasoning = string(d.get("reasoning_content"), "delta.reasoning_content")
     if reasoning is None:
         reasoning = string(d.get("reasoning"), "delta.reasoning")
@@ -46,9 +73,14 @@ def _choice(choice: dict[str, Any]) -> Delta:
 
 
 class OpenAIChat(OpenAIAdapter):
+    """``output``: tools, a tool choice or a response format to send with every request."""
+
     path = "/v1/chat/completions"
     path_no_stream = "/v1/chat/completions"
     read_choice = staticmethod(_choice)
+
+    def __init__(self, output: OutputAsk | None = None) -> None:
+        self.output_fields = chat_fields(output) if output is not None else {}
 
     def prompt_field(self, prompt: Prompt) -> dict[str, Any]:
         """A message list is sent as is; text becomes one user message."""

@@ -120,6 +120,9 @@ class OpenAIAdapter:
     path: str
     path_no_stream: str
     ends_with_done = True
+    #: body fields beside the prompt sent with every request (tools, response_format), under
+    #: ``extra_body``: built once by the adapter's constructor
+    output_fields: dict[str, Any] = {}  # noqa: RUF012 (read only; an instance sets its own)
 
     def prompt_field(self, prompt: Prompt) -> dict[str, Any]:
         """The body's prompt field: ``{"prompt": ...}`` or ``{"messages": ...}``."""
@@ -137,6 +140,8 @@ class OpenAIAdapter:
         stream: bool = True,
     ) -> dict[str, Any]:
         fields = {"model": model, **self.prompt_field(spec.prompt), "max_tokens": spec.max_tokens}
+        if self.output_fields:
+            fields.update(self.output_fields)
         return openai_body(fields, extra, stream)
 
     def parse(self, payload: bytes) -> Delta:
