@@ -88,6 +88,9 @@ class Record:
     #: the server's usage block (TGI: ``details``) could not be believed (a count that is a
     #: string, say): why. It was ignored; the output is counted from the stream's events
     usage_ignored: str | None = None
+    # -- Responses and Messages APIs
+    #: the server's id of the answer (Responses: the next turn's previous_response_id)
+    response_id: str | None = None
 
     @property
     def output_tokens(self) -> int:

@@ -275,6 +275,7 @@ class Requester:
         if text is not None:
             text.append(d.text)
         rec.finish_reason = d.finish_reason
+        rec.response_id = d.response_id
         rec.ok = True
 
     def _events(
@@ -322,6 +323,7 @@ class Requester:
                 _fail(rec, "stream_error", d.error)
                 return i + 1
             if d.final:
+                rec.response_id = d.response_id
                 _finish(rec, not self._adapter.ends_with_done)
                 return i + 1
         if failure is not None:

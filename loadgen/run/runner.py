@@ -121,7 +121,7 @@ def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
     records_path = opts.out_dir / "records.jsonl"
     records_path.unlink(missing_ok=True)
     trace = scenario.load if isinstance(scenario.load, TraceLoad) else None
-    chat = scenario.target.api == "openai-chat"
+    chat = scenario.target.chat
     workload = Workload.prepare(scenario.workload, chat=chat, trace=trace)  # bad files: stop here
     for line in load_warnings(scenario):
         warn(line)

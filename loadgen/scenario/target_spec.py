@@ -8,7 +8,7 @@ uses it too). Nothing here does I/O: that ``tls.ca_file`` loads and
 ``api_key_env`` is set is checked with the scenario's other inputs
 (:mod:`~loadgen.scenario.inputs`).
 
-Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.limits.
+Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.limits, loadgen.vocab.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from loadgen.scenario.limits import MAX_SECONDS, MIN_SECONDS
 from loadgen.strict import Spec
+from loadgen.vocab import CHAT_APIS
 
 __all__ = [
     "MAX_ENDPOINTS",
@@ -175,8 +176,12 @@ class TargetSpec(Spec):
         "least_in_flight (fewest requests in flight), session (every turn of a multi-turn "
         "session on one endpoint; round robin between sessions).",
     )
-    api: Literal["openai-completions", "openai-chat", "tgi"] = Field(
-        "openai-chat", description="Wire protocol: openai-completions | openai-chat | tgi."
+    api: Literal[
+        "openai-completions", "openai-chat", "tgi", "openai-responses", "anthropic-messages"
+    ] = Field(
+        "openai-chat",
+        description="Wire protocol: openai-completions | openai-chat | tgi | openai-responses "
+        "| anthropic-messages.",
     )
     model: str = Field(
         MOCK_MODEL,  # the default only stands for url mock (_model_needed)
@@ -185,7 +190,9 @@ class TargetSpec(Spec):
         "`auto`: the only model the server lists at /v1/models.",
     )
     api_key_env: str | None = Field(
-        None, description="Environment variable holding the API key (sent as a Bearer token)."
+        None,
+        description="Environment variable holding the API key (sent as a Bearer token; "
+        "anthropic-messages: as x-api-key too).",
     )
     extra_body: dict[str, Any] = Field(
         default_factory=dict, description="Merged into every request body (e.g. ignore_eos)."
@@ -280,6 +287,11 @@ class TargetSpec(Spec):
         if self.mock.replicas > 1 and not self.is_mock:
             raise ValueError("target.mock.replicas needs target.url: mock (the built-in mock)")
         return self
+
+    @property
+    def chat(self) -> bool:
+        """The API takes chat messages (prompts are made as messages; sessions work)."""
+        return self.api in CHAT_APIS
 
     @property
     def is_mock(self) -> bool:

@@ -73,6 +73,4 @@ def calibrate_prompts(sc: Scenario, url: str) -> Calibration | None:
     exact = w.tokenizer is not None or w.prompt_as == "token_ids"
     if exact or not w.calibrate or not sc.target.api.startswith("openai"):
         return None
-    return calibrate(
-        url, sc.target.model, sc.target.api == "openai-chat", target_headers(sc), tls_options(sc)
-    )
+    return calibrate(url, sc.target.model, sc.target.chat, target_headers(sc), tls_options(sc))

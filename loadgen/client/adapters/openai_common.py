@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from loadgen.client.adapters.base import EMPTY, Delta
+from loadgen.client.adapters.base import EMPTY, NO_HEADERS, Delta, bearer
 from loadgen.client.adapters.wire import MalformedEvent, count, error_message, first_choice, obj
 
 if TYPE_CHECKING:
@@ -120,6 +120,8 @@ class OpenAIAdapter:
     path: str
     path_no_stream: str
     ends_with_done = True
+    headers = NO_HEADERS
+    auth_headers = staticmethod(bearer)
 
     def prompt_field(self, prompt: Prompt) -> dict[str, Any]:
         """The body's prompt field: ``{"prompt": ...}`` or ``{"messages": ...}``."""
