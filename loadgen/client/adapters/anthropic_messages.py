@@ -149,7 +149,8 @@ def _event(value: Any) -> Delta:
         return Delta(final=True)
     if kind == "error":
         return Delta(error=error_message(event.get("error") or "error"))
-    string(kind, "type")
+    if type(kind) is not str:
+        raise MalformedEvent("type: expected a string naming the event")
     return EMPTY
 
 
