@@ -213,8 +213,7 @@ def workload(scenario: Path, **flags: Any) -> None:
 
     sc = load_scenario(scenario, flag_overrides(flags))
     trace = sc.load if isinstance(sc.load, TraceLoad) else None
-    chat = sc.target.api == "openai-chat"
-    prepared = Workload.prepare(sc.workload, chat=chat, trace=trace, models=sc.target.mix)
+    prepared = Workload.prepare(sc.workload, chat=sc.target.chat, trace=trace, models=sc.target.mix)
     click.echo(forecast_report(sc, prepared))
 
 

@@ -99,6 +99,9 @@ class Record:
     #: an answer without a call under tool_choice auto)
     valid_output: bool | None = None
     invalid_detail: str | None = None  # why it was invalid: the first problem found
+    # -- Responses and Messages APIs
+    #: the server's id of the answer (Responses: the next turn's previous_response_id)
+    response_id: str | None = None
 
     @property
     def output_tokens(self) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 __all__ = [
     "API_NAMES",
+    "CHAT_APIS",
     "CONSOLE_STATS",
     "CURVE_STATS",
     "DISTRIBUTION_STATS",
@@ -67,7 +68,9 @@ METRIC_LABELS: dict[str, str] = {
 UNITS = {"latency": "ms", "requests": "req/s", "tokens": "tok/s", "fraction": "%"}
 
 #: The APIs loadgen speaks (``target.api``; one adapter each in ``loadgen.client.adapters``).
-API_NAMES = ("openai-completions", "openai-chat", "tgi")
+API_NAMES = ("openai-completions", "openai-chat", "tgi", "openai-responses", "anthropic-messages")
+#: The APIs whose prompts are chat messages (multi-turn sessions speak one of these).
+CHAT_APIS = ("openai-chat", "openai-responses", "anthropic-messages")
 
 #: The metric-definition profiles (formulas in ``loadgen.metrics.profiles``).
 PROFILE_NAMES = ("loadgen", "vllm", "aiperf", "guidellm")

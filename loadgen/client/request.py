@@ -298,6 +298,7 @@ class Requester:
         if d.tool_parts:
             tool_event(rec, d.tool_parts, rec.last_token_ns, calls)
         rec.finish_reason = d.finish_reason
+        rec.response_id = d.response_id
         rec.ok = True
 
     def _events(
@@ -349,6 +350,7 @@ class Requester:
                 _fail(rec, "stream_error", d.error)
                 return i + 1
             if d.final:
+                rec.response_id = d.response_id
                 _finish(rec, not self._adapter.ends_with_done)
                 return i + 1
         if failure is not None:

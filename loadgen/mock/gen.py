@@ -144,6 +144,8 @@ class Gen:
                 "fault": self.fault,
                 "end_ns": end_ns,
             }
+            if self.spec.context_tokens:  # Responses: of prompt_tokens, the stored conversation's
+                record["context_tokens"] = self.spec.context_tokens
             self.ctx.truth.add(record)
 
     def _complete(self) -> None:

@@ -60,6 +60,10 @@ class GenSpec:
     tokens: Tokens = field(default_factory=list)
     # -- tool calls and structured output (chat): tools, tool_choice, response_format
     structured: Structured | None = None
+    # -- Responses API (loadgen.mock.request_apis)
+    store: bool = False  # keep the answer for a later previous_response_id
+    context_tokens: int = 0  # of prompt_tokens, those of the previous_response_id conversation
+    previous_id: str | None = None  # the previous_response_id it continues
 
 
 def load_json(body: bytes, tgi: bool) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """The mock server: routes, generation set-up, pre-header faults, start and stop.
 
-Owns the wiring: which path answers what (OpenAI completions/chat, TGI
-generate/generate_stream, /tokenize, /v1/models, /health, /metrics), the
+Owns the wiring: which path answers what (OpenAI completions/chat/responses,
+Anthropic messages, TGI generate/generate_stream, /tokenize, /v1/models,
+/health, /metrics), the
 sampled output length of each request and how much of a chat answer is
 reasoning, the choice of scheduler (``BatchEngine`` with its prefix cache, or
 ``FixedPacer``), and the process life cycle (listening line, SIGTERM/SIGINT,
@@ -35,6 +36,8 @@ from loadgen.mock.events import (
     TgiEvents,
     variant_sequence,
 )
+from loadgen.mock.events_messages import MessagesEvents
+from loadgen.mock.events_responses import ResponsesEvents
 from loadgen.mock.faults import (
     AFTER_RESPONSE,
     CONTENT,
@@ -53,6 +56,14 @@ from loadgen.mock.request import (
     GenSpec,
     parse_openai,
     parse_tgi,
+)
+from loadgen.mock.request_apis import (
+    API_MESSAGES,
+    API_RESPONSES,
+    Conversations,
+    anthropic_error,
+    parse_messages,
+    parse_responses,
 )
 from loadgen.mock.sock import listen
 from loadgen.mock.structured import JsonAnswerEvents, ToolCallEvents, plan_answer
@@ -75,6 +86,8 @@ log = logging.getLogger("loadgen.mock")
 ROUTES: dict[str, tuple[str, str]] = {
     "/v1/completions": ("POST", API_COMPLETIONS),
     "/v1/chat/completions": ("POST", API_CHAT),
+    "/v1/responses": ("POST", API_RESPONSES),
+    "/v1/messages": ("POST", API_MESSAGES),
     "/generate": ("POST", "tgi"),
     "/generate_stream": ("POST", "tgi_stream"),
     "/tokenize": ("POST", "tokenize"),
@@ -105,6 +118,8 @@ class MockServer:
         seq = variant_sequence(settings.seed)
         self.ctx = Ctx(loop, self.metrics, self.truth, seq, settings.stall_s)
         self.conns: set[HttpConn] = set()
+        #: stored Responses answers, for previous_response_id
+        self.conversations = Conversations()
 
     def _cache(self) -> PrefixCache | None:
         settings = self.settings
@@ -184,6 +199,10 @@ class MockServer:
         limit = self.settings.profile.max_model_len
         if name.startswith("tgi"):
             return parse_tgi(req.body, name == "tgi_stream", self.settings.served, limit)
+        if name == API_RESPONSES:
+            return parse_responses(req.body, self.settings.served, limit, self.conversations)
+        if name == API_MESSAGES:
+            return parse_messages(req.body, self.settings.served, limit)
         return parse_openai(req.body, name, self.settings.served, limit)
 
     def _generate(self, conn: HttpConn, req: Request, name: str) -> None:
@@ -223,6 +242,8 @@ class MockServer:
         events: Events
         if spec.api == API_TGI:
             events = TgiEvents(spec.prompt_tokens, spec.details, spec.seed)
+        elif spec.api in (API_RESPONSES, API_MESSAGES):
+            events = self._api_events(spec, response_id, n_out)
         else:
             head = (response_id, spec.model, int(time.time()), spec.prompt_tokens)
             usage = (spec.include_usage, spec.continuous_usage)
@@ -245,6 +266,14 @@ class MockServer:
             self.ctx, conn, spec, events, rid=rid, path=req.path, recv_ns=req.recv_ns,
             n_out=n_out, finish=finish, offset=offset, fault=fault,
         )  # fmt: skip
+
+    def _api_events(self, spec: GenSpec, rid: str, n_out: int) -> Events:
+        """Responses or Messages events; their leading reasoning tokens as chat's."""
+        n_reason = (self._reasoning(n_out) or (0, ""))[0]
+        if spec.api == API_MESSAGES:
+            return MessagesEvents(rid, spec.model, spec.prompt_tokens, n_reason)
+        keep = self.conversations.keep
+        return ResponsesEvents(rid, int(time.time()), spec, n_reason, keep, spec.previous_id)
 
     def _reasoning(self, n_out: int) -> tuple[int, str] | None:
         """How many of a chat answer's ``n_out`` tokens are reasoning: at least one is not."""
@@ -288,6 +317,8 @@ class MockServer:
         status = int(fault[4:])
         message = f"injected fault {fault} (loadgen-mock)"
         exc = tgi_error(status, message, "overloaded") if spec.api == API_TGI else None
+        if spec.api == API_MESSAGES:
+            exc = anthropic_error(status, message)
         exc = exc or vllm_error(status, message)
         extra: tuple[tuple[bytes, bytes], ...] = ()
         if status == 429:

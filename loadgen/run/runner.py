@@ -121,7 +121,7 @@ def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
     records_path = opts.out_dir / "records.jsonl"
     records_path.unlink(missing_ok=True)
     trace = scenario.load if isinstance(scenario.load, TraceLoad) else None
-    chat = scenario.target.api == "openai-chat"
+    chat = scenario.target.chat
     mix = scenario.target.mix
     # bad files: stop here
     workload = Workload.prepare(scenario.workload, chat=chat, trace=trace, models=mix)

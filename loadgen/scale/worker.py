@@ -138,7 +138,7 @@ class _Worker:
             trace = sc.load if isinstance(sc.load, TraceLoad) else None
             workload = Workload.prepare(
                 sc.workload,
-                chat=sc.target.api == "openai-chat",
+                chat=sc.target.chat,
                 trace=trace,
                 calibration=c.calibration,
                 models=sc.target.mix,

@@ -58,7 +58,7 @@ from loadgen.scenario.target_spec import (
 )
 from loadgen.scenario.workload_spec import PrefixSpec, SessionSpec, WorkloadSpec
 from loadgen.strict import Spec
-from loadgen.vocab import API_NAMES
+from loadgen.vocab import API_NAMES, CHAT_APIS
 
 __all__ = [
     "API_NAMES",
@@ -239,9 +239,16 @@ class Scenario(Spec):
                 "workload.prompt_as token_ids needs target.api openai-completions, "
                 f"not {self.target.api}"
             )
-        if w.sessions is not None and self.target.api != "openai-chat":
+        if w.sessions is not None and self.target.api not in CHAT_APIS:
             raise ValueError(
-                f"workload.sessions needs target.api openai-chat, not {self.target.api}"
+                f"workload.sessions needs a chat API ({' | '.join(CHAT_APIS)}), "
+                f"not {self.target.api}"
+            )
+        server_state = w.sessions is not None and w.sessions.state == "server"
+        if server_state and self.target.api != "openai-responses":
+            raise ValueError(
+                "workload.sessions.state server chains previous_response_id: it needs "
+                f"target.api openai-responses, not {self.target.api}"
             )
         _output_fits(self)
         if isinstance(self.load, TraceLoad):

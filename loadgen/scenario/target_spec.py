@@ -8,7 +8,7 @@ uses it too). Nothing here does I/O: that ``tls.ca_file`` loads and
 ``api_key_env`` is set is checked with the scenario's other inputs
 (:mod:`~loadgen.scenario.inputs`).
 
-Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.limits.
+Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.limits, loadgen.vocab.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 from loadgen.scenario.limits import MAX_SECONDS, MIN_SECONDS
 from loadgen.scenario.model_mix import MAX_MODELS, ModelWeight, check_mix
 from loadgen.strict import Spec
+from loadgen.vocab import CHAT_APIS
 
 __all__ = [
     "MAX_ENDPOINTS",
@@ -176,8 +177,12 @@ class TargetSpec(Spec):
         "least_in_flight (fewest requests in flight), session (every turn of a multi-turn "
         "session on one endpoint; round robin between sessions).",
     )
-    api: Literal["openai-completions", "openai-chat", "tgi"] = Field(
-        "openai-chat", description="Wire protocol: openai-completions | openai-chat | tgi."
+    api: Literal[
+        "openai-completions", "openai-chat", "tgi", "openai-responses", "anthropic-messages"
+    ] = Field(
+        "openai-chat",
+        description="Wire protocol: openai-completions | openai-chat | tgi | openai-responses "
+        "| anthropic-messages.",
     )
     model: str = Field(
         MOCK_MODEL,  # the default only stands for url mock (_model_needed)
@@ -186,7 +191,9 @@ class TargetSpec(Spec):
         "`auto`: the only model the server lists at /v1/models.",
     )
     api_key_env: str | None = Field(
-        None, description="Environment variable holding the API key (sent as a Bearer token)."
+        None,
+        description="Environment variable holding the API key (sent as a Bearer token; "
+        "anthropic-messages: as x-api-key too).",
     )
     extra_body: dict[str, Any] = Field(
         default_factory=dict, description="Merged into every request body (e.g. ignore_eos)."
@@ -302,6 +309,11 @@ class TargetSpec(Spec):
     def mix(self) -> tuple[tuple[str, float], ...]:
         """``models`` as (name, weight) pairs; empty for one model (``target.model``)."""
         return tuple((m.name, m.weight) for m in self.models or ())
+
+    @property
+    def chat(self) -> bool:
+        """The API takes chat messages (prompts are made as messages; sessions work)."""
+        return self.api in CHAT_APIS
 
     @property
     def is_mock(self) -> bool:

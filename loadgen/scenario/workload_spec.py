@@ -65,6 +65,13 @@ class SessionSpec(Spec):
     think_time_s: FloatDistribution | None = Field(
         None, description="Seconds a user waits after an answer before the next turn (None: 0)."
     )
+    # -- Responses sessions
+    state: Literal["client", "server"] = Field(
+        "client",
+        description="client: each turn sends the whole conversation; server (openai-responses "
+        "only): each turn sends only its new message and chains previous_response_id, so the "
+        "server keeps the conversation.",
+    )
 
 
 class WorkloadSpec(Spec):

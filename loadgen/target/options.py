@@ -3,13 +3,15 @@
 The load path (:mod:`loadgen.execute.requester`) and the calls outside it
 (pre-flight, ``/tokenize``, the prefix-cache scrape, telemetry) read both from here.
 
-Imports: os, loadgen.client.transport (TLS options), loadgen.scenario.
+Imports: os, loadgen.client.adapters (each API's headers), loadgen.client.transport (TLS
+options), loadgen.scenario.
 """
 
 from __future__ import annotations
 
 import os
 
+from loadgen.client.adapters import ADAPTERS
 from loadgen.client.transport import TlsOptions
 from loadgen.scenario.models import Scenario
 
@@ -17,11 +19,14 @@ __all__ = ["target_headers", "tls_options"]
 
 
 def target_headers(sc: Scenario) -> dict[str, str]:
-    """The scenario's extra headers, with the API key from its environment variable."""
-    headers = dict(sc.target.headers)
+    """The API's own headers (``anthropic-version``), the scenario's extra headers over
+    them, and the API key from its environment variable in the headers the API reads
+    it from (``Authorization: Bearer``; Anthropic's ``x-api-key`` too)."""
+    adapter = ADAPTERS[sc.target.api]
+    headers = {**adapter.headers, **sc.target.headers}
     key_env = sc.target.api_key_env
     if key_env and os.environ.get(key_env):
-        headers["Authorization"] = f"Bearer {os.environ[key_env]}"
+        headers.update(adapter.auth_headers(os.environ[key_env]))
     return headers
 
 

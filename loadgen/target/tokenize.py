@@ -190,7 +190,7 @@ def calibrate_prompts(sc: Scenario, url: str) -> Calibration | None:
     return calibrate(
         url,
         t.model,
-        t.api == "openai-chat",
+        t.chat,
         target_headers(sc),
         tls_options(sc),
         api=t.api,

@@ -36,6 +36,11 @@ class RequestSpec:
     keep_text: bool = False  # the runner needs the answer text (multi-turn sessions)
     # -- model mixes (target.models)
     model: str | None = None  # the model this request names; None: target.model
+    # -- Responses sessions (workload.sessions.state: server)
+    #: the server keeps this turn's answer (Responses ``store``): the next turn chains it
+    server_state: bool = False
+    #: the previous turn's response id: the prompt holds only the new message
+    previous_response_id: str | None = None
 
 
 def step_rng(seed: int, step: int, stream: int) -> np.random.Generator:

@@ -7,15 +7,17 @@ An adapter that sends tools or a response format (an
 :class:`~loadgen.workload.tools.OutputAsk`) is built per run by
 :func:`make_adapter` from :data:`WITH_OUTPUT`.
 
-Public names: ADAPTERS, WITH_OUTPUT, Adapter, Delta, OpenAIChat, OpenAICompletions, Tgi,
-make_adapter.
+Public names: ADAPTERS, WITH_OUTPUT, Adapter, AnthropicMessages, Delta, OpenAIChat,
+OpenAICompletions, OpenAIResponses, Tgi, make_adapter.
 """
 
 from collections.abc import Callable
 
+from loadgen.client.adapters.anthropic_messages import AnthropicMessages
 from loadgen.client.adapters.base import Adapter, Delta
 from loadgen.client.adapters.openai_chat import OpenAIChat
 from loadgen.client.adapters.openai_completions import OpenAICompletions
+from loadgen.client.adapters.openai_responses import OpenAIResponses
 from loadgen.client.adapters.tgi import Tgi
 from loadgen.workload.tools import OutputAsk
 
@@ -23,9 +25,11 @@ __all__ = [
     "ADAPTERS",
     "WITH_OUTPUT",
     "Adapter",
+    "AnthropicMessages",
     "Delta",
     "OpenAIChat",
     "OpenAICompletions",
+    "OpenAIResponses",
     "Tgi",
     "make_adapter",
 ]
@@ -34,6 +38,8 @@ ADAPTERS: dict[str, Adapter] = {
     "openai-completions": OpenAICompletions(),
     "openai-chat": OpenAIChat(),
     "tgi": Tgi(),
+    "openai-responses": OpenAIResponses(),
+    "anthropic-messages": AnthropicMessages(),
 }
 
 #: api -> the adapter that sends tools / a response format with every request

@@ -8,7 +8,9 @@ Imports: loadgen.client.adapters.wire (loadgen.workload.plan for type names only
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 from loadgen.client.adapters.wire import MAX_COUNT, MalformedEvent, MalformedUsage, count
@@ -19,11 +21,13 @@ if TYPE_CHECKING:
 __all__ = [
     "EMPTY",
     "MAX_COUNT",
+    "NO_HEADERS",
     "Adapter",
     "Delta",
     "MalformedEvent",
     "MalformedUsage",
     "as_text",
+    "bearer",
     "count",
     "is_messages",
     "render_messages",
@@ -59,9 +63,23 @@ class Delta:
     #: function's name on the call's first fragment else None, a piece of its arguments'
     #: JSON text); empty for any other event. The event is a token event (``tokens``).
     tool_parts: tuple[tuple[int, str | None, str], ...] = ()
+    # -- Responses and Messages APIs (openai-responses, anthropic-messages)
+    #: the server's id of this answer (Responses: the next turn's ``previous_response_id``)
+    response_id: str | None = None
+    #: the token event is a tool-call fragment (Responses ``function_call_arguments.delta``,
+    #: Messages ``input_json_delta``): output, neither answer text nor reasoning
+    tool: bool = False
 
 
 EMPTY = Delta()
+
+#: an adapter that asks for no headers of its own
+NO_HEADERS: Mapping[str, str] = MappingProxyType({})
+
+
+def bearer(key: str) -> dict[str, str]:
+    """The API key as OpenAI-style servers take it: ``Authorization: Bearer <key>``."""
+    return {"Authorization": f"Bearer {key}"}
 
 
 class Adapter(Protocol):
@@ -78,6 +96,12 @@ class Adapter(Protocol):
     path_no_stream: str
     #: whether a well-formed stream ends with ``data: [DONE]``
     ends_with_done: bool
+    #: headers every request of this protocol carries (``anthropic-version``)
+    headers: Mapping[str, str]
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        """The headers that carry the API key (never printed: outputs redact them)."""
+        ...
 
     def body(
         self,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from loadgen.client.adapters.base import EMPTY, Delta
+from loadgen.client.adapters.base import EMPTY, NO_HEADERS, Delta, bearer
 from loadgen.client.adapters.wire import MalformedEvent, count, error_message, first_choice, obj
 
 if TYPE_CHECKING:
@@ -123,6 +123,8 @@ class OpenAIAdapter:
     #: body fields beside the prompt sent with every request (tools, response_format), under
     #: ``extra_body``: built once by the adapter's constructor
     output_fields: dict[str, Any] = {}  # noqa: RUF012 (read only; an instance sets its own)
+    headers = NO_HEADERS
+    auth_headers = staticmethod(bearer)
 
     def prompt_field(self, prompt: Prompt) -> dict[str, Any]:
         """The body's prompt field: ``{"prompt": ...}`` or ``{"messages": ...}``."""

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from loadgen.client.adapters.base import Delta, as_text
+from loadgen.client.adapters.base import NO_HEADERS, Delta, as_text, bearer
 from loadgen.client.adapters.wire import (
     MalformedEvent,
     count,
@@ -67,6 +67,8 @@ class Tgi:
     path = "/generate_stream"
     path_no_stream = "/generate"
     ends_with_done = False
+    headers = NO_HEADERS
+    auth_headers = staticmethod(bearer)
 
     def body(
         self,

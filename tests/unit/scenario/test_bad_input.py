@@ -42,7 +42,12 @@ BAD = {
     ),
     "unknown api": (
         GOOD.replace("api: openai-chat", "api: grpc"),
-        "target.api: Input should be 'openai-completions', 'openai-chat' or 'tgi'",
+        "target.api: Input should be 'openai-completions', 'openai-chat', 'tgi', ",
+    ),
+    "server-state sessions on a chat API": (
+        GOOD.replace("  seed: 0\n", "  seed: 0\n  sessions: {state: server}\n"),
+        "workload.sessions.state server chains previous_response_id: it needs target.api "
+        "openai-responses, not openai-chat",
     ),
     "unknown distribution": (
         GOOD.replace("dist: fixed, value: 8", "dist: zipf, value: 8"),

@@ -1,0 +1,206 @@
+"""Anthropic ``/v1/messages`` (the Messages API), as vLLM 0.32 and Anthropic stream it.
+
+Every event names itself in its ``type`` field (and on an ``event:`` line):
+
+- ``message_start``: no token; ``message.usage.input_tokens`` (plus
+  ``cache_read_input_tokens`` and ``cache_creation_input_tokens`` where sent:
+  Anthropic counts cached input apart, so the prompt is their sum);
+- ``content_block_delta``: by ``delta.type``, ``text_delta`` is one answer
+  token, ``thinking_delta`` one reasoning token, ``input_json_delta`` one
+  tool-call fragment (:attr:`Delta.tool`); ``signature_delta`` is none. vLLM
+  sends no delta for a token that decodes to no text;
+- ``message_delta``: ``usage.output_tokens`` (the whole answer's) and
+  ``delta.stop_reason`` (``end_turn``/``stop_sequence`` -> ``stop``,
+  ``max_tokens`` -> ``length``, ``tool_use`` -> ``tool_calls``);
+- ``message_stop``: the final event; no ``[DONE]`` (vLLM sends none either);
+- ``error``: the request failed (``stream_error``);
+- ``ping``, ``content_block_start``, ``content_block_stop``: nothing.
+
+System messages go to the top-level ``system`` field. The key goes in
+``x-api-key`` (Anthropic's header) and as ``Authorization: Bearer`` too:
+vLLM's ``--api-key`` reads only the latter. Every value is read through
+:mod:`loadgen.client.adapters.wire`.
+
+Imports: orjson, loadgen.client.adapters.base, .wire (loadgen.workload.plan for type names only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from loadgen.client.adapters.base import EMPTY, Delta, is_messages
+from loadgen.client.adapters.wire import (
+    MalformedEvent,
+    count,
+    error_message,
+    items,
+    obj,
+    reason,
+    string,
+)
+
+if TYPE_CHECKING:
+    from loadgen.workload.plan import Message, Prompt, RequestSpec
+
+__all__ = ["ANTHROPIC_VERSION", "STOP_REASONS", "AnthropicMessages", "message_content"]
+
+#: the API version every request names (the one vLLM and Anthropic document)
+ANTHROPIC_VERSION = "2023-06-01"
+#: Anthropic's stop reasons in the words the other APIs use
+STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "tool_use": "tool_calls",
+}
+
+
+def message_content(message: Message) -> Any:
+    """One message's ``content`` as the Messages API takes it: the text (a message
+    with images would be a list of ``text`` / ``image`` blocks, made here)."""
+    return message["content"]
+
+
+def split_system(prompt: Prompt) -> tuple[str | None, list[dict[str, Any]]]:
+    """(the ``system`` text or None, the ``messages``): system messages go to the top."""
+    if isinstance(prompt, str):
+        return None, [{"role": "user", "content": prompt}]
+    if not is_messages(prompt):
+        raise TypeError("anthropic-messages takes text or chat messages, not token ids")
+    system = [m["content"] for m in prompt if m["role"] == "system"]
+    messages = [
+        {"role": m["role"], "content": message_content(m)} for m in prompt if m["role"] != "system"
+    ]
+    return ("\n".join(system) if system else None), messages
+
+
+def _input_tokens(usage: Any, name: str) -> int | None:
+    """``input_tokens`` plus the cached input Anthropic counts apart."""
+    block = obj(usage, name)
+    total = count(block.get("input_tokens"), f"{name}.input_tokens")
+    for key in ("cache_read_input_tokens", "cache_creation_input_tokens"):
+        more = count(block.get(key), f"{name}.{key}")
+        if more is not None:
+            total = (total or 0) + more
+    return total
+
+
+def _usage(delta: Delta, usage: Any, name: str) -> None:
+    """A usage block's counts, checked; one that cannot be believed is ignored whole."""
+    try:
+        prompt = _input_tokens(usage, name)
+        output = count(obj(usage, name).get("output_tokens"), f"{name}.output_tokens")
+    except MalformedEvent as exc:
+        delta.usage_ignored = str(exc)
+        return
+    delta.prompt_tokens = prompt
+    delta.completion_tokens = output
+
+
+def _stop(value: Any, name: str) -> str | None:
+    got = reason(value, name)
+    return None if got is None else STOP_REASONS.get(got, got)
+
+
+def _block_delta(event: dict[str, Any]) -> Delta:
+    d = obj(event.get("delta"), "delta")
+    kind = d.get("type")
+    if kind == "text_delta":
+        text = d.get("text")
+        if type(text) is str:  # the common case, checked inline
+            return Delta(1, text)
+        return Delta(1, string(text, "delta.text") or "")
+    if kind == "thinking_delta":
+        string(d.get("thinking"), "delta.thinking")
+        return Delta(1, "", reasoning=True)
+    if kind == "input_json_delta":
+        string(d.get("partial_json"), "delta.partial_json")
+        return Delta(1, "", tool=True)
+    string(kind, "delta.type")
+    return EMPTY
+
+
+def _event(value: Any) -> Delta:
+    event = obj(value, "event")
+    kind = event.get("type")
+    if kind == "content_block_delta":
+        return _block_delta(event)
+    if kind == "message_start":
+        message = obj(event.get("message"), "message")
+        delta = Delta(response_id=string(message.get("id"), "message.id"))
+        if (usage := message.get("usage")) is not None:
+            _usage(delta, usage, "message.usage")
+            delta.completion_tokens = None  # 0 or 1 so far: the count comes in message_delta
+        return delta
+    if kind == "message_delta":
+        delta = Delta(
+            finish_reason=_stop(
+                obj(event.get("delta"), "delta").get("stop_reason"), "delta.stop_reason"
+            )
+        )
+        if (usage := event.get("usage")) is not None:
+            _usage(delta, usage, "usage")
+        return delta
+    if kind == "message_stop":
+        return Delta(final=True)
+    if kind == "error":
+        return Delta(error=error_message(event.get("error") or "error"))
+    if type(kind) is not str:
+        raise MalformedEvent("type: expected a string naming the event")
+    return EMPTY
+
+
+class AnthropicMessages:
+    path = "/v1/messages"
+    path_no_stream = "/v1/messages"
+    ends_with_done = False
+    headers: Mapping[str, str] = MappingProxyType({"anthropic-version": ANTHROPIC_VERSION})
+
+    @staticmethod
+    def auth_headers(key: str) -> dict[str, str]:
+        return {"x-api-key": key, "Authorization": f"Bearer {key}"}
+
+    def body(
+        self,
+        spec: RequestSpec,
+        model: str,
+        extra: dict[str, Any],
+        stream: bool = True,
+    ) -> dict[str, Any]:
+        system, messages = split_system(spec.prompt)
+        fields: dict[str, Any] = {"model": model, "messages": messages}
+        if system is not None:
+            fields["system"] = system
+        fields["max_tokens"] = spec.max_tokens
+        fields["stream"] = stream
+        return {**fields, **extra}
+
+    def parse(self, payload: bytes) -> Delta:
+        return _event(orjson.loads(payload))
+
+    def parse_many(self, payloads: list[bytes]) -> list[Delta]:
+        objs = orjson.loads(b"[" + b",".join(payloads) + b"]")
+        if len(objs) != len(payloads):
+            raise ValueError("an event holds more than one JSON value")
+        return [_event(o) for o in objs]
+
+    def parse_body(self, body: bytes) -> Delta:
+        message = obj(orjson.loads(body), "body")
+        delta = Delta(
+            response_id=string(message.get("id"), "id"),
+            finish_reason=_stop(message.get("stop_reason"), "stop_reason"),
+            final=True,
+        )
+        if (usage := message.get("usage")) is not None:
+            _usage(delta, usage, "usage")
+        text: list[str] = []
+        for block in items(message.get("content") or [], "content"):
+            block = obj(block, "content[]")
+            if block.get("type") == "text":
+                text.append(string(block.get("text"), "content[].text") or "")
+        delta.text = "".join(text)
+        return delta

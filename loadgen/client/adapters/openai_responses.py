@@ -1,0 +1,195 @@
+"""OpenAI ``/v1/responses`` (the Responses API), as vLLM 0.32 streams it.
+
+Every event names itself in its ``type`` field (vLLM also writes it on an
+``event:`` line, which the SSE splitter reads past):
+
+- ``response.output_text.delta``: one answer token (vLLM sends none for a
+  token that decodes to no text, a partial UTF-8 character: events can then
+  be fewer than the usage count);
+- ``response.reasoning_text.delta``, ``response.reasoning_summary_text.delta``:
+  one reasoning token;
+- ``response.function_call_arguments.delta``: one tool-call fragment
+  (:attr:`Delta.tool`);
+- ``response.completed`` (and OpenAI's ``response.incomplete``): the final
+  event, no ``[DONE]`` after it; its ``response`` holds the id (the next
+  turn's ``previous_response_id``), ``status`` (``incomplete``: cut at
+  ``max_output_tokens``, finish reason ``length``) and ``usage``
+  (``input_tokens``, ``output_tokens``, ``output_tokens_details.reasoning_tokens``);
+- ``response.failed`` and ``error``: the request failed (``stream_error``);
+- any other type (``response.created``, ``output_item.added``,
+  ``content_part.done``, ...): no token.
+
+A non-streaming answer is the ``response`` object itself. Every value is
+read through :mod:`loadgen.client.adapters.wire`.
+
+Imports: orjson, loadgen.client.adapters.base, .wire (loadgen.workload.plan for type names only).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from loadgen.client.adapters.base import EMPTY, NO_HEADERS, Delta, bearer, is_messages
+from loadgen.client.adapters.wire import (
+    MalformedEvent,
+    count,
+    error_message,
+    items,
+    obj,
+    string,
+)
+
+if TYPE_CHECKING:
+    from loadgen.workload.plan import Message, Prompt, RequestSpec
+
+__all__ = ["OpenAIResponses", "input_items", "message_content"]
+
+_TEXT = "response.output_text.delta"
+_REASONING = frozenset({"response.reasoning_text.delta", "response.reasoning_summary_text.delta"})
+_TOOL = "response.function_call_arguments.delta"
+_FINAL = frozenset({"response.completed", "response.incomplete"})
+
+
+def message_content(message: Message) -> Any:
+    """One message's ``content`` as the Responses API takes it: the text (an input
+    with images would be a list of ``input_text`` / ``input_image`` parts, made here)."""
+    return message["content"]
+
+
+def input_items(prompt: Prompt) -> str | list[dict[str, Any]]:
+    """``input``: text as is; messages as Responses input items (``role``, ``content``)."""
+    if is_messages(prompt):
+        return [{"role": m["role"], "content": message_content(m)} for m in prompt]
+    if isinstance(prompt, str):
+        return prompt
+    raise TypeError("openai-responses takes text or chat messages, not token ids")
+
+
+def _event(value: Any) -> Delta:
+    event = obj(value, "event")
+    kind = event.get("type")
+    if kind == _TEXT:
+        text = event.get("delta")
+        if type(text) is str:  # the common case, checked inline
+            return Delta(1, text)
+        return Delta(1, string(text, "delta") or "")
+    if type(kind) is not str:
+        raise MalformedEvent("type: expected a string naming the event")
+    if kind in _REASONING:
+        string(event.get("delta"), "delta")
+        return Delta(1, "", reasoning=True)
+    if kind == _TOOL:
+        string(event.get("delta"), "delta")
+        return Delta(1, "", tool=True)
+    if kind in _FINAL:
+        delta = _response(obj(event.get("response"), "response"))
+        delta.final = True
+        return delta
+    if kind == "response.failed":
+        response = obj(event.get("response"), "response")
+        return Delta(error=error_message(response.get("error") or "response.failed"))
+    if kind == "error":
+        return Delta(error=error_message(event))
+    return EMPTY
+
+
+def _response(response: dict[str, Any]) -> Delta:
+    """A finished response: its id, why it ended and its usage."""
+    delta = Delta(response_id=string(response.get("id"), "response.id"))
+    status = string(response.get("status"), "response.status")
+    output = response.get("output")
+    calls = output is not None and any(
+        type(item) is dict and item.get("type") == "function_call"
+        for item in items(output, "response.output")
+    )
+    if status == "incomplete":
+        delta.finish_reason = "length"
+    elif status == "completed":
+        delta.finish_reason = "tool_calls" if calls else "stop"
+    elif status is not None:
+        delta.finish_reason = status[:64]
+    if (usage := response.get("usage")) is not None:
+        _usage(delta, usage)
+    return delta
+
+
+def _usage(delta: Delta, usage: Any) -> None:
+    """``usage``, each count checked; a block that cannot be believed is ignored whole."""
+    try:
+        block = obj(usage, "response.usage")
+        prompt = count(block.get("input_tokens"), "usage.input_tokens")
+        output = count(block.get("output_tokens"), "usage.output_tokens")
+        reasoning = None
+        if details := block.get("output_tokens_details"):
+            reasoning = count(
+                obj(details, "usage.output_tokens_details").get("reasoning_tokens"),
+                "usage.output_tokens_details.reasoning_tokens",
+            )
+    except MalformedEvent as exc:
+        delta.usage_ignored = str(exc)
+        return
+    delta.prompt_tokens, delta.completion_tokens, delta.reasoning_tokens = (
+        prompt,
+        output,
+        reasoning,
+    )
+
+
+def _answer_text(response: dict[str, Any]) -> str:
+    """The answer text of a whole response: its message items' ``output_text`` parts."""
+    parts: list[str] = []
+    for item in items(response.get("output") or [], "response.output"):
+        item = obj(item, "response.output[]")
+        if item.get("type") != "message":
+            continue
+        for part in items(item.get("content") or [], "output[].content"):
+            part = obj(part, "output[].content[]")
+            if part.get("type") == "output_text":
+                parts.append(string(part.get("text"), "output_text.text") or "")
+    return "".join(parts)
+
+
+class OpenAIResponses:
+    path = "/v1/responses"
+    path_no_stream = "/v1/responses"
+    ends_with_done = False
+    headers = NO_HEADERS
+    auth_headers = staticmethod(bearer)
+
+    def body(
+        self,
+        spec: RequestSpec,
+        model: str,
+        extra: dict[str, Any],
+        stream: bool = True,
+    ) -> dict[str, Any]:
+        """``input``, ``max_output_tokens``; a server-state session turn chains
+        ``previous_response_id`` and asks the server to keep the answer (``store``)."""
+        fields: dict[str, Any] = {
+            "model": model,
+            "input": input_items(spec.prompt),
+            "max_output_tokens": spec.max_tokens,
+            "stream": stream,
+            "store": spec.server_state,
+        }
+        if spec.previous_response_id is not None:
+            fields["previous_response_id"] = spec.previous_response_id
+        return {**fields, **extra}
+
+    def parse(self, payload: bytes) -> Delta:
+        return _event(orjson.loads(payload))
+
+    def parse_many(self, payloads: list[bytes]) -> list[Delta]:
+        objs = orjson.loads(b"[" + b",".join(payloads) + b"]")
+        if len(objs) != len(payloads):
+            raise ValueError("an event holds more than one JSON value")
+        return [_event(o) for o in objs]
+
+    def parse_body(self, body: bytes) -> Delta:
+        response = obj(orjson.loads(body), "body")
+        delta = _response(response)
+        delta.text = _answer_text(response)
+        delta.final = True
+        return delta
