@@ -45,6 +45,9 @@ ERROR_KINDS = (
     "stream_error",
     "cancelled",
     "client_error",
+    # -- pooling APIs (embeddings, rerank)
+    "wrong_vector_count",
+    "vector_dim_mismatch",
 )
 
 
@@ -88,6 +91,9 @@ class Record:
     #: the server's usage block (TGI: ``details``) could not be believed (a count that is a
     #: string, say): why. It was ignored; the output is counted from the stream's events
     usage_ignored: str | None = None
+    # -- pooling APIs (embeddings, rerank)
+    inputs: int | None = None  # embeddings: inputs sent; rerank: documents sent (else None)
+    vector_dim: int | None = None  # embeddings: the answer's vector dimension
 
     @property
     def output_tokens(self) -> int:

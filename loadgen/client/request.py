@@ -44,6 +44,7 @@ import orjson
 from loadgen.client.adapters import Adapter
 from loadgen.client.adapters.base import Delta
 from loadgen.client.adapters.wire import event_error
+from loadgen.client.pooling import PoolingCheck
 from loadgen.client.routing import Router
 from loadgen.client.sse import MAX_EVENT_BYTES, ErrorEvent, EventTooLarge, SseSplitter
 from loadgen.client.transport import HttpRequest, Response, Transport, TransportError
@@ -125,6 +126,7 @@ class Requester:
         self._timeouts = timeouts
         self._limits = limits or RequestLimits()
         self._run_id = run_id
+        self._pooling = PoolingCheck(extra_body)  # pooling APIs (embeddings, rerank)
         #: records of requests cut short by cancellation (Ctrl-C), kept for the report
         self.cancelled: list[Record] = []
 
@@ -160,6 +162,7 @@ class Requester:
             session=spec.session,
             turn=spec.turn,
             endpoint=endpoint,
+            inputs=len(spec.inputs) or None,
         )
         url = self._urls[endpoint or 0]
         return rec, HttpRequest(url, orjson.dumps(body), headers)
@@ -275,6 +278,11 @@ class Requester:
         if text is not None:
             text.append(d.text)
         rec.finish_reason = d.finish_reason
+        if rec.inputs is not None:  # a pooling answer (embeddings, rerank)
+            rec.vector_dim = d.vector_dim
+            if (failure := self._pooling.failure(rec.inputs, d)) is not None:
+                _fail(rec, *failure)
+                return
         rec.ok = True
 
     def _events(

@@ -39,6 +39,7 @@ from loadgen.metrics.aggregate import (
 from loadgen.metrics.columns import NONE, StepColumns
 from loadgen.metrics.confidence import rate_interval, requests_needed
 from loadgen.metrics.latency import FIRST_STAMP
+from loadgen.metrics.pooling import dims_warning, pooling_stats
 from loadgen.metrics.profiles import PROFILES, Profile
 from loadgen.metrics.sla import check_sla, decide
 from loadgen.metrics.stats import distribution_ms
@@ -56,7 +57,7 @@ from loadgen.summary import (
     StepSummary,
     Throughput,
 )
-from loadgen.vocab import PERCENTILE_OF
+from loadgen.vocab import PERCENTILE_OF, POOLING_APIS
 
 __all__ = ["LITTLE_TOLERANCE", "by_endpoint", "step_cost", "summarize_step"]
 
@@ -81,6 +82,7 @@ def summarize_step(
     expect_full_output: bool = False,
     endpoints: Sequence[str] = (),
     endpoint_columns: Sequence[StepColumns] = (),
+    api: str | None = None,
 ) -> StepSummary:
     """Counts, latency statistics (by ``profile``'s formulas), throughput and SLA of a step.
 
@@ -91,7 +93,8 @@ def summarize_step(
     two or more ``endpoints`` (base URLs, indexed by ``Record.endpoint``) the
     step also gets their breakdown (:func:`by_endpoint`), from
     ``endpoint_columns`` (each endpoint's own accumulator) or, given records,
-    from the records split by endpoint.
+    from the records split by endpoint. A pooling ``api`` (embeddings, rerank) adds
+    ``step.pooling`` (:mod:`loadgen.metrics.pooling`).
     """
     if ttft_of not in FIRST_STAMP:
         msg = f"ttft_of {ttft_of!r}; expected one of {', '.join(FIRST_STAMP)}"
@@ -140,6 +143,10 @@ def summarize_step(
         inside = completed_in(ok["end"], *steady)
         step.throughput = _throughput(ok, inside, good & inside, step.steady_duration_s, "steady")
     _rate_intervals(step, window_s, sla.confidence)
+    if api in POOLING_APIS:  # pooling APIs (embeddings, rerank)
+        step.pooling = pooling_stats(ok, cols, api)
+        if (warning := dims_warning(step.pooling)) is not None:
+            step.warnings.append(warning)
     step.sla = check_sla(step, sla)
     _requests_needed(step, ok, profile.name, ttft_of, sla.confidence)
     decide(step.sla, step.requests.ok)  # again: the reasons now say how many would decide
@@ -166,6 +173,7 @@ def summarize_step(
                 ttft_of=ttft_of,
                 prompt_tolerance=prompt_tolerance,
                 expect_full_output=expect_full_output,
+                api=api,
             )
 
         step.endpoints = by_endpoint(step, parts, endpoints, part, sla, ttft_of, profile)
@@ -220,7 +228,10 @@ def _throughput(
     """Requests, tokens and good requests (within every per-request bound) per second,
     over the successful requests ``counted`` says."""
     per_s = 1.0 / window_s if window_s else 0.0
+    inputs = ok["inputs"][counted]  # pooling APIs: inputs or documents sent (NONE otherwise)
+    pooled = inputs != NONE
     return Throughput(
+        inputs_per_s=int(inputs[pooled].sum()) * per_s if pooled.any() else None,
         requests_per_s=int(counted.sum()) * per_s,
         output_tokens_per_s=int(ok["output_tokens"][counted].sum()) * per_s,
         input_tokens_per_s=int(ok["prompt_tokens"][counted].sum()) * per_s,

@@ -134,6 +134,8 @@ class Settings:
     prefix_cache_tokens: int | None = None  # None: the profile's kv_cache_tokens; 0: off
     reasoning_tokens: int = 0  # chat answers open with up to this many reasoning tokens
     reasoning_field: str = "reasoning_content"  # the delta/message key they go under
+    # -- pooling APIs (embeddings, rerank)
+    embedding_dim: int = 64  # the dimension of every /v1/embeddings vector
 
 
 def parse_fault(text: str) -> list[FaultRule]:
@@ -240,6 +242,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=REASONING_FIELDS[0],
         help="key of the reasoning text in deltas and messages (default %(default)s)",
     )
+    pooling = p.add_argument_group("Pooling (/v1/embeddings, /rerank)")
+    pooling.add_argument(
+        "--embedding-dim",
+        type=int,
+        default=64,
+        help="dimension of every embedding vector (default %(default)s)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of lengths, texts and faults")
     p.add_argument("--truth", metavar="FILE", help="append one JSON line per request")
     faults = p.add_argument_group("Faults")
@@ -317,6 +326,8 @@ def settings_from_argv(argv: list[str] | None) -> Settings:
         parser.error("times must not be negative")
     if ns.block_size < 1:
         parser.error("--block-size must be at least 1")
+    if not 1 <= ns.embedding_dim <= 65_536:
+        parser.error("--embedding-dim must be in 1..65536")
     if min(ns.prefix_cache_tokens or 0, ns.reasoning_tokens) < 0:
         parser.error("--prefix-cache-tokens and --reasoning-tokens must not be negative")
     cache_tokens = (
@@ -343,5 +354,6 @@ def settings_from_argv(argv: list[str] | None) -> Settings:
         block_size=ns.block_size,
         prefix_cache_tokens=0 if ns.no_prefix_cache else cache_tokens,
         reasoning_tokens=ns.reasoning_tokens,
+        embedding_dim=ns.embedding_dim,
         reasoning_field=ns.reasoning_field,
     )

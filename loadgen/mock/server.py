@@ -39,6 +39,7 @@ from loadgen.mock.faults import AFTER_RESPONSE, FRAMING, MID_STREAM, PRE_HEADER,
 from loadgen.mock.gen import BodyGen, Ctx, FaultyStreamGen, Gen, StreamGen
 from loadgen.mock.http import HttpConn, Request
 from loadgen.mock.metrics import Metrics
+from loadgen.mock.pooling import NO_EVENTS, POOLING_ROUTES, Pooler, PoolGen, PoolSpec, parse_pooling
 from loadgen.mock.request import (
     API_CHAT,
     API_COMPLETIONS,
@@ -73,6 +74,7 @@ ROUTES: dict[str, tuple[str, str]] = {
     "/v1/models": ("GET", "models"),
     "/health": ("GET", "health"),
     "/metrics": ("GET", "metrics"),
+    **POOLING_ROUTES,  # /v1/embeddings, /rerank (and /v1/rerank, /v2/rerank)
 }
 METRICS_TYPE = b"text/plain; version=0.0.4; charset=utf-8"
 STREAM_ONLY = MID_STREAM | FRAMING
@@ -97,6 +99,7 @@ class MockServer:
         seq = variant_sequence(settings.seed)
         self.ctx = Ctx(loop, self.metrics, self.truth, seq, settings.stall_s)
         self.conns: set[HttpConn] = set()
+        self.pooler = Pooler(settings.embedding_dim, settings.seed)  # embeddings, rerank
 
     def _cache(self) -> PrefixCache | None:
         settings = self.settings
@@ -171,6 +174,8 @@ class MockServer:
         limit = self.settings.profile.max_model_len
         if name.startswith("tgi"):
             return parse_tgi(req.body, name == "tgi_stream", self.settings.model, limit)
+        if req.path in POOLING_ROUTES:
+            return parse_pooling(req.body, name, self.settings.model, limit, self.pooler.dim)
         return parse_openai(req.body, name, self.settings.model, limit)
 
     def _generate(self, conn: HttpConn, req: Request, name: str) -> None:
@@ -204,6 +209,12 @@ class MockServer:
         self, conn: HttpConn, req: Request, spec: GenSpec, rid: str | None, fault: str | None
     ) -> Gen:
         rng = random.Random(f"{self.settings.seed}:{rid}") if rid is not None else self.rng
+        if isinstance(spec, PoolSpec):  # one step's prefill, then the whole answer
+            return PoolGen(
+                self.ctx, conn, spec, NO_EVENTS, rid=rid, path=req.path, recv_ns=req.recv_ns,
+                n_out=1, finish="stop", offset=rng.randrange(SEQ_LEN), fault=fault,
+                pooler=self.pooler,
+            )  # fmt: skip
         n_out, finish = self._length(spec, rng)
         offset = rng.randrange(SEQ_LEN)
         response_id = rid if rid is not None else f"{rng.getrandbits(128):032x}"

@@ -80,6 +80,7 @@ def step_summary(
         prompt_tolerance=sc.workload.prompt_tolerance,
         endpoints=list(endpoints),
         endpoint_columns=endpoint_columns,
+        api=sc.target.api,
     )
     step.role = point.role
     if sc.cost.usd_per_hour is not None:

@@ -122,7 +122,8 @@ def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
     records_path.unlink(missing_ok=True)
     trace = scenario.load if isinstance(scenario.load, TraceLoad) else None
     chat = scenario.target.api == "openai-chat"
-    workload = Workload.prepare(scenario.workload, chat=chat, trace=trace)  # bad files: stop here
+    api = scenario.target.api
+    workload = Workload.prepare(scenario.workload, chat=chat, trace=trace, api=api)  # bad files
     for line in load_warnings(scenario):
         warn(line)
     with contextlib.ExitStack() as stack:
@@ -147,7 +148,7 @@ def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
         calibration = calibrate_prompts(scenario, url)
         if calibration is not None:
             workload = Workload.prepare(
-                scenario.workload, chat=chat, trace=trace, calibration=calibration
+                scenario.workload, chat=chat, trace=trace, calibration=calibration, api=api
             )
         summary.prompt_length_source = workload.prompt_length_source
         summary.workload = WorkloadInfo.model_validate(describe_workload(scenario, workload))

@@ -141,6 +141,7 @@ class _Worker:
                 chat=sc.target.api == "openai-chat",
                 trace=trace,
                 calibration=c.calibration,
+                api=sc.target.api,
             )
             limit = pool_limit(sc.load, c.count)
             executor = LocalExecutor(

@@ -8,7 +8,7 @@ uses it too). Nothing here does I/O: that ``tls.ca_file`` loads and
 ``api_key_env`` is set is checked with the scenario's other inputs
 (:mod:`~loadgen.scenario.inputs`).
 
-Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.limits.
+Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.limits, loadgen.vocab.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from loadgen.scenario.limits import MAX_SECONDS, MIN_SECONDS
 from loadgen.strict import Spec
+from loadgen.vocab import POOLING_APIS
 
 __all__ = [
     "MAX_ENDPOINTS",
@@ -175,8 +176,10 @@ class TargetSpec(Spec):
         "least_in_flight (fewest requests in flight), session (every turn of a multi-turn "
         "session on one endpoint; round robin between sessions).",
     )
-    api: Literal["openai-completions", "openai-chat", "tgi"] = Field(
-        "openai-chat", description="Wire protocol: openai-completions | openai-chat | tgi."
+    api: Literal["openai-completions", "openai-chat", "tgi", "openai-embeddings", "rerank"] = Field(
+        "openai-chat",
+        description="Wire protocol: openai-completions | openai-chat | tgi | "
+        "openai-embeddings | rerank (the last two never stream).",
     )
     model: str = Field(
         MOCK_MODEL,  # the default only stands for url mock (_model_needed)
@@ -295,6 +298,12 @@ class TargetSpec(Spec):
     def endpoint_count(self) -> int:
         """How many endpoints requests are spread over (mock replicas included)."""
         return self.mock.replicas if self.is_mock else len(self.endpoints)
+
+    # -- pooling APIs (embeddings, rerank)
+    @property
+    def streams(self) -> bool:
+        """Requests are streamed: ``stream``, but never for a pooling API (one JSON answer)."""
+        return self.stream and self.api not in POOLING_APIS
 
 
 #: an HTTP header name (RFC 9110 token)

@@ -34,6 +34,9 @@ class RequestSpec:
     session: int | None = None
     turn: int | None = None  # 0-based turn of a multi-turn session
     keep_text: bool = False  # the runner needs the answer text (multi-turn sessions)
+    # -- pooling APIs (embeddings, rerank)
+    #: embeddings: the texts to embed; rerank: the documents (``prompt`` is the query)
+    inputs: tuple[str, ...] = ()
 
 
 def step_rng(seed: int, step: int, stream: int) -> np.random.Generator:

@@ -54,6 +54,10 @@ class Delta:
     #: why the event's usage block (TGI: ``details``) was not believed and ignored; its
     #: counts are then None and the request is measured from its stream
     usage_ignored: str | None = None
+    # -- pooling APIs (embeddings, rerank)
+    #: embeddings: vectors in the answer; rerank: results in it (None: not a pooling answer)
+    inputs: int | None = None
+    vector_dim: int | None = None  # embeddings: every vector's dimension (one for all)
 
 
 EMPTY = Delta()
