@@ -67,6 +67,10 @@ class WorkloadInfo(Sparse):
     tokenizer: str | None = None
     prefix: WorkloadPrefix | None = None
     sessions: WorkloadSessions | None = None
+    # -- pooling APIs (embeddings, rerank)
+    batch: str | None = None  # embeddings: inputs per request
+    documents: str | None = None  # rerank: documents per request
+    query_tokens: str | None = None  # rerank: the query's length
 
 
 class Verdict(Strict):

@@ -15,6 +15,10 @@ as its first input and gains the rest:
   document: ``documents x query + sum(documents)`` (vLLM's ``usage.prompt_tokens``
   adds each pair's special tokens on top).
 
+A pooling request generates nothing: its ``max_tokens`` is 1 (one answer; not
+sent), which is also what the mock's timing model and ``loadgen workload``'s
+forecast take it for.
+
 Imports: numpy, loadgen.scenario, loadgen.workload.
 """
 
@@ -80,7 +84,7 @@ def pooled(
         more = sample_lengths(workload.prompt_tokens, count - 1, rng) if count > 1 else []
         texts = [first, *_texts(maker, more, rng)]
         planned = spec.prompt_tokens + sum(maker.count(t) for t in texts[1:])
-        return dataclasses.replace(spec, inputs=tuple(texts), prompt_tokens=planned)
+        return dataclasses.replace(spec, inputs=tuple(texts), prompt_tokens=planned, max_tokens=1)
     count = max(1, sample_lengths(dists["documents"], 1, rng)[0])
     query_len = sample_lengths(dists["query_tokens"], 1, rng)[0]
     (query,) = _texts(maker, [query_len], rng)
@@ -88,4 +92,6 @@ def pooled(
     docs = [first, *_texts(maker, more, rng)]
     planned = count * maker.count(query) + spec.prompt_tokens
     planned += sum(maker.count(d) for d in docs[1:])
-    return dataclasses.replace(spec, prompt=query, inputs=tuple(docs), prompt_tokens=planned)
+    return dataclasses.replace(
+        spec, prompt=query, inputs=tuple(docs), prompt_tokens=planned, max_tokens=1
+    )
