@@ -213,7 +213,9 @@ def workload(scenario: Path, **flags: Any) -> None:
 
     sc = load_scenario(scenario, flag_overrides(flags))
     trace = sc.load if isinstance(sc.load, TraceLoad) else None
-    prepared = Workload.prepare(sc.workload, chat=sc.target.chat, trace=trace, models=sc.target.mix)
+    prepared = Workload.prepare(
+        sc.workload, chat=sc.target.chat, trace=trace, models=sc.target.mix, api=sc.target.api
+    )
     click.echo(forecast_report(sc, prepared))
 
 

@@ -45,6 +45,9 @@ ERROR_KINDS = (
     "stream_error",
     "cancelled",
     "client_error",
+    # -- pooling APIs (embeddings, rerank)
+    "wrong_vector_count",
+    "vector_dim_mismatch",
 )
 
 
@@ -102,6 +105,9 @@ class Record:
     # -- Responses and Messages APIs
     #: the server's id of the answer (Responses: the next turn's previous_response_id)
     response_id: str | None = None
+    # -- pooling APIs (embeddings, rerank)
+    inputs: int | None = None  # embeddings: inputs sent; rerank: documents sent (else None)
+    vector_dim: int | None = None  # embeddings: the answer's vector dimension
 
     @property
     def output_tokens(self) -> int:

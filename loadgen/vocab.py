@@ -20,6 +20,7 @@ __all__ = [
     "METRIC_LABELS",
     "PERCENTILES",
     "PERCENTILE_OF",
+    "POOLING_APIS",
     "PROFILE_NAMES",
     "TABLE_STATS",
     "UNITS",
@@ -68,9 +69,20 @@ METRIC_LABELS: dict[str, str] = {
 UNITS = {"latency": "ms", "requests": "req/s", "tokens": "tok/s", "fraction": "%"}
 
 #: The APIs loadgen speaks (``target.api``; one adapter each in ``loadgen.client.adapters``).
-API_NAMES = ("openai-completions", "openai-chat", "tgi", "openai-responses", "anthropic-messages")
+API_NAMES = (
+    "openai-completions",
+    "openai-chat",
+    "tgi",
+    "openai-responses",
+    "anthropic-messages",
+    "openai-embeddings",
+    "rerank",
+)
 #: The APIs whose prompts are chat messages (multi-turn sessions speak one of these).
 CHAT_APIS = ("openai-chat", "openai-responses", "anthropic-messages")
+#: Of API_NAMES, the pooling APIs: one JSON answer a request, no tokens generated
+#: (metrics: E2E, requests/s, inputs/s, input tokens/s; docs/metrics.md "Pooling APIs").
+POOLING_APIS = ("openai-embeddings", "rerank")
 
 #: The metric-definition profiles (formulas in ``loadgen.metrics.profiles``).
 PROFILE_NAMES = ("loadgen", "vllm", "aiperf", "guidellm")

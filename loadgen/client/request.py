@@ -51,6 +51,7 @@ import orjson
 from loadgen.client.adapters import Adapter
 from loadgen.client.adapters.base import Delta
 from loadgen.client.adapters.wire import event_error
+from loadgen.client.pooling import PoolingCheck
 from loadgen.client.routing import Router
 from loadgen.client.sse import MAX_EVENT_BYTES, ErrorEvent, EventTooLarge, SseSplitter
 from loadgen.client.transport import HttpRequest, Response, Transport, TransportError
@@ -134,6 +135,7 @@ class Requester:
         self._timeouts = timeouts
         self._limits = limits or RequestLimits()
         self._run_id = run_id
+        self._pooling = PoolingCheck(extra_body)  # pooling APIs (embeddings, rerank)
         #: records of requests cut short by cancellation (Ctrl-C), kept for the report
         self.cancelled: list[Record] = []
         #: validates each answer's tool calls or structured text (None: nothing to check)
@@ -172,6 +174,7 @@ class Requester:
             turn=spec.turn,
             endpoint=endpoint,
             model=spec.model,
+            inputs=len(spec.inputs) or None,
         )
         url = self._urls[endpoint or 0]
         return rec, HttpRequest(url, orjson.dumps(body), headers)
@@ -299,6 +302,11 @@ class Requester:
             tool_event(rec, d.tool_parts, rec.last_token_ns, calls)
         rec.finish_reason = d.finish_reason
         rec.response_id = d.response_id
+        if rec.inputs is not None:  # a pooling answer (embeddings, rerank)
+            rec.vector_dim = d.vector_dim
+            if (failure := self._pooling.failure(rec.inputs, d)) is not None:
+                _fail(rec, *failure)
+                return
         rec.ok = True
 
     def _events(

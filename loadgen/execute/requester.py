@@ -68,7 +68,7 @@ def make_requester(
         headers=target_headers(sc),
         timeouts=RequestTimeouts.from_seconds(s.first_token, s.idle, s.total),
         run_id=run_id,
-        stream=t.stream,
+        stream=t.streams,
         limits=RequestLimits(**t.limits.model_dump()),
         output_check=OutputCheck(output) if output is not None else None,
     )

@@ -73,6 +73,8 @@ _OK = (
     "reasoning_events",
     "max_tokens",
     "turn",
+    # -- pooling APIs (embeddings, rerank)
+    "inputs",  # Record.inputs: inputs or documents sent (None for a generating API)
 )
 
 
@@ -146,6 +148,7 @@ class StepColumns(_Accumulator):
         "reconnects",
         "total",
         "usage_ignored",
+        "vector_dims",
         "warmup",
     )
 
@@ -166,6 +169,8 @@ class StepColumns(_Accumulator):
         self.failures = ErrorTally()
         #: the successful measured answers' tool calls and validity
         self.outputs = OutputTally()
+        #: pooling APIs: the vector dimensions the measured answers carried, with their count
+        self.vector_dims: dict[int, int] = {}
 
     def add(self, r: Record) -> None:
         """Take what the summary needs from ``r``; ``r`` itself is not kept."""
@@ -187,6 +192,8 @@ class StepColumns(_Accumulator):
         self.reconnects += r.reconnects
         if r.usage_ignored is not None:
             self.usage_ignored += 1
+        if r.vector_dim is not None:
+            self.vector_dims[r.vector_dim] = self.vector_dims.get(r.vector_dim, 0) + 1
         if not r.ok:
             kind = r.error_kind or "unknown"
             self.errors[kind] = self.errors.get(kind, 0) + 1
@@ -214,6 +221,7 @@ class StepColumns(_Accumulator):
         c["reasoning_events"].append(r.reasoning_events)
         c["max_tokens"].append(r.max_tokens)
         c["turn"].append(_opt(r.turn))
+        c["inputs"].append(_opt(r.inputs))
         if r.reasoning_events:
             self.reasoning_ok += 1
         self.outputs.add(r)
@@ -254,6 +262,8 @@ class StepColumns(_Accumulator):
             self.errors[kind] = self.errors.get(kind, 0) + n
         self.failures.merge(other.failures)
         self.outputs.merge(other.outputs)
+        for dim, n in other.vector_dims.items():
+            self.vector_dims[dim] = self.vector_dims.get(dim, 0) + n
 
     @property
     def measured_count(self) -> int:

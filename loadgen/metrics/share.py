@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from loadgen.metrics import vector as v
 from loadgen.metrics.aggregate import completed_in, meets_sla
-from loadgen.metrics.columns import StepColumns
+from loadgen.metrics.columns import NONE, StepColumns
 from loadgen.metrics.profiles import Profile
 from loadgen.scenario.models import SlaSpec
 from loadgen.summary import ModelStats, StepSummary, Throughput
@@ -34,7 +34,10 @@ def throughput(
     """Requests, tokens and good requests (within every per-request bound) per second,
     over the successful requests ``counted`` says."""
     per_s = 1.0 / window_s if window_s else 0.0
+    inputs = ok["inputs"][counted]  # pooling APIs: inputs or documents sent (NONE otherwise)
+    pooled = inputs != NONE
     return Throughput(
+        inputs_per_s=int(inputs[pooled].sum()) * per_s if pooled.any() else None,
         requests_per_s=int(counted.sum()) * per_s,
         output_tokens_per_s=int(ok["output_tokens"][counted].sum()) * per_s,
         input_tokens_per_s=int(ok["prompt_tokens"][counted].sum()) * per_s,

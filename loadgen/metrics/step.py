@@ -39,6 +39,7 @@ from loadgen.metrics.aggregate import (
 from loadgen.metrics.columns import NONE, StepColumns
 from loadgen.metrics.confidence import rate_interval, requests_needed
 from loadgen.metrics.latency import FIRST_STAMP
+from loadgen.metrics.pooling import dims_warning, pooling_stats
 from loadgen.metrics.profiles import PROFILES, Profile
 from loadgen.metrics.share import by_model, part_throughput, throughput
 from loadgen.metrics.sla import check_sla, decide
@@ -57,7 +58,7 @@ from loadgen.summary import (
     RequestCounts,
     StepSummary,
 )
-from loadgen.vocab import PERCENTILE_OF
+from loadgen.vocab import PERCENTILE_OF, POOLING_APIS
 
 __all__ = ["LITTLE_TOLERANCE", "by_endpoint", "step_cost", "summarize_step"]
 
@@ -84,6 +85,7 @@ def summarize_step(
     endpoint_columns: Sequence[StepColumns] = (),
     models: Sequence[tuple[str, float]] = (),
     model_columns: Sequence[StepColumns] = (),
+    api: str | None = None,
 ) -> StepSummary:
     """Counts, latency statistics (by ``profile``'s formulas), throughput and SLA of a step.
 
@@ -97,6 +99,8 @@ def summarize_step(
     from the records split by endpoint. A model mix (``models``: target.models'
     (name, weight) pairs, ``Record.model``) is broken down the same way, from
     ``model_columns`` or the records.
+    from the records split by endpoint. A pooling ``api`` (embeddings, rerank) adds
+    ``step.pooling`` (:mod:`loadgen.metrics.pooling`).
     """
     if ttft_of not in FIRST_STAMP:
         msg = f"ttft_of {ttft_of!r}; expected one of {', '.join(FIRST_STAMP)}"
@@ -146,6 +150,10 @@ def summarize_step(
         step.throughput = throughput(ok, inside, good & inside, step.steady_duration_s, "steady")
     _rate_intervals(step, window_s, sla.confidence)
     step.output_validity = output_validity(cols.outputs, sla.confidence)
+    if api in POOLING_APIS:  # pooling APIs (embeddings, rerank)
+        step.pooling = pooling_stats(ok, cols, api)
+        if (warning := dims_warning(step.pooling)) is not None:
+            step.warnings.append(warning)
     step.sla = check_sla(step, sla)
     _requests_needed(step, ok, profile.name, ttft_of, sla.confidence)
     decide(step.sla, step.requests.ok)  # again: the reasons now say how many would decide
@@ -165,6 +173,7 @@ def summarize_step(
             ttft_of=ttft_of,
             prompt_tolerance=prompt_tolerance,
             expect_full_output=expect_full_output,
+            api=api,
         )
 
     rows = list(records) if not isinstance(records, StepColumns) else []

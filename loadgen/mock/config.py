@@ -145,6 +145,9 @@ class Settings:
             return self.model
         return (self.model or "loadgen-mock", *self.loras)
 
+    # -- pooling APIs (embeddings, rerank)
+    embedding_dim: int = 64  # the dimension of every /v1/embeddings vector
+
 
 def parse_fault(text: str) -> list[FaultRule]:
     """Parse ``KIND=P`` or ``KIND=every:N``, several separated by commas.
@@ -258,6 +261,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=REASONING_FIELDS[0],
         help="key of the reasoning text in deltas and messages (default %(default)s)",
     )
+    pooling = p.add_argument_group("Pooling (/v1/embeddings, /rerank)")
+    pooling.add_argument(
+        "--embedding-dim",
+        type=int,
+        default=64,
+        help="dimension of every embedding vector (default %(default)s)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of lengths, texts and faults")
     p.add_argument("--truth", metavar="FILE", help="append one JSON line per request")
     faults = p.add_argument_group("Faults")
@@ -335,6 +345,8 @@ def settings_from_argv(argv: list[str] | None) -> Settings:
         parser.error("times must not be negative")
     if ns.block_size < 1:
         parser.error("--block-size must be at least 1")
+    if not 1 <= ns.embedding_dim <= 65_536:
+        parser.error("--embedding-dim must be in 1..65536")
     if min(ns.prefix_cache_tokens or 0, ns.reasoning_tokens) < 0:
         parser.error("--prefix-cache-tokens and --reasoning-tokens must not be negative")
     cache_tokens = (
@@ -361,6 +373,7 @@ def settings_from_argv(argv: list[str] | None) -> Settings:
         block_size=ns.block_size,
         prefix_cache_tokens=0 if ns.no_prefix_cache else cache_tokens,
         reasoning_tokens=ns.reasoning_tokens,
+        embedding_dim=ns.embedding_dim,
         reasoning_field=ns.reasoning_field,
         loras=tuple(dict.fromkeys(ns.lora)),
     )

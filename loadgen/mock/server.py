@@ -49,6 +49,7 @@ from loadgen.mock.faults import (
 from loadgen.mock.gen import BodyGen, Ctx, FaultyStreamGen, Gen, StreamGen
 from loadgen.mock.http import HttpConn, Request
 from loadgen.mock.metrics import Metrics
+from loadgen.mock.pooling import NO_EVENTS, POOLING_ROUTES, Pooler, PoolGen, PoolSpec, parse_pooling
 from loadgen.mock.request import (
     API_CHAT,
     API_COMPLETIONS,
@@ -94,6 +95,7 @@ ROUTES: dict[str, tuple[str, str]] = {
     "/v1/models": ("GET", "models"),
     "/health": ("GET", "health"),
     "/metrics": ("GET", "metrics"),
+    **POOLING_ROUTES,  # /v1/embeddings, /rerank (and /v1/rerank, /v2/rerank)
 }
 METRICS_TYPE = b"text/plain; version=0.0.4; charset=utf-8"
 STREAM_ONLY = MID_STREAM | FRAMING
@@ -120,6 +122,7 @@ class MockServer:
         self.conns: set[HttpConn] = set()
         #: stored Responses answers, for previous_response_id
         self.conversations = Conversations()
+        self.pooler = Pooler(settings.embedding_dim, settings.seed)  # embeddings, rerank
 
     def _cache(self) -> PrefixCache | None:
         settings = self.settings
@@ -203,6 +206,8 @@ class MockServer:
             return parse_responses(req.body, self.settings.served, limit, self.conversations)
         if name == API_MESSAGES:
             return parse_messages(req.body, self.settings.served, limit)
+        if req.path in POOLING_ROUTES:
+            return parse_pooling(req.body, name, self.settings.served, limit, self.pooler.dim)
         return parse_openai(req.body, name, self.settings.served, limit)
 
     def _generate(self, conn: HttpConn, req: Request, name: str) -> None:
@@ -236,6 +241,12 @@ class MockServer:
         self, conn: HttpConn, req: Request, spec: GenSpec, rid: str | None, fault: str | None
     ) -> Gen:
         rng = random.Random(f"{self.settings.seed}:{rid}") if rid is not None else self.rng
+        if isinstance(spec, PoolSpec):  # one step's prefill, then the whole answer
+            return PoolGen(
+                self.ctx, conn, spec, NO_EVENTS, rid=rid, path=req.path, recv_ns=req.recv_ns,
+                n_out=1, finish="stop", offset=rng.randrange(SEQ_LEN), fault=fault,
+                pooler=self.pooler,
+            )  # fmt: skip
         n_out, finish = self._length(spec, rng)
         offset = rng.randrange(SEQ_LEN)
         response_id = rid if rid is not None else f"{rng.getrandbits(128):032x}"

@@ -15,6 +15,7 @@ import re
 
 from loadgen.report import facts, mix, validity
 from loadgen.report.endpoints import console_lines, target_text
+from loadgen.report.pooling import throughput_parts
 from loadgen.summary import Distribution, SlaCheck, StepSummary, Summary
 
 __all__ = [
@@ -94,10 +95,12 @@ def format_run_header(summary: Summary) -> str:
 
 
 def _latency_rows(step: StepSummary) -> list[str]:
-    rows = [
-        f"  {'ms':<10}" + "".join(f"{h:>10}" for h in ("mean", "p50", "p90", "p95", "p99", "max")),
-        _row("TTFT", step.ttft_ms),
-    ]
+    head = f"  {'ms':<10}" + "".join(
+        f"{h:>10}" for h in ("mean", "p50", "p90", "p95", "p99", "max")
+    )
+    if step.pooling is not None:  # one JSON answer, no tokens: E2E is the latency
+        return [head, _row("E2E", step.e2e_ms), *_ci_rows(step)]
+    rows = [head, _row("TTFT", step.ttft_ms)]
     extra = (
         ("TTFT(sch)", step.ttft_from_scheduled_ms),
         ("TTFT(rsn)", step.ttft_reasoning_ms),
@@ -119,12 +122,17 @@ def _ci_rows(step: StepSummary) -> list[str]:
     )
     cells = []
     confidence = None
-    for name, d in (
-        ("TTFT", step.ttft_ms),
-        ("ITL", step.itl_ms),
-        ("TPOT", step.tpot_ms),
-        ("E2E", step.e2e_ms),
-    ):
+    metrics = (
+        (("E2E", step.e2e_ms),)
+        if step.pooling is not None
+        else (
+            ("TTFT", step.ttft_ms),
+            ("ITL", step.itl_ms),
+            ("TPOT", step.tpot_ms),
+            ("E2E", step.e2e_ms),
+        )
+    )
+    for name, d in metrics:
         if d.ci is None or (pair := getattr(d.ci, stat, None)) is None:
             continue
         confidence = d.ci.confidence
@@ -218,7 +226,9 @@ def format_step(
         + f", {r.warmup} warm-up{facts.ramp_text(step)} · window {step.duration_s:.2f} s",
         *fit(
             "  throughput ",
-            [
+            throughput_parts(step)
+            if step.pooling is not None
+            else [
                 f"{t.requests_per_s:.2f} req/s",
                 f"{t.output_tokens_per_s:,.0f} output tok/s",
                 f"{t.input_tokens_per_s:,.0f} input tok/s",

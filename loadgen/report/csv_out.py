@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from loadgen.report import mix, validity
+from loadgen.report import mix, pooling, validity
 from loadgen.report.endpoints import csv_fields
 from loadgen.summary import Mean, MeanMax, StepSummary, Summary
 from loadgen.vocab import CURVE_STATS, DISTRIBUTION_STATS
@@ -293,6 +293,10 @@ def csv_columns(rows: list[dict[str, Any]]) -> list[str]:
 def render_steps_csv(summary: Summary) -> str:
     rows = [step_row(s, summary.metrics_profile) for s in summary.steps]
     columns = csv_columns(rows)
+    if pooling.is_pooling(summary):  # no token timing; inputs/s and vector dimensions
+        for step, row in zip(summary.steps, rows, strict=True):
+            row.update(pooling.csv_fields(step))
+        columns = pooling.csv_columns(columns)
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
     writer.writeheader()

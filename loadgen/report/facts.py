@@ -40,7 +40,14 @@ SOURCE_TEXT = {
     "dataset": "a dataset's text, not counted: no tokenizer",
 }
 #: Workload keys shown by a line of their own, in this order; the prefix and sessions follow.
-_WORKLOAD_KEYS = ("dataset", "trace", "prompt_tokens", "output_tokens", "tokenizer")
+_WORKLOAD_KEYS = (
+    "dataset",
+    "trace",
+    "prompt_tokens",
+    "output_tokens",
+    "tokenizer",
+    *("batch", "documents", "query_tokens"),  # pooling APIs (embeddings, rerank)
+)
 
 
 def source_text(source: str) -> str:

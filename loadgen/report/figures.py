@@ -31,6 +31,9 @@ from loadgen.report.figstyle import (
     suptitle,
 )
 from loadgen.report.labels import place_labels
+from loadgen.report.pooling import is_pooling
+from loadgen.report.pooling_figures import draw_pooling_curve, draw_pooling_throughput
+from loadgen.report.pooling_views import curve_points
 from loadgen.report.samples import RunSamples
 from loadgen.summary import Summary
 from loadgen.vocab import CURVE_STATS, metric_label
@@ -367,6 +370,11 @@ def write_plots(
         jobs["telemetry"] = lambda: draw_telemetry(summary)
     if p.throughput_series(summary):
         jobs["throughput"] = lambda: draw_throughput(summary)
+    if is_pooling(summary):  # no token timing: E2E vs requests/s and inputs/s
+        jobs.pop("curve", None)
+        if curve_points(summary, "p50", "requests"):
+            jobs["curve"] = lambda: draw_pooling_curve(summary)
+            jobs["throughput"] = lambda: draw_pooling_throughput(summary)
     if samples is not None and any(len(samples.step(s.index).ttft_ms) for s in summary.steps):
         jobs["cdf"] = lambda: draw_cdf(summary, samples)
     if p.turn_series(summary, "p50"):

@@ -20,7 +20,7 @@ import datetime as dt
 from collections.abc import Sequence
 
 from loadgen.metrics.profiles import PROFILES
-from loadgen.report import facts
+from loadgen.report import facts, pooling, pooling_views
 from loadgen.report.blocks import (
     FAIL,
     PASS,
@@ -188,6 +188,8 @@ def _overview(summary: Summary) -> Table:
     Rows in load order (an sla-search runs 1, 64, 32, 16, ...), an ``auto`` sweep's probe
     first; the step column keeps the run order."""
     steps = [s for s in summary.steps if s.role == "probe"] + curve_steps(summary)
+    if pooling.is_pooling(summary):  # no token timing: requests, inputs, E2E
+        return pooling_views.overview(summary, steps, load_label)
     tails = {m: tail_stat(summary, m) for m in _TAIL_COLUMNS.values()}
     header = overview_header(summary)
     rows: list[tuple[str, ...]] = [

@@ -20,6 +20,8 @@ from loadgen.report import endpoints, facts, mix, validity
 from loadgen.report.blocks import Block, Heading, Items, Table, Text, num, pct, verdict_cell
 from loadgen.report.console import load_label
 from loadgen.report.csv_out import telemetry_fields
+from loadgen.report.pooling import LATENCY_ROWS as POOLING_ROWS
+from loadgen.report.pooling import throughput_parts as pooling_parts
 from loadgen.summary import Distribution, SlaCheck, StepSummary
 from loadgen.vocab import METRIC_LABELS, PERCENTILE_OF, TABLE_STATS, metric_label, stat_label
 
@@ -133,7 +135,7 @@ def _ci_row(name: str, d: Distribution) -> tuple[str, ...] | None:
 def _latency_table(step: StepSummary) -> Table:
     """A row per latency metric, each followed by its confidence intervals' row."""
     rows: list[tuple[str, ...]] = []
-    for metric, name in _LATENCY_ROWS:
+    for metric, name in POOLING_ROWS if step.pooling is not None else _LATENCY_ROWS:
         if (d := getattr(step, metric)) is None:
             continue
         rows.append(_dist_row(name, d))
@@ -179,17 +181,22 @@ def _warnings(step: StepSummary) -> tuple[str, ...]:
 
 def _facts(step: StepSummary) -> tuple[str, ...]:
     r, t = step.requests, step.throughput
-    out = [
+    head = (
         f"{r.ok} ok, {r.failed} failed, {r.warmup} warm-up{facts.ramp_text(step)} "
         f"over {step.duration_s:.2f} s; "
-        f"{t.requests_per_s:.2f} req/s, {t.output_tokens_per_s:,.0f} output tok/s, "
-        f"{t.input_tokens_per_s:,.0f} input tok/s"
-        + (
-            f"; goodput {t.goodput_requests_per_s:.2f} req/s"
-            if t.goodput_requests_per_s is not None
-            else ""
-        )
-    ]
+    )
+    if step.pooling is not None:  # no output tokens: inputs (documents) per second instead
+        out = [head + ", ".join(pooling_parts(step))]
+    else:
+        out = [
+            head + f"{t.requests_per_s:.2f} req/s, {t.output_tokens_per_s:,.0f} output tok/s, "
+            f"{t.input_tokens_per_s:,.0f} input tok/s"
+            + (
+                f"; goodput {t.goodput_requests_per_s:.2f} req/s"
+                if t.goodput_requests_per_s is not None
+                else ""
+            )
+        ]
     out += [
         text
         for text in (

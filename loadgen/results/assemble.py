@@ -87,6 +87,7 @@ def step_summary(
         endpoint_columns=endpoint_columns,
         models=sc.target.mix,
         model_columns=model_columns,
+        api=sc.target.api,
     )
     step.role = point.role
     if sc.cost.usd_per_hour is not None:

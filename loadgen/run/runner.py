@@ -124,7 +124,8 @@ def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
     chat = scenario.target.chat
     mix = scenario.target.mix
     # bad files: stop here
-    workload = Workload.prepare(scenario.workload, chat=chat, trace=trace, models=mix)
+    api = scenario.target.api
+    workload = Workload.prepare(scenario.workload, chat=chat, trace=trace, models=mix, api=api)
     for line in load_warnings(scenario):
         warn(line)
     with contextlib.ExitStack() as stack:
@@ -156,7 +157,12 @@ def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
                 overhead=calibration.overhead,
             )
             workload = Workload.prepare(
-                scenario.workload, chat=chat, trace=trace, calibration=calibration, models=mix
+                scenario.workload,
+                chat=chat,
+                trace=trace,
+                calibration=calibration,
+                models=mix,
+                api=api,
             )
         summary.prompt_length_source = workload.prompt_length_source
         summary.workload = WorkloadInfo.model_validate(describe_workload(scenario, workload))

@@ -142,6 +142,7 @@ class _Worker:
                 trace=trace,
                 calibration=c.calibration,
                 models=sc.target.mix,
+                api=sc.target.api,
             )
             limit = pool_limit(sc.load, c.count)
             executor = LocalExecutor(

@@ -44,6 +44,7 @@ from loadgen.scenario.loadspec import (
     TraceLoad,
 )
 from loadgen.scenario.output_spec import OUTPUT_APIS, ResponseFormatSpec, ToolsSpec
+from loadgen.scenario.pooling import check_pooling
 from loadgen.scenario.target_spec import (
     MAX_ENDPOINTS,
     MAX_MOCK_REPLICAS,
@@ -234,6 +235,9 @@ class Scenario(Spec):
     @model_validator(mode="after")
     def _workload_fits(self) -> Scenario:
         w = self.workload
+        latency = ("ttft_ms", "itl_ms", "tpot_ms", "e2e_ms")
+        bounded = {m for m in latency if getattr(self.sla, m).items()}
+        check_pooling(self.target, w, self.load, bounded)  # pooling APIs (embeddings, rerank)
         if w.prompt_as == "token_ids" and self.target.api != "openai-completions":
             raise ValueError(
                 "workload.prompt_as token_ids needs target.api openai-completions, "

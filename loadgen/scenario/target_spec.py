@@ -22,7 +22,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 from loadgen.scenario.limits import MAX_SECONDS, MIN_SECONDS
 from loadgen.scenario.model_mix import MAX_MODELS, ModelWeight, check_mix
 from loadgen.strict import Spec
-from loadgen.vocab import CHAT_APIS
+from loadgen.vocab import CHAT_APIS, POOLING_APIS
 
 __all__ = [
     "MAX_ENDPOINTS",
@@ -178,11 +178,17 @@ class TargetSpec(Spec):
         "session on one endpoint; round robin between sessions).",
     )
     api: Literal[
-        "openai-completions", "openai-chat", "tgi", "openai-responses", "anthropic-messages"
+        "openai-completions",
+        "openai-chat",
+        "tgi",
+        "openai-responses",
+        "anthropic-messages",
+        "openai-embeddings",
+        "rerank",
     ] = Field(
         "openai-chat",
         description="Wire protocol: openai-completions | openai-chat | tgi | openai-responses "
-        "| anthropic-messages.",
+        "| anthropic-messages | openai-embeddings | rerank (the last two never stream).",
     )
     model: str = Field(
         MOCK_MODEL,  # the default only stands for url mock (_model_needed)
@@ -329,6 +335,12 @@ class TargetSpec(Spec):
     def endpoint_count(self) -> int:
         """How many endpoints requests are spread over (mock replicas included)."""
         return self.mock.replicas if self.is_mock else len(self.endpoints)
+
+    # -- pooling APIs (embeddings, rerank)
+    @property
+    def streams(self) -> bool:
+        """Requests are streamed: ``stream``, but never for a pooling API (one JSON answer)."""
+        return self.stream and self.api not in POOLING_APIS
 
 
 def _mix_model(data: dict[str, Any]) -> dict[str, Any]:

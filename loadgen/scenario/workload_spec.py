@@ -140,6 +140,19 @@ class WorkloadSpec(Spec):
         description="Schema-constrained answers: {json_schema: FILE} or {type: json_object}; "
         "each answer is validated.",
     )
+    # -- pooling APIs (embeddings, rerank): loadgen.scenario.pooling checks them against the api
+    batch: Distribution | None = Field(
+        None,
+        description="api openai-embeddings: inputs per request, each of `prompt_tokens` "
+        "tokens (None: 1).",
+    )
+    documents: Distribution | None = Field(
+        None,
+        description="api rerank: documents per request, each of `prompt_tokens` tokens (None: 8).",
+    )
+    query_tokens: Distribution | None = Field(
+        None, description="api rerank: the query's length in tokens (None: 16)."
+    )
 
     @model_validator(mode="after")
     def _compatible(self) -> WorkloadSpec:

@@ -17,6 +17,7 @@ One module per concept, each importing only those before it:
 - ``mix``: :class:`ModelStats` (one model's share of a step)
 - ``calibration``: :class:`PromptCalibration` (which engine's tokenize answered)
 - ``validity``: :class:`OutputValidity`
+- ``pooling``: :class:`PoolingStats` (embeddings, rerank)
 - ``step``: :class:`StepSummary`, :class:`EndpointStats`, :class:`Cost`
 - ``run``: :class:`Summary`, :class:`ClockAnchor`, :class:`Verdict`,
   :class:`WorkloadInfo`
@@ -40,6 +41,7 @@ from loadgen.summary.counts import (
 from loadgen.summary.health import ClientHealth, LittleCheck, TargetCheck
 from loadgen.summary.latency import Distribution, Intervals
 from loadgen.summary.mix import ModelStats
+from loadgen.summary.pooling import PoolingStats
 from loadgen.summary.run import (
     ClockAnchor,
     Summary,
@@ -86,6 +88,7 @@ __all__ = [
     "ModelStats",
     "OutputValidity",
     "Peak",
+    "PoolingStats",
     "PrefixCacheStats",
     "PromptCalibration",
     "PromptLengthCheck",

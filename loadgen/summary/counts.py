@@ -69,6 +69,12 @@ class Throughput(Strict):
         description="What the rates are over: the step's steady window (requests that "
         "completed in it / its length) or its whole window (docs/metrics.md).",
     )
+    # -- pooling APIs (embeddings, rerank)
+    inputs_per_s: float | None = Field(
+        None,
+        description="Pooling APIs: inputs (embeddings) or documents (rerank) per second; "
+        "null for a generating API.",
+    )
 
 
 class TokenCounts(Strict):

@@ -71,6 +71,10 @@ class WorkloadInfo(Sparse):
     # -- tool calls and structured output: one line each, e.g. ``2 from tools.json: ...``
     tools: str | None = None
     response_format: str | None = None
+    # -- pooling APIs (embeddings, rerank)
+    batch: str | None = None  # embeddings: inputs per request
+    documents: str | None = None  # rerank: documents per request
+    query_tokens: str | None = None  # rerank: the query's length
 
 
 class Verdict(Strict):

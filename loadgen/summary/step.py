@@ -8,9 +8,9 @@ Imports: pydantic, loadgen.strict, loadgen.redact, this package.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from loadgen.redact import strip_userinfo
 from loadgen.strict import Strict
@@ -25,6 +25,7 @@ from loadgen.summary.counts import (
 from loadgen.summary.health import ClientHealth, LittleCheck
 from loadgen.summary.latency import Distribution
 from loadgen.summary.mix import ModelStats
+from loadgen.summary.pooling import TOKEN_TIMING_FIELDS, PoolingStats
 from loadgen.summary.sla import SlaResult
 from loadgen.summary.telemetry import StepTelemetry
 from loadgen.summary.validity import OutputValidity
@@ -177,6 +178,21 @@ class StepSummary(Strict):
         description="Tool calls and structured answers against their schemas; present "
         "when the step's answers had tool calls or anything to check.",
     )
+    # -- pooling APIs (embeddings, rerank)
+    pooling: PoolingStats | None = Field(
+        None,
+        description="A pooling API's step: inputs and vector dimensions; the token-timing "
+        "fields (TTFT, ITL, TPOT) are then left out.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _no_token_timing(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A pooling step has no token timing: its fields are left out (docs/metrics.md)."""
+        data: dict[str, Any] = handler(self)
+        if self.pooling is not None:
+            for name in TOKEN_TIMING_FIELDS:
+                data.pop(name, None)
+        return data
 
     @property
     def meets_sla(self) -> bool:

@@ -21,6 +21,7 @@ from loadgen.scenario.models import RateLoad, Scenario, TraceLoad
 from loadgen.vocab import pace
 from loadgen.workload.lengths import describe
 from loadgen.workload.plan import RequestSpec
+from loadgen.workload.pooling import pooling_dists
 from loadgen.workload.source import SessionPlan, Workload
 from loadgen.workload.step import StepPlan, plan_step
 from loadgen.workload.tools import describe_output
@@ -46,8 +47,10 @@ def describe_workload(sc: Scenario, workload: Workload) -> dict[str, Any]:
         out["trace"] = sc.load.trace
     else:
         out["prompt_tokens"] = describe(w.prompt_tokens)
-    if not isinstance(sc.load, TraceLoad):
+    if not isinstance(sc.load, TraceLoad) and workload.pooling is None:
         out["output_tokens"] = describe(w.output_tokens)
+    for name, dist in pooling_dists(w, sc.target.api).items():  # embeddings, rerank
+        out[name] = describe(dist)
     if w.tokenizer is not None:
         out["tokenizer"] = w.tokenizer
     if w.prefix is not None and workload.prefixes:
@@ -168,6 +171,10 @@ def _request_lines(specs: list[RequestSpec]) -> list[str]:
     ]
     lines += _picked([s.model for s in specs], "requests")
     lines += _histogram("prompt tokens", [s.prompt_tokens for s in specs])
+    if specs and specs[0].inputs:  # a pooling api: inputs (documents) in place of outputs
+        lines[1] = f"  tokens: {sum(s.prompt_tokens for s in specs):,} prompt, no output"
+        lines += _histogram("inputs per request", [len(s.inputs) for s in specs])
+        return lines
     lines += _histogram("output tokens", [s.max_tokens for s in specs])
     return lines
 

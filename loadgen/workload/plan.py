@@ -41,6 +41,9 @@ class RequestSpec:
     server_state: bool = False
     #: the previous turn's response id: the prompt holds only the new message
     previous_response_id: str | None = None
+    # -- pooling APIs (embeddings, rerank)
+    #: embeddings: the texts to embed; rerank: the documents (``prompt`` is the query)
+    inputs: tuple[str, ...] = ()
 
 
 def step_rng(seed: int, step: int, stream: int) -> np.random.Generator:

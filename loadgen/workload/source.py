@@ -9,7 +9,7 @@ The scenario loader has already checked that each file is there
 (:mod:`loadgen.scenario.inputs`); what is wrong inside one is said by its
 reader, with the field that named the file added here.
 
-Imports: numpy, loadgen.scenario, loadgen.errors, loadgen.workload.
+Imports: numpy, loadgen.scenario, loadgen.errors, loadgen.vocab, loadgen.workload.
 """
 
 from __future__ import annotations
@@ -23,9 +23,11 @@ import numpy as np
 
 from loadgen.errors import ScenarioError
 from loadgen.scenario.models import EmpiricalDist, TraceLoad, WorkloadSpec
+from loadgen.vocab import POOLING_APIS
 from loadgen.workload.datasets import DatasetRow, RowSampler, load_dataset
 from loadgen.workload.lengths import read_lengths_file, sample_lengths, sample_seconds
 from loadgen.workload.plan import Message, RequestSpec
+from loadgen.workload.pooling import pooled
 from loadgen.workload.prompts import Calibration, PromptMaker
 from loadgen.workload.tools import OutputAsk, output_ask
 from loadgen.workload.traces import TraceRow, read_trace
@@ -65,6 +67,8 @@ class Workload:
     models: tuple[tuple[str, float], ...] = ()
     # -- tool calls and structured output: the tools and schema, read and checked
     output: OutputAsk | None = None
+    #: a pooling api (openai-embeddings, rerank): each request carries its inputs
+    pooling: str | None = None
 
     @classmethod
     def prepare(
@@ -75,10 +79,13 @@ class Workload:
         trace: TraceLoad | None = None,
         calibration: Calibration | None = None,
         models: tuple[tuple[str, float], ...] = (),
+        api: str | None = None,
     ) -> Workload:
         """Read the tokenizer and dataset, make the shared prefixes (ScenarioError if bad).
 
         ``models``: target.models' (name, weight) pairs, each request then picks one.
+        ``api``: the target's; a pooling api's requests carry their inputs
+        (:mod:`loadgen.workload.pooling`).
         """
         tokenizer = None
         if spec.tokenizer is not None:
@@ -86,7 +93,8 @@ class Workload:
 
             tokenizer = PromptTokenizer.load(spec.tokenizer)
         maker = PromptMaker(chat, tokenizer, calibration)
-        w = cls(spec=spec, maker=maker, models=models)
+        pooling = api if api in POOLING_APIS else None
+        w = cls(spec=spec, maker=maker, models=models, pooling=pooling)
         if spec.dataset is not None:
             with _naming("workload.dataset.path", spec.dataset.path):
                 w.dataset = load_dataset(spec.dataset, maker.count_text)
@@ -145,6 +153,8 @@ class Workload:
                 prefix = self.prefixes[groups[i]] if groups else ""
                 prompt, planned = self.maker.prompt(p, rng, prefix)
             out.append(RequestSpec(start + i, prompt, planned, o, warmup=i < warmup))
+        if self.pooling is not None:
+            out = [pooled(r, self.pooling, spec, self.maker, rng) for r in out]
         return out
 
     def endless(self, rng: np.random.Generator, *, start: int = 0) -> Iterator[RequestSpec]:

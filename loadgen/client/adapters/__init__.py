@@ -8,7 +8,7 @@ An adapter that sends tools or a response format (an
 :func:`make_adapter` from :data:`WITH_OUTPUT`.
 
 Public names: ADAPTERS, WITH_OUTPUT, Adapter, AnthropicMessages, Delta, OpenAIChat,
-OpenAICompletions, OpenAIResponses, Tgi, make_adapter.
+OpenAICompletions, OpenAIEmbeddings, OpenAIResponses, Rerank, Tgi, make_adapter.
 """
 
 from collections.abc import Callable
@@ -17,7 +17,9 @@ from loadgen.client.adapters.anthropic_messages import AnthropicMessages
 from loadgen.client.adapters.base import Adapter, Delta
 from loadgen.client.adapters.openai_chat import OpenAIChat
 from loadgen.client.adapters.openai_completions import OpenAICompletions
+from loadgen.client.adapters.openai_embeddings import OpenAIEmbeddings
 from loadgen.client.adapters.openai_responses import OpenAIResponses
+from loadgen.client.adapters.rerank import Rerank
 from loadgen.client.adapters.tgi import Tgi
 from loadgen.workload.tools import OutputAsk
 
@@ -29,7 +31,9 @@ __all__ = [
     "Delta",
     "OpenAIChat",
     "OpenAICompletions",
+    "OpenAIEmbeddings",
     "OpenAIResponses",
+    "Rerank",
     "Tgi",
     "make_adapter",
 ]
@@ -40,6 +44,8 @@ ADAPTERS: dict[str, Adapter] = {
     "tgi": Tgi(),
     "openai-responses": OpenAIResponses(),
     "anthropic-messages": AnthropicMessages(),
+    "openai-embeddings": OpenAIEmbeddings(),
+    "rerank": Rerank(),
 }
 
 #: api -> the adapter that sends tools / a response format with every request

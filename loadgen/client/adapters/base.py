@@ -69,6 +69,10 @@ class Delta:
     #: the token event is a tool-call fragment (Responses ``function_call_arguments.delta``,
     #: Messages ``input_json_delta``): output, neither answer text nor reasoning
     tool: bool = False
+    # -- pooling APIs (embeddings, rerank)
+    #: embeddings: vectors in the answer; rerank: results in it (None: not a pooling answer)
+    inputs: int | None = None
+    vector_dim: int | None = None  # embeddings: every vector's dimension (one for all)
 
 
 EMPTY = Delta()
