@@ -88,6 +88,11 @@ class Record:
     #: the server's usage block (TGI: ``details``) could not be believed (a count that is a
     #: string, say): why. It was ignored; the output is counted from the stream's events
     usage_ignored: str | None = None
+    # -- inputs beyond text (images, audio)
+    images: int = 0  # images the request carried
+    image_pixels: int = 0  # their pixels, summed (width x height)
+    audio_s: float = 0.0  # seconds of audio it carried
+    request_bytes: int = 0  # the request body's size in bytes (as sent, before any TLS)
 
     @property
     def output_tokens(self) -> int:

@@ -67,7 +67,7 @@ METRIC_LABELS: dict[str, str] = {
 UNITS = {"latency": "ms", "requests": "req/s", "tokens": "tok/s", "fraction": "%"}
 
 #: The APIs loadgen speaks (``target.api``; one adapter each in ``loadgen.client.adapters``).
-API_NAMES = ("openai-completions", "openai-chat", "tgi")
+API_NAMES = ("openai-completions", "openai-chat", "tgi", "openai-transcriptions")
 
 #: The metric-definition profiles (formulas in ``loadgen.metrics.profiles``).
 PROFILE_NAMES = ("loadgen", "vllm", "aiperf", "guidellm")

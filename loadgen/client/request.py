@@ -42,7 +42,7 @@ from typing import Any
 import orjson
 
 from loadgen.client.adapters import Adapter
-from loadgen.client.adapters.base import Delta
+from loadgen.client.adapters.base import Delta, RawBody
 from loadgen.client.adapters.wire import event_error
 from loadgen.client.routing import Router
 from loadgen.client.sse import MAX_EVENT_BYTES, ErrorEvent, EventTooLarge, SseSplitter
@@ -149,6 +149,11 @@ class Requester:
         body = self._adapter.body(spec, self._model, self._extra, self._stream_mode)
         headers = dict(self._headers)
         headers["x-request-id"] = rid
+        if type(body) is RawBody:  # a multipart upload, say: sent as the adapter made it
+            payload = body.data
+            headers["Content-Type"] = body.content_type
+        else:
+            payload = orjson.dumps(body)
         rec = Record(
             step=step,
             id=spec.index,
@@ -160,9 +165,12 @@ class Requester:
             session=spec.session,
             turn=spec.turn,
             endpoint=endpoint,
+            request_bytes=len(payload),
         )
+        if spec.media:
+            _count_media(rec, spec)
         url = self._urls[endpoint or 0]
-        return rec, HttpRequest(url, orjson.dumps(body), headers)
+        return rec, HttpRequest(url, payload, headers)
 
     async def send(self, spec: RequestSpec, step: int, scheduled_ns: int | None = None) -> Record:
         router = self.router
@@ -364,6 +372,16 @@ class Requester:
             except _MALFORMED as exc:
                 return out, ("malformed_event", f"{exc}: {payload[:120]!r}")
         return out, None
+
+
+def _count_media(rec: Record, spec: RequestSpec) -> None:
+    """What the request carries beyond text, counted on its record."""
+    for m in spec.media:
+        if m.kind == "image":
+            rec.images += 1
+            rec.image_pixels += m.width * m.height
+        else:
+            rec.audio_s += m.seconds
 
 
 def _too_many(rec: Record, limit: int) -> None:

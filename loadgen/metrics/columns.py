@@ -69,6 +69,11 @@ _OK = (
     "reasoning_events",
     "max_tokens",
     "turn",
+    # -- inputs beyond text (images, audio)
+    "images",
+    "image_pixels",
+    "audio_us",  # Record.audio_s in microseconds
+    "request_bytes",
 )
 
 
@@ -207,6 +212,10 @@ class StepColumns(_Accumulator):
         c["reasoning_events"].append(r.reasoning_events)
         c["max_tokens"].append(r.max_tokens)
         c["turn"].append(_opt(r.turn))
+        c["images"].append(r.images)
+        c["image_pixels"].append(r.image_pixels)
+        c["audio_us"].append(round(r.audio_s * 1e6))
+        c["request_bytes"].append(r.request_bytes)
         if r.reasoning_events:
             self.reasoning_ok += 1
         if len(r.token_ns) > 1:

@@ -39,6 +39,7 @@ from loadgen.metrics.aggregate import (
 from loadgen.metrics.columns import NONE, StepColumns
 from loadgen.metrics.confidence import rate_interval, requests_needed
 from loadgen.metrics.latency import FIRST_STAMP
+from loadgen.metrics.media import media_stats, send_ms
 from loadgen.metrics.profiles import PROFILES, Profile
 from loadgen.metrics.sla import check_sla, decide
 from loadgen.metrics.stats import distribution_ms
@@ -140,6 +141,9 @@ def summarize_step(
         inside = completed_in(ok["end"], *steady)
         step.throughput = _throughput(ok, inside, good & inside, step.steady_duration_s, "steady")
     _rate_intervals(step, window_s, sla.confidence)
+    step.send_ms = send_ms(ok, sla.confidence)
+    window = step.steady_duration_s if steady is not None else window_s
+    step.media = media_stats(ok, inside if steady is not None else everyone, window or 0.0)
     step.sla = check_sla(step, sla)
     _requests_needed(step, ok, profile.name, ttft_of, sla.confidence)
     decide(step.sla, step.requests.ok)  # again: the reasons now say how many would decide

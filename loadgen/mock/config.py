@@ -134,6 +134,9 @@ class Settings:
     prefix_cache_tokens: int | None = None  # None: the profile's kv_cache_tokens; 0: off
     reasoning_tokens: int = 0  # chat answers open with up to this many reasoning tokens
     reasoning_field: str = "reasoning_content"  # the delta/message key they go under
+    # -- inputs beyond text (images, audio): prompt tokens per megapixel / per second
+    image_tokens_per_mp: float = 1280.0
+    audio_tokens_per_s: float = 25.0
 
 
 def parse_fault(text: str) -> list[FaultRule]:
@@ -240,6 +243,19 @@ def build_parser() -> argparse.ArgumentParser:
         default=REASONING_FIELDS[0],
         help="key of the reasoning text in deltas and messages (default %(default)s)",
     )
+    media = p.add_argument_group("Images and audio (openai-chat parts, transcriptions)")
+    media.add_argument(
+        "--image-tokens-per-megapixel",
+        type=float,
+        default=1280.0,
+        help="prompt tokens an image costs per megapixel (default %(default)s, Qwen2-VL's)",
+    )
+    media.add_argument(
+        "--audio-tokens-per-second",
+        type=float,
+        default=25.0,
+        help="prompt tokens a second of audio costs (default %(default)s)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of lengths, texts and faults")
     p.add_argument("--truth", metavar="FILE", help="append one JSON line per request")
     faults = p.add_argument_group("Faults")
@@ -317,6 +333,10 @@ def settings_from_argv(argv: list[str] | None) -> Settings:
         parser.error("times must not be negative")
     if ns.block_size < 1:
         parser.error("--block-size must be at least 1")
+    if min(ns.image_tokens_per_megapixel, ns.audio_tokens_per_second) < 0:
+        parser.error(
+            "--image-tokens-per-megapixel and --audio-tokens-per-second must not be negative"
+        )
     if min(ns.prefix_cache_tokens or 0, ns.reasoning_tokens) < 0:
         parser.error("--prefix-cache-tokens and --reasoning-tokens must not be negative")
     cache_tokens = (
@@ -344,4 +364,6 @@ def settings_from_argv(argv: list[str] | None) -> Settings:
         prefix_cache_tokens=0 if ns.no_prefix_cache else cache_tokens,
         reasoning_tokens=ns.reasoning_tokens,
         reasoning_field=ns.reasoning_field,
+        image_tokens_per_mp=ns.image_tokens_per_megapixel,
+        audio_tokens_per_s=ns.audio_tokens_per_second,
     )

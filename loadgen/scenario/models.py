@@ -43,6 +43,7 @@ from loadgen.scenario.loadspec import (
     StopOnErrors,
     TraceLoad,
 )
+from loadgen.scenario.media_spec import media_fits
 from loadgen.scenario.target_spec import (
     MAX_ENDPOINTS,
     MAX_MOCK_REPLICAS,
@@ -230,6 +231,12 @@ class Scenario(Spec):
         if w.sessions is not None and self.target.api != "openai-chat":
             raise ValueError(
                 f"workload.sessions needs target.api openai-chat, not {self.target.api}"
+            )
+        if (why := media_fits(self.target.api, w.images, w.audio)) is not None:
+            raise ValueError(why)
+        if w.sessions is not None and (w.images is not None or w.audio is not None):
+            raise ValueError(
+                "workload.images and workload.audio go with single requests: drop workload.sessions"
             )
         if isinstance(self.load, TraceLoad):
             for name in ("dataset", "sessions"):

@@ -175,8 +175,15 @@ class TargetSpec(Spec):
         "least_in_flight (fewest requests in flight), session (every turn of a multi-turn "
         "session on one endpoint; round robin between sessions).",
     )
-    api: Literal["openai-completions", "openai-chat", "tgi"] = Field(
-        "openai-chat", description="Wire protocol: openai-completions | openai-chat | tgi."
+    api: Literal[
+        "openai-completions",
+        "openai-chat",
+        "tgi",
+        "openai-transcriptions",  # -- inputs beyond text (audio)
+    ] = Field(
+        "openai-chat",
+        description="Wire protocol: openai-completions | openai-chat | tgi | "
+        "openai-transcriptions.",
     )
     model: str = Field(
         MOCK_MODEL,  # the default only stands for url mock (_model_needed)

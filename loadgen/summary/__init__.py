@@ -14,6 +14,7 @@ One module per concept, each importing only those before it:
   :class:`SlaResult`, ``StepVerdict``, ``Cause``
 - ``health``: :class:`ClientHealth`, :class:`LittleCheck`, :class:`TargetCheck`
 - ``telemetry``: :class:`StepTelemetry` and its parts
+- ``media``: :class:`MediaStats`
 - ``step``: :class:`StepSummary`, :class:`EndpointStats`, :class:`Cost`
 - ``run``: :class:`Summary`, :class:`ClockAnchor`, :class:`Verdict`,
   :class:`WorkloadInfo`
@@ -35,6 +36,7 @@ from loadgen.summary.counts import (
 )
 from loadgen.summary.health import ClientHealth, LittleCheck, TargetCheck
 from loadgen.summary.latency import Distribution, Intervals
+from loadgen.summary.media import MediaStats
 from loadgen.summary.run import (
     ClockAnchor,
     Summary,
@@ -76,6 +78,7 @@ __all__ = [
     "LoadPoint",
     "Mean",
     "MeanMax",
+    "MediaStats",
     "Peak",
     "PrefixCacheStats",
     "PromptLengthCheck",
