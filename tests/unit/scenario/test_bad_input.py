@@ -42,7 +42,8 @@ BAD = {
     ),
     "unknown api": (
         GOOD.replace("api: openai-chat", "api: grpc"),
-        "target.api: Input should be 'openai-completions', 'openai-chat' or 'tgi'",
+        "target.api: Input should be 'openai-completions', 'openai-chat', 'tgi' or "
+        "'openai-transcriptions'",
     ),
     "unknown distribution": (
         GOOD.replace("dist: fixed, value: 8", "dist: zipf, value: 8"),
