@@ -108,6 +108,11 @@ class Record:
     # -- pooling APIs (embeddings, rerank)
     inputs: int | None = None  # embeddings: inputs sent; rerank: documents sent (else None)
     vector_dim: int | None = None  # embeddings: the answer's vector dimension
+    # -- inputs beyond text (images, audio)
+    images: int = 0  # images the request carried
+    image_pixels: int = 0  # their pixels, summed (width x height)
+    audio_s: float = 0.0  # seconds of audio it carried
+    request_bytes: int = 0  # the request body's size in bytes (as sent, before any TLS)
 
     @property
     def output_tokens(self) -> int:

@@ -77,6 +77,7 @@ API_NAMES = (
     "anthropic-messages",
     "openai-embeddings",
     "rerank",
+    "openai-transcriptions",
 )
 #: The APIs whose prompts are chat messages (multi-turn sessions speak one of these).
 CHAT_APIS = ("openai-chat", "openai-responses", "anthropic-messages")

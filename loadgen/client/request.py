@@ -49,7 +49,7 @@ from typing import Any
 import orjson
 
 from loadgen.client.adapters import Adapter
-from loadgen.client.adapters.base import Delta
+from loadgen.client.adapters.base import Delta, RawBody
 from loadgen.client.adapters.wire import event_error
 from loadgen.client.pooling import PoolingCheck
 from loadgen.client.routing import Router
@@ -162,6 +162,11 @@ class Requester:
         body = self._adapter.body(spec, spec.model or self._model, self._extra, self._stream_mode)
         headers = dict(self._headers)
         headers["x-request-id"] = rid
+        if type(body) is RawBody:  # a multipart upload, say: sent as the adapter made it
+            payload = body.data
+            headers["Content-Type"] = body.content_type
+        else:
+            payload = orjson.dumps(body)
         rec = Record(
             step=step,
             id=spec.index,
@@ -175,9 +180,12 @@ class Requester:
             endpoint=endpoint,
             model=spec.model,
             inputs=len(spec.inputs) or None,
+            request_bytes=len(payload),
         )
+        if spec.media:
+            _count_media(rec, spec)
         url = self._urls[endpoint or 0]
-        return rec, HttpRequest(url, orjson.dumps(body), headers)
+        return rec, HttpRequest(url, payload, headers)
 
     async def send(self, spec: RequestSpec, step: int, scheduled_ns: int | None = None) -> Record:
         router = self.router
@@ -401,6 +409,16 @@ class Requester:
             except _MALFORMED as exc:
                 return out, ("malformed_event", f"{exc}: {payload[:120]!r}")
         return out, None
+
+
+def _count_media(rec: Record, spec: RequestSpec) -> None:
+    """What the request carries beyond text, counted on its record."""
+    for m in spec.media:
+        if m.kind == "image":
+            rec.images += 1
+            rec.image_pixels += m.width * m.height
+        else:
+            rec.audio_s += m.seconds
 
 
 def _too_many(rec: Record, limit: int) -> None:

@@ -49,7 +49,8 @@ def token_counts(ok: v.Columns, expect_full_output: bool = False) -> TokenCounts
 def prompt_length_check(ok: v.Columns, tolerance: float) -> PromptLengthCheck:
     """``tokens.prompt_length_check``: (server - requested) / requested per request."""
     server, requested = ok["prompt_server"], ok["prompt_requested"]
-    has = (server != NONE) & (requested > 0)
+    text_only = (ok["images"] == 0) & (ok["audio_us"] == 0)  # media tokens are not planned
+    has = (server != NONE) & (requested > 0) & text_only
     if not has.any():
         return PromptLengthCheck(tolerance=tolerance)
     diffs = (server[has] - requested[has]) / requested[has]

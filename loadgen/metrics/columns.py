@@ -75,6 +75,11 @@ _OK = (
     "turn",
     # -- pooling APIs (embeddings, rerank)
     "inputs",  # Record.inputs: inputs or documents sent (None for a generating API)
+    # -- inputs beyond text (images, audio)
+    "images",
+    "image_pixels",
+    "audio_us",  # Record.audio_s in microseconds
+    "request_bytes",
 )
 
 
@@ -222,6 +227,10 @@ class StepColumns(_Accumulator):
         c["max_tokens"].append(r.max_tokens)
         c["turn"].append(_opt(r.turn))
         c["inputs"].append(_opt(r.inputs))
+        c["images"].append(r.images)
+        c["image_pixels"].append(r.image_pixels)
+        c["audio_us"].append(round(r.audio_s * 1e6))
+        c["request_bytes"].append(r.request_bytes)
         if r.reasoning_events:
             self.reasoning_ok += 1
         self.outputs.add(r)

@@ -39,6 +39,7 @@ from loadgen.metrics.aggregate import (
 from loadgen.metrics.columns import NONE, StepColumns
 from loadgen.metrics.confidence import rate_interval, requests_needed
 from loadgen.metrics.latency import FIRST_STAMP
+from loadgen.metrics.media import media_stats, send_ms
 from loadgen.metrics.pooling import dims_warning, pooling_stats
 from loadgen.metrics.profiles import PROFILES, Profile
 from loadgen.metrics.share import by_model, part_throughput, throughput
@@ -154,6 +155,9 @@ def summarize_step(
         step.pooling = pooling_stats(ok, cols, api)
         if (warning := dims_warning(step.pooling)) is not None:
             step.warnings.append(warning)
+    step.send_ms = send_ms(ok, sla.confidence)
+    window = step.steady_duration_s if steady is not None else window_s
+    step.media = media_stats(ok, inside if steady is not None else everyone, window or 0.0)
     step.sla = check_sla(step, sla)
     _requests_needed(step, ok, profile.name, ttft_of, sla.confidence)
     decide(step.sla, step.requests.ok)  # again: the reasons now say how many would decide

@@ -64,14 +64,17 @@ def prompt_length_check(
 ) -> PromptLengthCheck:
     """Relative difference = (server prompt tokens - requested) / requested, per request.
 
-    Over successful requests with a server count and a requested length > 0.
+    Over successful requests with a server count and a requested length > 0 that
+    carried no image or audio (the server counts their tokens; the plan cannot).
     A request is beyond tolerance when |difference| > ``tolerance`` (0: any
     difference at all).
     """
     diffs = [
         (s - r.prompt_tokens_requested) / r.prompt_tokens_requested
         for r in ok
-        if (s := r.prompt_tokens_server) is not None and r.prompt_tokens_requested > 0
+        if (s := r.prompt_tokens_server) is not None
+        and r.prompt_tokens_requested > 0
+        and not (r.images or r.audio_s)
     ]
     if not diffs:
         return PromptLengthCheck(tolerance=tolerance)

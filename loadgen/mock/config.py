@@ -147,6 +147,9 @@ class Settings:
 
     # -- pooling APIs (embeddings, rerank)
     embedding_dim: int = 64  # the dimension of every /v1/embeddings vector
+    # -- inputs beyond text (images, audio): prompt tokens per megapixel / per second
+    image_tokens_per_mp: float = 1280.0
+    audio_tokens_per_s: float = 25.0
 
 
 def parse_fault(text: str) -> list[FaultRule]:
@@ -268,6 +271,19 @@ def build_parser() -> argparse.ArgumentParser:
         default=64,
         help="dimension of every embedding vector (default %(default)s)",
     )
+    media = p.add_argument_group("Images and audio (openai-chat parts, transcriptions)")
+    media.add_argument(
+        "--image-tokens-per-megapixel",
+        type=float,
+        default=1280.0,
+        help="prompt tokens an image costs per megapixel (default %(default)s, Qwen2-VL's)",
+    )
+    media.add_argument(
+        "--audio-tokens-per-second",
+        type=float,
+        default=25.0,
+        help="prompt tokens a second of audio costs (default %(default)s)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of lengths, texts and faults")
     p.add_argument("--truth", metavar="FILE", help="append one JSON line per request")
     faults = p.add_argument_group("Faults")
@@ -347,6 +363,10 @@ def settings_from_argv(argv: list[str] | None) -> Settings:
         parser.error("--block-size must be at least 1")
     if not 1 <= ns.embedding_dim <= 65_536:
         parser.error("--embedding-dim must be in 1..65536")
+    if min(ns.image_tokens_per_megapixel, ns.audio_tokens_per_second) < 0:
+        parser.error(
+            "--image-tokens-per-megapixel and --audio-tokens-per-second must not be negative"
+        )
     if min(ns.prefix_cache_tokens or 0, ns.reasoning_tokens) < 0:
         parser.error("--prefix-cache-tokens and --reasoning-tokens must not be negative")
     cache_tokens = (
@@ -376,4 +396,6 @@ def settings_from_argv(argv: list[str] | None) -> Settings:
         embedding_dim=ns.embedding_dim,
         reasoning_field=ns.reasoning_field,
         loras=tuple(dict.fromkeys(ns.lora)),
+        image_tokens_per_mp=ns.image_tokens_per_megapixel,
+        audio_tokens_per_s=ns.audio_tokens_per_second,
     )

@@ -15,6 +15,11 @@ from typing import Any
 
 import orjson
 
+from loadgen.mock.media import (
+    DEFAULT_AUDIO_TOKENS_PER_S,
+    DEFAULT_IMAGE_TOKENS_PER_MP,
+    media_tokens,
+)
 from loadgen.mock.structured import Structured, parse_structured
 from loadgen.mock.wire import tgi_error, vllm_error
 
@@ -104,14 +109,20 @@ def prompt_tokens_of(prompt: Any) -> Tokens:
     raise vllm_error(400, msg, "prompt")
 
 
-def message_tokens_of(messages: Any) -> list[str]:
-    """The tokens of chat ``messages``: the words of every content (and text part), in order.
+def message_tokens_of(
+    messages: Any,
+    image_tokens_per_mp: float = DEFAULT_IMAGE_TOKENS_PER_MP,
+    audio_tokens_per_s: float = DEFAULT_AUDIO_TOKENS_PER_S,
+) -> list[str]:
+    """The tokens of chat ``messages``: the words of every content (and text part), in order,
+    and each ``image_url`` / ``input_audio`` part's tokens (:mod:`loadgen.mock.media`).
 
     Role names and the chat template count nothing.
     """
     if not isinstance(messages, list) or not messages:
         raise vllm_error(400, "messages must be a non-empty list", "messages")
     words: list[str] = []
+    media = 0
     for message in messages:
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
             raise vllm_error(400, "each message needs a role", "messages")
@@ -120,8 +131,15 @@ def message_tokens_of(messages: Any) -> list[str]:
             words += content.split()
         elif isinstance(content, list):
             for part in content:
-                if isinstance(part, dict) and isinstance(part.get("text"), str):
+                if not isinstance(part, dict):
+                    continue
+                if isinstance(part.get("text"), str):
                     words += part["text"].split()
+                elif (
+                    m := media_tokens(part, media, image_tokens_per_mp, audio_tokens_per_s)
+                ) is not None:
+                    words += m
+                    media += 1
         elif content is not None:
             raise vllm_error(400, "message content must be a string or a list", "messages")
     return words
@@ -154,13 +172,20 @@ def check_model(data: dict[str, Any], served_model: Served) -> str:
     return model
 
 
-def parse_openai(body: bytes, api: str, served_model: Served, max_model_len: int) -> GenSpec:
-    """Validate a vLLM completions (``api="completions"``) or chat body."""
+def parse_openai(
+    body: bytes,
+    api: str,
+    served_model: Served,
+    max_model_len: int,
+    media_rates: tuple[float, float] = (DEFAULT_IMAGE_TOKENS_PER_MP, DEFAULT_AUDIO_TOKENS_PER_S),
+) -> GenSpec:
+    """Validate a vLLM completions (``api="completions"``) or chat body; ``media_rates``:
+    prompt tokens per megapixel of an image and per second of audio in chat messages."""
     data = load_json(body, tgi=False)
     model = check_model(data, served_model)
     tokens: Tokens
     if api == API_CHAT:
-        tokens = message_tokens_of(data.get("messages"))
+        tokens = message_tokens_of(data.get("messages"), *media_rates)
         max_tokens = _int(data, "max_completion_tokens", None)
         if max_tokens is None:
             max_tokens = _int(data, "max_tokens", None)

@@ -1,8 +1,8 @@
 """The mock server: routes, generation set-up, pre-header faults, start and stop.
 
 Owns the wiring: which path answers what (OpenAI completions/chat/responses,
-Anthropic messages, TGI generate/generate_stream, /tokenize, /v1/models,
-/health, /metrics), the
+Anthropic messages, embeddings, rerank, audio transcriptions, TGI
+generate/generate_stream, /tokenize, /v1/models, /health, /metrics), the
 sampled output length of each request and how much of a chat answer is
 reasoning, the choice of scheduler (``BatchEngine`` with its prefix cache, or
 ``FixedPacer``), and the process life cycle (listening line, SIGTERM/SIGINT,
@@ -69,6 +69,7 @@ from loadgen.mock.request_apis import (
 from loadgen.mock.sock import listen
 from loadgen.mock.structured import JsonAnswerEvents, ToolCallEvents, plan_answer
 from loadgen.mock.tokens import tokenize
+from loadgen.mock.transcribe import API_TRANSCRIPTIONS, TranscriptionEvents, parse_transcription
 from loadgen.mock.truth import TruthWriter
 from loadgen.mock.wire import (
     SSE_TYPE,
@@ -93,6 +94,7 @@ ROUTES: dict[str, tuple[str, str]] = {
     "/generate_stream": ("POST", "tgi_stream"),
     "/tokenize": ("POST", "tokenize"),
     "/v1/models": ("GET", "models"),
+    "/v1/audio/transcriptions": ("POST", API_TRANSCRIPTIONS),
     "/health": ("GET", "health"),
     "/metrics": ("GET", "metrics"),
     **POOLING_ROUTES,  # /v1/embeddings, /rerank (and /v1/rerank, /v2/rerank)
@@ -198,22 +200,28 @@ class MockServer:
             return
         conn.send_simple(200, body)
 
-    def _parse(self, req: Request, name: str) -> GenSpec:
-        limit = self.settings.profile.max_model_len
+    def _parse(self, req: Request, name: str) -> tuple[GenSpec, float]:
+        """The request's generation, and its audio clip's seconds (transcriptions; else 0)."""
+        s = self.settings
+        limit = s.profile.max_model_len
         if name.startswith("tgi"):
-            return parse_tgi(req.body, name == "tgi_stream", self.settings.served, limit)
+            return parse_tgi(req.body, name == "tgi_stream", s.served, limit), 0.0
+        if name == API_TRANSCRIPTIONS:
+            ctype = req.headers.get("content-type", "")
+            return parse_transcription(req.body, ctype, s.served, limit, s.audio_tokens_per_s)
         if name == API_RESPONSES:
-            return parse_responses(req.body, self.settings.served, limit, self.conversations)
+            return parse_responses(req.body, s.served, limit, self.conversations), 0.0
         if name == API_MESSAGES:
-            return parse_messages(req.body, self.settings.served, limit)
+            return parse_messages(req.body, s.served, limit), 0.0
         if req.path in POOLING_ROUTES:
-            return parse_pooling(req.body, name, self.settings.served, limit, self.pooler.dim)
-        return parse_openai(req.body, name, self.settings.served, limit)
+            return parse_pooling(req.body, name, s.served, limit, self.pooler.dim), 0.0
+        rates = (s.image_tokens_per_mp, s.audio_tokens_per_s)
+        return parse_openai(req.body, name, s.served, limit, rates), 0.0
 
     def _generate(self, conn: HttpConn, req: Request, name: str) -> None:
         rid = req.headers.get("x-request-id")
         try:
-            spec = self._parse(req, name)
+            spec, seconds = self._parse(req, name)
         except HttpError as exc:
             self._record_refusal(req, rid, exc.status, None, 0)
             conn.send_simple(exc.status, exc.body)
@@ -228,7 +236,7 @@ class MockServer:
             return
         if fault in AFTER_RESPONSE:
             conn.close_after = True  # the response goes out whole; then the 408 (HttpConn)
-        gen = self._make_gen(conn, req, spec, rid, fault)
+        gen = self._make_gen(conn, req, spec, rid, fault, seconds)
         conn.current = gen
         if fault == "slow_first_byte":
             delay = self.settings.slow_first_byte_s
@@ -238,7 +246,13 @@ class MockServer:
             self._start(conn, gen)
 
     def _make_gen(
-        self, conn: HttpConn, req: Request, spec: GenSpec, rid: str | None, fault: str | None
+        self,
+        conn: HttpConn,
+        req: Request,
+        spec: GenSpec,
+        rid: str | None,
+        fault: str | None,
+        seconds: float = 0.0,
     ) -> Gen:
         rng = random.Random(f"{self.settings.seed}:{rid}") if rid is not None else self.rng
         if isinstance(spec, PoolSpec):  # one step's prefill, then the whole answer
@@ -266,6 +280,8 @@ class MockServer:
                 events = kind(*head, usage, self._reasoning(n_out), answer=answer, n_out=n_out)
             elif spec.api == API_CHAT:
                 events = ChatEvents(*head, usage, self._reasoning(n_out))
+            elif spec.api == API_TRANSCRIPTIONS:
+                events = TranscriptionEvents(*head, usage, seconds)
             else:
                 events = CompletionEvents(*head, usage)
         cls: type[Gen] = StreamGen

@@ -181,8 +181,10 @@ def interval_text(lo: float | None, hi: float | None) -> str:
 
 
 def _notes(step: StepSummary, prompt_length_source: str | None) -> list[str]:
-    """Lines under the table: TTFT's end point, prefix cache, prompt-length check."""
-    out = [text for text in (facts.ttft_of_text(step), facts.prefix_cache_text(step)) if text]
+    """Lines under the table: TTFT's end point, prefix cache, images and audio, prompt-length
+    check."""
+    texts = (facts.ttft_of_text(step), facts.prefix_cache_text(step), facts.media_text(step))
+    out = [text for text in texts if text]
     prompt = facts.prompt_length_text(step)
     if prompt is not None and (
         step.prompt_lengths.beyond_tolerance or prompt_length_source == "approximate"

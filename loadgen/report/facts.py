@@ -20,6 +20,7 @@ from loadgen.summary import PromptCalibration, StepSummary, Summary, WorkloadInf
 __all__ = [
     "SOURCE_TEXT",
     "calibration_text",
+    "media_text",
     "prefix_cache_text",
     "prompt_length_text",
     "ramp_text",
@@ -188,6 +189,24 @@ def prefix_cache_text(step: StepSummary) -> str | None:
         return None
     looked_up = f" of {pc.queries_tokens:,.0f} prompt tokens" if pc.queries_tokens else ""
     return f"prefix cache hit {100 * pc.hit_rate:.1f}%{looked_up}"
+
+
+def media_text(step: StepSummary) -> str | None:
+    """``inputs: 1.5 images/request, 0.42 MP/s, 3.1 s audio/s, 1.2 MB/request, sent in
+    4.1 ms mean, beside 812 prompt tokens/s``; None when no request carried media."""
+    m = step.media
+    if m is None:
+        return None
+    parts = []
+    if m.images_per_request:
+        parts += [f"{m.images_per_request:.2f} images/request", f"{m.megapixels_per_s:.2f} MP/s"]
+    if m.audio_s_per_request:
+        parts.append(f"{m.audio_s_per_s:.2f} s audio/s")
+    parts.append(f"{m.request_bytes_mean / 1e6:.2f} MB/request")
+    if step.send_ms is not None and step.send_ms.mean is not None:
+        parts.append(f"sent in {step.send_ms.mean:.2f} ms mean")
+    tokens = step.throughput.input_tokens_per_s
+    return f"inputs: {', '.join(parts)}, beside {tokens:,.0f} prompt tokens/s"
 
 
 def ramp_text(step: StepSummary) -> str:

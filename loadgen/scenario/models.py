@@ -43,6 +43,7 @@ from loadgen.scenario.loadspec import (
     StopOnErrors,
     TraceLoad,
 )
+from loadgen.scenario.media_spec import media_fits
 from loadgen.scenario.output_spec import OUTPUT_APIS, ResponseFormatSpec, ToolsSpec
 from loadgen.scenario.pooling import check_pooling
 from loadgen.scenario.target_spec import (
@@ -255,6 +256,12 @@ class Scenario(Spec):
                 f"target.api openai-responses, not {self.target.api}"
             )
         _output_fits(self)
+        if (why := media_fits(self.target.api, w.images, w.audio)) is not None:
+            raise ValueError(why)
+        if w.sessions is not None and (w.images is not None or w.audio is not None):
+            raise ValueError(
+                "workload.images and workload.audio go with single requests: drop workload.sessions"
+            )
         if isinstance(self.load, TraceLoad):
             for name in ("dataset", "sessions"):
                 if getattr(w, name) is not None:

@@ -185,10 +185,12 @@ class TargetSpec(Spec):
         "anthropic-messages",
         "openai-embeddings",
         "rerank",
+        "openai-transcriptions",  # -- inputs beyond text (audio)
     ] = Field(
         "openai-chat",
         description="Wire protocol: openai-completions | openai-chat | tgi | openai-responses "
-        "| anthropic-messages | openai-embeddings | rerank (the last two never stream).",
+        "| anthropic-messages | openai-embeddings | rerank (these two never stream) | "
+        "openai-transcriptions.",
     )
     model: str = Field(
         MOCK_MODEL,  # the default only stands for url mock (_model_needed)

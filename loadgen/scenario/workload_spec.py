@@ -6,7 +6,7 @@ a shared prefix and multi-turn sessions shape them like production traffic.
 Paths are plain strings here; ``loadgen.scenario.load`` resolves relative ones
 against the scenario's folder, and the workload package reads the files.
 
-Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.dists.
+Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.dists, .media_spec.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from loadgen.scenario.dists import (
     FloatDistribution,
 )
 from loadgen.scenario.limits import MAX_REQUESTS, MAX_TOKENS, MAX_VOCAB
+from loadgen.scenario.media_spec import AudioSpec, ImagesSpec
 from loadgen.scenario.output_spec import ResponseFormatSpec, ToolsSpec
 from loadgen.strict import Spec
 
@@ -152,6 +153,16 @@ class WorkloadSpec(Spec):
     )
     query_tokens: Distribution | None = Field(
         None, description="api rerank: the query's length in tokens (None: 16)."
+    )
+    # -- inputs beyond text (images, audio)
+    images: ImagesSpec | None = Field(
+        None,
+        description="Synthetic images in each request (seeded; openai-chat image_url parts).",
+    )
+    audio: AudioSpec | None = Field(
+        None,
+        description="A synthetic WAV clip in each request (openai-chat input_audio, "
+        "openai-transcriptions' file).",
     )
 
     @model_validator(mode="after")

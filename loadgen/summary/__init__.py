@@ -18,6 +18,7 @@ One module per concept, each importing only those before it:
 - ``calibration``: :class:`PromptCalibration` (which engine's tokenize answered)
 - ``validity``: :class:`OutputValidity`
 - ``pooling``: :class:`PoolingStats` (embeddings, rerank)
+- ``media``: :class:`MediaStats`
 - ``step``: :class:`StepSummary`, :class:`EndpointStats`, :class:`Cost`
 - ``run``: :class:`Summary`, :class:`ClockAnchor`, :class:`Verdict`,
   :class:`WorkloadInfo`
@@ -40,6 +41,7 @@ from loadgen.summary.counts import (
 )
 from loadgen.summary.health import ClientHealth, LittleCheck, TargetCheck
 from loadgen.summary.latency import Distribution, Intervals
+from loadgen.summary.media import MediaStats
 from loadgen.summary.mix import ModelStats
 from loadgen.summary.pooling import PoolingStats
 from loadgen.summary.run import (
@@ -85,6 +87,7 @@ __all__ = [
     "LoadPoint",
     "Mean",
     "MeanMax",
+    "MediaStats",
     "ModelStats",
     "OutputValidity",
     "Peak",

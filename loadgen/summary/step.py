@@ -24,6 +24,7 @@ from loadgen.summary.counts import (
 )
 from loadgen.summary.health import ClientHealth, LittleCheck
 from loadgen.summary.latency import Distribution
+from loadgen.summary.media import MediaStats
 from loadgen.summary.mix import ModelStats
 from loadgen.summary.pooling import TOKEN_TIMING_FIELDS, PoolingStats
 from loadgen.summary.sla import SlaResult
@@ -193,6 +194,17 @@ class StepSummary(Strict):
             for name in TOKEN_TIMING_FIELDS:
                 data.pop(name, None)
         return data
+
+    # -- inputs beyond text (images, audio) and the send
+    send_ms: Distribution | None = Field(
+        None,
+        description="Send duration = sent_ns - start_ns: from loadgen starting the request "
+        "to its last byte written to the socket (a large body's upload is the client's "
+        "time, not the server's TTFT, which counts from the last byte).",
+    )
+    media: MediaStats | None = Field(
+        None, description="Images and audio the requests carried; null when none did."
+    )
 
     @property
     def meets_sla(self) -> bool:

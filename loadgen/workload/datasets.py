@@ -75,6 +75,7 @@ class DatasetRow:
     output_tokens: int | None
     line: int
     prompt_tokens: int
+    images: tuple[str, ...] = ()  # the row's image files, as written (relative to the dataset)
 
 
 @dataclass(slots=True)
@@ -83,6 +84,7 @@ class _Parsed:
     answer: str | None
     output_tokens: int | None
     line: int
+    images: tuple[str, ...] = ()
 
 
 # --- reading ------------------------------------------------------------------------------
@@ -196,7 +198,16 @@ def _jsonl_row(obj: Any, where: str, line: int) -> _Parsed:
         if not prompt or prompt[-1]["role"] != "user":
             msg = f"{where}: messages: expected a user message last (before any final answer)"
             raise ScenarioError(msg)
-    return _Parsed(prompt, answer, _output_tokens(obj, where), line)
+    return _Parsed(prompt, answer, _output_tokens(obj, where), line, _images(obj, where))
+
+
+def _images(obj: dict[str, Any], where: str) -> tuple[str, ...]:
+    raw = obj.get("images")
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(p, str) and p for p in raw):
+        raise ScenarioError(f"{where}: images: expected a list of image file paths")
+    return tuple(raw)
 
 
 def _messages(raw: Any, where: str) -> list[dict[str, str]]:
@@ -328,7 +339,7 @@ def _measured(
         out = count_tokens(p.answer) or None
     if out is None and mode in ("dataset", "answer"):
         return None
-    return DatasetRow(p.prompt, p.answer, out, p.line, prompt_tokens)
+    return DatasetRow(p.prompt, p.answer, out, p.line, prompt_tokens, p.images)
 
 
 def _passes(row: DatasetRow, spec: DatasetSpec) -> bool:

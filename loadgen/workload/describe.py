@@ -176,6 +176,28 @@ def _request_lines(specs: list[RequestSpec]) -> list[str]:
         lines += _histogram("inputs per request", [len(s.inputs) for s in specs])
         return lines
     lines += _histogram("output tokens", [s.max_tokens for s in specs])
+    return lines + _media_lines(specs)
+
+
+def _media_lines(specs: list[RequestSpec]) -> list[str]:
+    """Images per request, their sizes and bytes; audio seconds (none: no lines)."""
+    images = [m for s in specs for m in s.media if m.kind == "image"]
+    audio = [m.seconds for s in specs for m in s.media if m.kind == "audio"]
+    lines = []
+    if images and specs:
+        mp = [m.pixels / 1e6 for m in images]
+        kb = np.mean([m.nbytes for m in images]) / 1e3
+        sizes = sorted({(m.width, m.height) for m in images})
+        shown = ", ".join(f"{w}x{h}" for w, h in sizes[:4]) + (", ..." if len(sizes) > 4 else "")
+        lines.append(
+            f"  images: {len(images) / len(specs):.2f} a request, {shown} "
+            f"(mean {np.mean(mp):.3f} MP, {kb:,.0f} KB encoded, {images[0].mime})"
+        )
+    if audio:
+        lines.append(
+            f"  audio: mean {np.mean(audio):.2f} s a request, min {min(audio):.2f} s, "
+            f"max {max(audio):.2f} s"
+        )
     return lines
 
 

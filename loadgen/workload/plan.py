@@ -3,14 +3,18 @@
 Seeded per (workload seed, step index), so each step sees the same requests
 whatever ran before it, and a rerun sends the same prompts.
 
-Imports: numpy.
+Imports: numpy (loadgen.workload.media for type names only).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from loadgen.workload.media import Media
 
 __all__ = ["Message", "Prompt", "RequestSpec", "step_rng"]
 
@@ -44,6 +48,8 @@ class RequestSpec:
     # -- pooling APIs (embeddings, rerank)
     #: embeddings: the texts to embed; rerank: the documents (``prompt`` is the query)
     inputs: tuple[str, ...] = ()
+    # -- inputs beyond text (images, audio)
+    media: tuple[Media, ...] = ()  # encoded when the workload is built (workload.media)
 
 
 def step_rng(seed: int, step: int, stream: int) -> np.random.Generator:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +26,7 @@ from loadgen.scenario.models import EmpiricalDist, TraceLoad, WorkloadSpec
 from loadgen.vocab import POOLING_APIS
 from loadgen.workload.datasets import DatasetRow, RowSampler, load_dataset
 from loadgen.workload.lengths import read_lengths_file, sample_lengths, sample_seconds
+from loadgen.workload.media import Media, MediaMaker, image_file
 from loadgen.workload.plan import Message, RequestSpec
 from loadgen.workload.pooling import pooled
 from loadgen.workload.prompts import Calibration, PromptMaker
@@ -69,6 +70,10 @@ class Workload:
     output: OutputAsk | None = None
     #: a pooling api (openai-embeddings, rerank): each request carries its inputs
     pooling: str | None = None
+    #: synthetic images/audio (workload.images, workload.audio), None without
+    media: MediaMaker | None = None
+    #: a dataset row's images, by the row's line (read once, in prepare)
+    row_media: dict[int, tuple[Media, ...]] = field(default_factory=dict)
 
     @classmethod
     def prepare(
@@ -98,6 +103,9 @@ class Workload:
         if spec.dataset is not None:
             with _naming("workload.dataset.path", spec.dataset.path):
                 w.dataset = load_dataset(spec.dataset, maker.count_text)
+            w.row_media = _row_images(w.dataset, Path(spec.dataset.path))
+        if spec.images is not None or spec.audio is not None:
+            w.media = MediaMaker(spec.seed, spec.images, spec.audio)
         for name, file in _lengths_files(spec):  # read when planned: check them now
             with _naming(f"workload.{name}.file", file):
                 read_lengths_file(Path(file))
@@ -155,15 +163,24 @@ class Workload:
             out.append(RequestSpec(start + i, prompt, planned, o, warmup=i < warmup))
         if self.pooling is not None:
             out = [pooled(r, self.pooling, spec, self.maker, rng) for r in out]
-        return out
+        return self._with_media(out, rng)
+
+    def _with_media(self, specs: list[RequestSpec], rng: np.random.Generator) -> list[RequestSpec]:
+        """``specs`` with their synthetic media added (after any a dataset row brought)."""
+        if self.media is None or not specs:
+            return specs
+        made = self.media.make(rng, [s.index for s in specs])
+        return [replace(s, media=s.media + m) for s, m in zip(specs, made, strict=True)]
 
     def endless(self, rng: np.random.Generator, *, start: int = 0) -> Iterator[RequestSpec]:
-        """Requests numbered from ``start`` for as long as asked, planned 64 at a time."""
+        """Requests numbered from ``start`` for as long as asked, planned 64 at a time
+        (4 at a time with synthetic media: making images holds the event loop)."""
         index = start
         rows = self.row_sampler(rng)
+        batch = 64 if self.media is None else 4
         while True:
-            yield from self.requests(rng, 64, start=index, rows=rows)
-            index += 64
+            yield from self.requests(rng, batch, start=index, rows=rows)
+            index += batch
 
     def row_sampler(self, rng: np.random.Generator) -> RowSampler | None:
         if self.dataset is None or self.spec.dataset is None:
@@ -190,10 +207,15 @@ class Workload:
                 prompt = [{"role": "user", "content": prompt}]
             out.append(
                 RequestSpec(
-                    start + i, prompt, self.maker.count(prompt), max_tokens, warmup=i < warmup
+                    start + i,
+                    prompt,
+                    self.maker.count(prompt),
+                    max_tokens,
+                    warmup=i < warmup,
+                    media=self.row_media.get(row.line, ()),
                 )
             )
-        return out
+        return self._with_media(out, rng)
 
     # -- traces ------------------------------------------------------------------------
 
@@ -264,6 +286,18 @@ class Workload:
             keep_text=True,
             model=plan.model,
         )
+
+
+def _row_images(rows: list[DatasetRow], dataset: Path) -> dict[int, tuple[Media, ...]]:
+    """Each row's images, read once; a path is relative to the dataset's folder
+    (ScenarioError naming the dataset, the row's line and the resolved path)."""
+    out: dict[int, tuple[Media, ...]] = {}
+    for row in rows:
+        if row.images:
+            where = f"{dataset}:{row.line}: workload.dataset.path"
+            paths = [(dataset.parent / p).resolve() for p in row.images]
+            out[row.line] = tuple(image_file(p, where) for p in paths)
+    return out
 
 
 def _token_ids(n: int, spec: WorkloadSpec, rng: np.random.Generator) -> list[int]:

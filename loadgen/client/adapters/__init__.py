@@ -8,7 +8,8 @@ An adapter that sends tools or a response format (an
 :func:`make_adapter` from :data:`WITH_OUTPUT`.
 
 Public names: ADAPTERS, WITH_OUTPUT, Adapter, AnthropicMessages, Delta, OpenAIChat,
-OpenAICompletions, OpenAIEmbeddings, OpenAIResponses, Rerank, Tgi, make_adapter.
+OpenAICompletions, OpenAIEmbeddings, OpenAIResponses, OpenAITranscriptions, Rerank, Tgi,
+make_adapter.
 """
 
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from loadgen.client.adapters.openai_chat import OpenAIChat
 from loadgen.client.adapters.openai_completions import OpenAICompletions
 from loadgen.client.adapters.openai_embeddings import OpenAIEmbeddings
 from loadgen.client.adapters.openai_responses import OpenAIResponses
+from loadgen.client.adapters.openai_transcriptions import OpenAITranscriptions
 from loadgen.client.adapters.rerank import Rerank
 from loadgen.client.adapters.tgi import Tgi
 from loadgen.workload.tools import OutputAsk
@@ -33,6 +35,7 @@ __all__ = [
     "OpenAICompletions",
     "OpenAIEmbeddings",
     "OpenAIResponses",
+    "OpenAITranscriptions",
     "Rerank",
     "Tgi",
     "make_adapter",
@@ -46,6 +49,7 @@ ADAPTERS: dict[str, Adapter] = {
     "anthropic-messages": AnthropicMessages(),
     "openai-embeddings": OpenAIEmbeddings(),
     "rerank": Rerank(),
+    "openai-transcriptions": OpenAITranscriptions(),
 }
 
 #: api -> the adapter that sends tools / a response format with every request

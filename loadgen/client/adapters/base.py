@@ -26,6 +26,7 @@ __all__ = [
     "Delta",
     "MalformedEvent",
     "MalformedUsage",
+    "RawBody",
     "as_text",
     "bearer",
     "count",
@@ -86,6 +87,16 @@ def bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
 
 
+@dataclass(slots=True, frozen=True)
+class RawBody:
+    """A request body that is not JSON: its bytes and their ``Content-Type`` (a multipart
+    upload). An adapter's ``body`` returns one in place of the JSON object it otherwise
+    returns; the requester sends it as it is."""
+
+    data: bytes
+    content_type: str
+
+
 class Adapter(Protocol):
     """A wire protocol: the path, the body, one event -> :class:`Delta`, a whole body too.
 
@@ -113,9 +124,10 @@ class Adapter(Protocol):
         model: str,
         extra: dict[str, Any],
         stream: bool = True,
-    ) -> dict[str, Any]:
+    ) -> dict[str, Any] | RawBody:
         """The request body for ``spec`` (its prompt, ``max_tokens`` and any inputs
-        beyond text), ``model`` (the target's, or the spec's own) and ``extra_body``."""
+        beyond text), ``model`` (the target's, or the spec's own) and ``extra_body``:
+        a JSON object, or :class:`RawBody` bytes with their own content type."""
         ...
 
     def parse(self, payload: bytes) -> Delta: ...

@@ -19,15 +19,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from loadgen.client.adapters.base import Delta, as_text, is_messages
-from loadgen.client.adapters.openai_common import OpenAIAdapter
+from loadgen.client.adapters.media_parts import with_media
+from loadgen.client.adapters.openai_common import OpenAIAdapter, openai_body
 from loadgen.client.adapters.tools import chat_fields
 from loadgen.client.adapters.wire import MalformedEvent, items, obj, reason, string
 
 if TYPE_CHECKING:
-    from loadgen.workload.plan import Prompt
+    from loadgen.workload.plan import Prompt, RequestSpec
     from loadgen.workload.tools import OutputAsk
 
-__all__ = ["OpenAIChat", "tool_parts"]
+__all__ = ["OpenAIChat", "read_chat_choice", "tool_parts"]
 
 #: a tool call's index in an answer, at most (a bound on what a server can make us keep)
 MAX_TOOL_INDEX = 1023
@@ -72,6 +73,10 @@ def _choice(choice: dict[str, Any]) -> Delta:
     return Delta(1 if is_token else 0, "", finish)
 
 
+#: ``choices[0]`` of a chat event -> its delta (transcription chunks read the same way)
+read_chat_choice = _choice
+
+
 class OpenAIChat(OpenAIAdapter):
     """``output``: tools, a tool choice or a response format to send with every request."""
 
@@ -87,3 +92,19 @@ class OpenAIChat(OpenAIAdapter):
         if is_messages(prompt):
             return {"messages": prompt}
         return {"messages": [{"role": "user", "content": as_text(prompt, "openai-chat")}]}
+
+    def body(
+        self,
+        spec: RequestSpec,
+        model: str,
+        extra: dict[str, Any],
+        stream: bool = True,
+    ) -> dict[str, Any]:
+        """The skeleton's body; a spec's images and audio become content parts of its
+        last user message (:mod:`~loadgen.client.adapters.media_parts`)."""
+        if not spec.media:
+            return super().body(spec, model, extra, stream)
+        field = self.prompt_field(spec.prompt)
+        field["messages"] = with_media(field["messages"], spec.media)
+        fields = {"model": model, **field, "max_tokens": spec.max_tokens, **self.output_fields}
+        return openai_body(fields, extra, stream)

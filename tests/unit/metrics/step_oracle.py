@@ -105,6 +105,10 @@ def summarize_step_reference(
         step.throughput = _throughput(
             completed_in(ok, *steady), completed_in(good, *steady), step.steady_duration_s, "steady"
         )
+    if ok:  # the send duration: loadgen began the request to its last byte written
+        step.send_ms = distribution_ms(
+            [r.sent_ns - r.start_ns for r in ok], confidence=sla.confidence
+        )
     step.sla = check_sla(step, sla)
     step.sla.good_requests = len(good)
     if mean_in_flight is not None and window_s and ok:  # as loadgen.metrics.step now
