@@ -90,7 +90,8 @@ def format_run_header(summary: Summary) -> str:
     Only the first line for a summary that recorded no workload (older files).
     """
     lines = [f"run {summary.name} · {summary.api} {summary.model} at {target_text(summary)}"]
-    lines += [f"  {line}" for line in facts.run_facts(summary)]
+    for line in facts.run_facts(summary):
+        lines += fit("  ", phrases(line), " ")
     return "\n".join(lines)
 
 

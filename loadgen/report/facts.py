@@ -124,14 +124,19 @@ def run_facts(summary: Summary) -> list[str]:
     ]
 
 
+#: how each engine's name is written (summary.json keeps the plain key)
+_ENGINE_NAMES = {"vllm": "vLLM", "tgi": "TGI", "sglang": "SGLang"}
+
+
 def calibration_text(cal: PromptCalibration | None) -> str:
     """``server (llama.cpp's POST /tokenize: 1.310 tokens/word + 2.0, chat template counted)``;
     empty without a calibration."""
     if cal is None:
         return ""
     template = "chat template counted" if cal.chat_template else "chat template not counted"
+    engine = _ENGINE_NAMES.get(cal.engine, cal.engine)
     return (
-        f"server ({cal.engine}'s {cal.endpoint}: {cal.per_word:.3f} tokens/word "
+        f"server ({engine}'s {cal.endpoint}: {cal.per_word:.3f} tokens/word "
         f"+ {cal.overhead:.1f}, {template})"
     )
 

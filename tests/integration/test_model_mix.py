@@ -59,7 +59,7 @@ def test_a_3_to_1_mix_is_split_3_to_1_and_broken_down_everywhere(
     # calibrated with the mock's vLLM /tokenize, the chat template counted, and said so
     assert summary.calibration is not None
     assert (summary.calibration.engine, summary.calibration.chat_template) == ("vllm", True)
-    assert "prompt lengths: server (vllm's POST /tokenize: " in console
+    assert "prompt lengths: server (vLLM's POST /tokenize: " in console
     (step,) = summary.steps
     assert step.requests.ok == N and step.requests.failed == 0
     assert step.models is not None

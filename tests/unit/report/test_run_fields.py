@@ -69,12 +69,14 @@ def test_console_header_says_where_prompt_lengths_come_from(
     lines = format_run_header(rich).splitlines()
     assert lines == [
         "run rich · openai-chat m at mock",
-        "  prompt lengths: approximate (a words-per-token guess: no tokenizer, no calibration)",
+        "  prompt lengths: approximate (a words-per-token guess: no tokenizer,",
+        "    no calibration)",
         "  prompt tokens: fixed 100",
         "  output tokens: fixed 5",
         "  shared prefix: 64 tokens, 4 groups",
         "  sessions: turns fixed 3, think time exponential mean 2 s",
     ]
+    assert max(map(len, lines)) <= 80  # the header wraps as the step blocks do
     plain, _ = run_data
     assert format_run_header(plain) == "run unit · openai-chat m at mock"
 
