@@ -220,7 +220,7 @@ def total_lines(sc: Scenario, fc: Forecast) -> list[str]:
     """The run's estimate: the steps' lengths summed; set-up and reports not counted."""
     if not fc.steps:
         return []
-    steps = f"the {len(fc.steps)} steps" if len(fc.steps) > 1 else "the step"
+    steps = f"the {len(fc.steps)} steps take" if len(fc.steps) > 1 else "the step takes"
     how = "about" if fc.complete and fc.on_mock else "at most" if fc.complete else "at least"
     lines = [""]
     if fc.complete:
@@ -228,7 +228,7 @@ def total_lines(sc: Scenario, fc: Forecast) -> list[str]:
     else:
         parts = ["(their durations and arrivals only:", "no E2E bound, nor TTFT and TPOT bounds,"]
         parts += ["says how long a request takes)"]
-    lines += _fit([f"estimate: {steps} take {how} {_duration(fc.seconds)}", *parts])
+    lines += _fit([f"estimate: {steps} {how} {_duration(fc.seconds)}", *parts])
     known = all(s.shape.requests is not None or s.estimate.requests is not None for s in fc.steps)
     if fc.fewest and known and not any(s.shortfalls for s in fc.steps):
         needs = [f"{label}: at least {need:,}," for label, need in fc.fewest.items()]

@@ -20,6 +20,7 @@ Imports: the standard library, orjson, the mock's events, media, request and wir
 from __future__ import annotations
 
 import math
+import zlib
 
 import orjson
 
@@ -91,7 +92,10 @@ def parse_transcription(
     if seconds is None:
         raise vllm_error(400, "Invalid or unsupported audio file (loadgen-mock reads WAV)", "file")
     model = check_model({"model": fields.get("model")} if "model" in fields else {}, served_model)
-    audio = [f"<aud:{k}>" for k in range(max(1, math.ceil(seconds * audio_tokens_per_s)))]
+    # tagged by the clip's bytes (as chat's media tokens are): two clips never share a
+    # cached prefix, the same clip does
+    tag = zlib.crc32(clip)
+    audio = [f"<aud:{tag:08x}:{k}>" for k in range(max(1, math.ceil(seconds * audio_tokens_per_s)))]
     tokens = audio + fields.get("prompt", "").split()
     prompt_tokens = len(tokens)
     raw_max = fields.get("max_completion_tokens")
