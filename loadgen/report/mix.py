@@ -88,11 +88,13 @@ def _num(v: float | None) -> str:
 
 
 def console_lines(step: StepSummary) -> list[str]:
-    """Under the step's table: one compact line per model; none for one model."""
+    """Under the step's table: one compact line per model (at most 80 columns; a name longer
+    than 12 is cut, report.md has it whole); none for one model."""
     if not step.models:
         return []
-    head = ("ok", "failed", "req/s", "TTFT p50", "TTFT p99", "ITL p50", "E2E p50", "E2E p99")
-    lines = [f"  {'model':<10}" + "".join(f"{h:>10}" for h in head) + "  share (asked/sent)"]
+    widths = (5, 7, 8, 9, 9, 8, 9, 11)
+    head = ("ok", "failed", "req/s", "TTFT p50", "TTFT p99", "ITL p50", "E2E p50", "asked/sent")
+    lines = [f"  {'model':<12}" + "".join(f"{h:>{w}}" for h, w in zip(head, widths, strict=True))]
     for m in step.models:
         values = (
             str(m.requests.ok),
@@ -102,13 +104,11 @@ def console_lines(step: StepSummary) -> list[str]:
             _num(m.ttft_ms.p99),
             _num(m.itl_ms.p50),
             _num(m.e2e_ms.p50),
-            _num(m.e2e_ms.p99),
+            f"{100 * m.weight_share:.0f}%/{100 * m.request_share:.0f}%",
         )
-        name = m.model if len(m.model) <= 10 else m.model[:9] + "…"
+        name = m.model if len(m.model) <= 12 else m.model[:11] + "…"
         lines.append(
-            f"  {name:<10}"
-            + "".join(f"{v:>10}" for v in values)
-            + f"  {100 * m.weight_share:.0f}%/{100 * m.request_share:.1f}% {m.model}"
+            f"  {name:<12}" + "".join(f"{v:>{w}}" for v, w in zip(values, widths, strict=True))
         )
     return lines
 

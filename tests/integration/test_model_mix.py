@@ -46,6 +46,7 @@ def run(target: dict[str, Any], out: Path) -> tuple[Summary, list[Record]]:
 
 
 MIX = [{"name": "base", "weight": 3}, {"name": "sql-lora", "weight": 1}]
+MODEL_ROWS = [[str(m["name"])] for m in MIX]
 
 
 def test_a_3_to_1_mix_is_split_3_to_1_and_broken_down_everywhere(
@@ -82,10 +83,16 @@ def test_a_3_to_1_mix_is_split_3_to_1_and_broken_down_everywhere(
         "sql-lora": lora,
     }
 
-    # the console: a line per model under the step's table
+    # the console: a line per model under the step's table, 80 columns at most
     for name in ("base", "sql-lora"):
         assert any(line.split()[:1] == [name] for line in console.splitlines()), console
     assert "model mix: base, sql-lora" in console
+    table = [
+        line
+        for line in console.splitlines()
+        if line.split()[:2] == ["model", "ok"] or (line.split()[:1] in MODEL_ROWS and "%/" in line)
+    ]
+    assert len(table) == 3 and max(map(len, table)) <= 80, table  # head + a row per model
     # summary.json, steps.csv, report.md
     written = orjson.loads((out / "summary.json").read_bytes())
     assert [m["model"] for m in written["steps"][0]["models"]] == ["base", "sql-lora"]
