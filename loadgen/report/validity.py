@@ -59,8 +59,16 @@ def items(step: StepSummary) -> tuple[str, ...]:
 
 
 def console_lines(step: StepSummary) -> list[str]:
-    """Under the step's table: the validity line, the example, the tool-call line."""
-    return [f"  {line}" for line in items(step)]
+    """Under the step's table: the validity line, the example, the tool-call line, each
+    wrapped at 80 columns between its phrases."""
+    from loadgen.report.console import fit, phrases
+
+    out: list[str] = []
+    for line in items(step):
+        chunks = line.split(" · ")
+        parts = [p for i, c in enumerate(chunks) for p in phrases(c + " ·" * (i < len(chunks) - 1))]
+        out += fit("  ", parts, " ")
+    return out
 
 
 def csv_fields(step: StepSummary) -> dict[str, object]:
