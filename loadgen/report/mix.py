@@ -7,11 +7,12 @@ As :mod:`loadgen.report.endpoints` for endpoints: the report table's columns
 and the run header's phrase (:func:`mix_text`). A run of one model has no
 breakdown: every function then returns nothing and outputs read as before.
 
-Imports: loadgen.summary.
+Imports: loadgen.summary, loadgen.report.pooling.
 """
 
 from __future__ import annotations
 
+from loadgen.report.pooling import keep_column
 from loadgen.summary import ModelStats, StepSummary, Summary
 
 __all__ = ["CSV_FIELDS", "HEADER", "cells", "console_lines", "csv_fields", "mix_text"]
@@ -91,10 +92,12 @@ def console_lines(step: StepSummary) -> list[str]:
     """Under the step's table: one compact line per model; none for one model."""
     if not step.models:
         return []
-    head = ("ok", "failed", "req/s", "TTFT p50", "TTFT p99", "ITL p50", "E2E p50", "E2E p99")
+    names = ("ok", "failed", "req/s", "TTFT p50", "TTFT p99", "ITL p50", "E2E p50", "E2E p99")
+    keep = [i for i, h in enumerate(names) if keep_column(step, h)]  # pooling: no token timing
+    head = [names[i] for i in keep]
     lines = [f"  {'model':<10}" + "".join(f"{h:>10}" for h in head) + "  share (asked/sent)"]
     for m in step.models:
-        values = (
+        row = (
             str(m.requests.ok),
             str(m.requests.failed),
             _num(m.throughput.requests_per_s),
@@ -104,6 +107,7 @@ def console_lines(step: StepSummary) -> list[str]:
             _num(m.e2e_ms.p50),
             _num(m.e2e_ms.p99),
         )
+        values = [row[i] for i in keep]
         name = m.model if len(m.model) <= 10 else m.model[:9] + "…"
         lines.append(
             f"  {name:<10}"
