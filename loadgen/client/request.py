@@ -36,6 +36,10 @@ stamps ``first_tool_ns``. With an :class:`~loadgen.client.validity.OutputCheck`
 kept, and a successful answer is validated once its stream has ended
 (``valid_output``, ``invalid_detail``).
 
+A non-streaming answer (``stream: false``, the pooling APIs) is read whole by
+:mod:`loadgen.client.whole_body`; what events write on the record (first answer,
+reasoning, end, failure) are :mod:`loadgen.client.record_marks`' functions.
+
 Imports: orjson, loadgen.clock, loadgen.records, loadgen.client, loadgen.workload.plan.
 """
 
@@ -52,10 +56,20 @@ from loadgen.client.adapters import Adapter
 from loadgen.client.adapters.base import Delta, RawBody
 from loadgen.client.adapters.wire import event_error
 from loadgen.client.pooling import PoolingCheck
+from loadgen.client.record_marks import (
+    count_media,
+    fail,
+    finish,
+    first_answer,
+    keep_text,
+    reasoning,
+    too_many,
+)
 from loadgen.client.routing import Router
 from loadgen.client.sse import MAX_EVENT_BYTES, ErrorEvent, EventTooLarge, SseSplitter
-from loadgen.client.transport import HttpRequest, Response, Transport, TransportError
+from loadgen.client.transport import HttpRequest, Transport, TransportError
 from loadgen.client.validity import OutputCheck, ToolCalls, tool_event
+from loadgen.client.whole_body import read_whole_body
 from loadgen.clock import NS_PER_S, loop_time_at, now_ns
 from loadgen.records import Record
 from loadgen.workload.plan import RequestSpec
@@ -183,7 +197,7 @@ class Requester:
             request_bytes=len(payload),
         )
         if spec.media:
-            _count_media(rec, spec)
+            count_media(rec, spec)
         url = self._urls[endpoint or 0]
         return rec, HttpRequest(url, payload, headers)
 
@@ -206,30 +220,30 @@ class Requester:
                 await self._stream(rec, req, tmo, total_deadline, text, calls)
         except TimeoutError:
             if now_ns() >= total_deadline:
-                _fail(rec, "total_timeout", "no complete response within timeouts_s.total")
+                fail(rec, "total_timeout", "no complete response within timeouts_s.total")
             elif rec.first_token_ns is None:
-                _fail(rec, "first_token_timeout", "no token within timeouts_s.first_token")
+                fail(rec, "first_token_timeout", "no token within timeouts_s.first_token")
             else:
-                _fail(rec, "idle_timeout", "no data within timeouts_s.idle")
+                fail(rec, "idle_timeout", "no data within timeouts_s.idle")
         except TransportError as exc:
-            _fail(rec, exc.kind, exc.detail)
+            fail(rec, exc.kind, exc.detail)
         except EventTooLarge as exc:
-            _fail(rec, "event_too_large", str(exc))
+            fail(rec, "event_too_large", str(exc))
         except asyncio.CancelledError:
-            _fail(rec, "cancelled", "the run was interrupted")
+            fail(rec, "cancelled", "the run was interrupted")
             rec.end_ns = now_ns()
-            _keep_text(rec, text if spec.keep_text else None)
+            keep_text(rec, text if spec.keep_text else None)
             self.cancelled.append(rec)
             raise
         except Exception as exc:  # a bug of ours must not end the run: keep it as a row
-            _fail(rec, "client_error", f"{type(exc).__name__}: {exc}")
+            fail(rec, "client_error", f"{type(exc).__name__}: {exc}")
         finally:
             if router is not None and endpoint is not None:  # ended, whatever the outcome
                 router.release(endpoint)
         rec.end_ns = now_ns()
         if check is not None and rec.ok:  # after the stream: out of every timing
             rec.valid_output, rec.invalid_detail = check.check(calls, "".join(text or ()))
-        _keep_text(rec, text if spec.keep_text else None)
+        keep_text(rec, text if spec.keep_text else None)
         return rec
 
     async def _stream(
@@ -254,10 +268,11 @@ class Requester:
             rec.http_status = resp.status
             if resp.status >= 300:  # redirects are not followed: a 3xx is the answer
                 body = await resp.read_prefix(200)
-                _fail(rec, f"http_{resp.status}", body.decode("utf-8", "replace"))
+                fail(rec, f"http_{resp.status}", body.decode("utf-8", "replace"))
                 return
             if not self._stream_mode:
-                await self._whole_body(rec, resp, text, calls)
+                limit = self._limits.body_bytes
+                await read_whole_body(rec, resp, self._adapter, limit, self._pooling, text, calls)
                 return
             splitter = SseSplitter(self._limits.event_bytes)
             max_events = self._limits.max_tokens(rec.max_tokens)
@@ -269,7 +284,7 @@ class Requester:
                     resp.end_of_answer(used < len(payloads) or splitter.holding)
                     return
                 if rec.output_events > max_events:
-                    _too_many(rec, max_events)
+                    too_many(rec, max_events)
                     return
                 if rec.first_token_ns is not None and arrived + idle > armed:
                     armed = min(arrived + idle + slack, total_deadline)
@@ -277,45 +292,7 @@ class Requester:
             tail = splitter.finish()
             if self._events(rec, tail, arrived, text, splitter.errors, calls) is not None:
                 return
-        _fail(rec, "incomplete_stream", "the stream ended without its final event")
-
-    async def _whole_body(
-        self, rec: Record, resp: Response, text: list[str] | None, calls: ToolCalls | None = None
-    ) -> None:
-        """A non-streaming answer: one JSON body; its last byte is the only token time."""
-        parts: list[bytes] = []
-        last = size = 0
-        limit = self._limits.body_bytes
-        async for arrived, data in resp.chunks():
-            parts.append(data)
-            last = arrived
-            size += len(data)
-            if size > limit:
-                _fail(rec, "event_too_large", f"the response body passed {limit} bytes")
-                return
-        try:
-            d = self._adapter.parse_body(b"".join(parts))
-        except _MALFORMED as exc:
-            _fail(rec, "malformed_event", f"{exc}: {b''.join(parts)[:120]!r}")
-            return
-        rec.first_token_ns = rec.first_answer_ns = rec.last_token_ns = last or now_ns()
-        rec.output_tokens_server = d.completion_tokens
-        rec.prompt_tokens_server = d.prompt_tokens
-        rec.reasoning_tokens_server = d.reasoning_tokens
-        rec.usage_ignored = d.usage_ignored
-        rec.output_chars = len(d.text)
-        if text is not None:
-            text.append(d.text)
-        if d.tool_parts:
-            tool_event(rec, d.tool_parts, rec.last_token_ns, calls)
-        rec.finish_reason = d.finish_reason
-        rec.response_id = d.response_id
-        if rec.inputs is not None:  # a pooling answer (embeddings, rerank)
-            rec.vector_dim = d.vector_dim
-            if (failure := self._pooling.failure(rec.inputs, d)) is not None:
-                _fail(rec, *failure)
-                return
-        rec.ok = True
+        fail(rec, "incomplete_stream", "the stream ended without its final event")
 
     def _events(
         self,
@@ -337,14 +314,14 @@ class Requester:
         stamp = rec.token_ns.append
         for i, d in enumerate(deltas):
             if d is None:  # [DONE]
-                _finish(rec, self._adapter.ends_with_done)
+                finish(rec, self._adapter.ends_with_done)
                 return i + 1
             if d.tokens:
                 if d.reasoning:
-                    _reasoning(rec, d.tokens, arrived)
+                    reasoning(rec, d.tokens, arrived)
                 else:
                     if rec.first_answer_ns is None:
-                        _first_answer(rec, arrived)
+                        first_answer(rec, arrived)
                     if text is not None:
                         text.append(d.text)
                     if d.tool_parts:
@@ -363,14 +340,14 @@ class Requester:
             if d.usage_ignored is not None:
                 rec.usage_ignored = d.usage_ignored
             if d.error is not None:
-                _fail(rec, "stream_error", d.error)
+                fail(rec, "stream_error", d.error)
                 return i + 1
             if d.final:
                 rec.response_id = d.response_id
-                _finish(rec, not self._adapter.ends_with_done)
+                finish(rec, not self._adapter.ends_with_done)
                 return i + 1
         if failure is not None:
-            _fail(rec, *failure)
+            fail(rec, *failure)
             return len(deltas) + 1
         return None
 
@@ -409,54 +386,3 @@ class Requester:
             except _MALFORMED as exc:
                 return out, ("malformed_event", f"{exc}: {payload[:120]!r}")
         return out, None
-
-
-def _count_media(rec: Record, spec: RequestSpec) -> None:
-    """What the request carries beyond text, counted on its record."""
-    for m in spec.media:
-        if m.kind == "image":
-            rec.images += 1
-            rec.image_pixels += m.width * m.height
-        else:
-            rec.audio_s += m.seconds
-
-
-def _too_many(rec: Record, limit: int) -> None:
-    _fail(rec, "too_many_tokens", f"more than {limit} token events for max_tokens {rec.max_tokens}")
-
-
-def _first_answer(rec: Record, arrived: int) -> None:
-    rec.first_answer_ns = arrived
-    if rec.first_token_ns is None:
-        rec.first_token_ns = arrived
-
-
-def _reasoning(rec: Record, tokens: int, arrived: int) -> None:
-    """A reasoning token event: off the common path, so answer-only streams pay nothing."""
-    rec.reasoning_events += tokens
-    if rec.first_reasoning_ns is None:
-        rec.first_reasoning_ns = arrived
-        if rec.first_token_ns is None:
-            rec.first_token_ns = arrived
-
-
-def _keep_text(rec: Record, text: list[str] | None) -> None:
-    if text is not None:
-        rec.answer_text = "".join(text)
-
-
-def _finish(rec: Record, expected_end: bool) -> None:
-    if rec.token_ns:
-        rec.last_token_ns = rec.token_ns[-1]
-    if expected_end:
-        rec.ok = True
-    else:
-        _fail(rec, "incomplete_stream", "unexpected end marker for this protocol")
-
-
-def _fail(rec: Record, kind: str, detail: str) -> None:
-    rec.ok = False
-    rec.error_kind = kind
-    rec.error_detail = detail[:200]
-    if rec.token_ns and rec.last_token_ns is None:
-        rec.last_token_ns = rec.token_ns[-1]

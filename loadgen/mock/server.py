@@ -1,4 +1,4 @@
-"""The mock server: routes, generation set-up, pre-header faults, start and stop.
+"""The mock server: routes, generation set-up, start and stop.
 
 Owns the wiring: which path answers what (OpenAI completions/chat/responses,
 Anthropic messages, embeddings, rerank, audio transcriptions, TGI
@@ -6,7 +6,8 @@ generate/generate_stream, /tokenize, /v1/models, /health, /metrics), the
 sampled output length of each request and how much of a chat answer is
 reasoning, the choice of scheduler (``BatchEngine`` with its prefix cache, or
 ``FixedPacer``), and the process life cycle (listening line, SIGTERM/SIGINT,
-flushing the truth file). Imports only the standard library, orjson, uvloop
+flushing the truth file). Answers before any header (injected refusals, resets)
+are :mod:`loadgen.mock.refusals`'. Imports only the standard library, orjson, uvloop
 when present, and the mock's own modules.
 """
 
@@ -16,12 +17,9 @@ import asyncio
 import logging
 import random
 import signal
-import socket
-import struct
 import sys
 import threading
 import time
-from typing import Any
 
 import orjson
 
@@ -50,6 +48,7 @@ from loadgen.mock.gen import BodyGen, Ctx, FaultyStreamGen, Gen, StreamGen
 from loadgen.mock.http import HttpConn, Request
 from loadgen.mock.metrics import Metrics
 from loadgen.mock.pooling import NO_EVENTS, POOLING_ROUTES, Pooler, PoolGen, PoolSpec, parse_pooling
+from loadgen.mock.refusals import pre_header_fault, record_refusal
 from loadgen.mock.request import (
     API_CHAT,
     API_COMPLETIONS,
@@ -62,7 +61,6 @@ from loadgen.mock.request_apis import (
     API_MESSAGES,
     API_RESPONSES,
     Conversations,
-    anthropic_error,
     parse_messages,
     parse_responses,
 )
@@ -76,8 +74,6 @@ from loadgen.mock.wire import (
     HttpError,
     fastapi_error,
     response_head,
-    tgi_error,
-    vllm_error,
 )
 
 __all__ = ["MockServer", "main", "serve"]
@@ -223,7 +219,7 @@ class MockServer:
         try:
             spec, seconds = self._parse(req, name)
         except HttpError as exc:
-            self._record_refusal(req, rid, exc.status, None, 0)
+            record_refusal(self.truth, req, rid, exc.status, None, 0)
             conn.send_simple(exc.status, exc.body)
             return
         fault = self.faults.pick()
@@ -232,7 +228,7 @@ class MockServer:
         if fault is not None:
             log.warning("fault %s request=%s path=%s", fault, rid, req.path)
         if fault in PRE_HEADER:
-            self._pre_header_fault(conn, req, spec, rid, fault)
+            pre_header_fault(conn, req, spec, rid, fault, self.settings.retry_after_s, self.truth)
             return
         if fault in AFTER_RESPONSE:
             conn.close_after = True  # the response goes out whole; then the 408 (HttpConn)
@@ -330,47 +326,6 @@ class MockServer:
                 response_head(200, ctype, length=None, keep_alive=conn.keep_alive, extra=extra)
             )
         self.engine.submit(gen)
-
-    def _pre_header_fault(
-        self, conn: HttpConn, req: Request, spec: GenSpec, rid: str | None, fault: str
-    ) -> None:
-        if fault == "reset":
-            sock = conn.transport.get_extra_info("socket")
-            if sock is not None:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            conn.transport.abort()
-            self._record_refusal(req, rid, 0, fault, spec.prompt_tokens)
-            return
-        status = int(fault[4:])
-        message = f"injected fault {fault} (loadgen-mock)"
-        exc = tgi_error(status, message, "overloaded") if spec.api == API_TGI else None
-        if spec.api == API_MESSAGES:
-            exc = anthropic_error(status, message)
-        exc = exc or vllm_error(status, message)
-        extra: tuple[tuple[bytes, bytes], ...] = ()
-        if status == 429:
-            extra = ((b"retry-after", str(self.settings.retry_after_s).encode()),)
-        self._record_refusal(req, rid, status, fault, spec.prompt_tokens)
-        conn.send_simple(status, exc.body, extra=extra)
-
-    def _record_refusal(
-        self, req: Request, rid: str | None, status: int, fault: str | None, prompt: int
-    ) -> None:
-        if self.truth is None:
-            return
-        record: dict[str, Any] = {
-            "request_id": rid,
-            "path": req.path,
-            "recv_ns": req.recv_ns,
-            "token_ns": [],
-            "prompt_tokens": prompt,
-            "output_tokens": 0,
-            "reasoning_tokens": 0,
-            "status": status,
-            "fault": fault,
-            "end_ns": time.perf_counter_ns(),
-        }
-        self.truth.add(record)
 
 
 async def serve(settings: Settings, stop: asyncio.Event | None = None) -> None:

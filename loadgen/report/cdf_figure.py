@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["TAIL_TICKS", "draw_cdf", "tail_points", "tail_y"]
+__all__ = ["TAIL_TICKS", "draw_cdf", "draw_e2e_cdf", "tail_points", "tail_y"]
 
 #: The tail scale's ticks: percentile -> its label.
 TAIL_TICKS = {50.0: "p50", 90.0: "p90", 99.0: "p99", 99.9: "p99.9", 99.99: "p99.99"}
@@ -148,4 +148,24 @@ def draw_cdf(summary: Summary, samples: RunSamples) -> Figure:
     )
     figure_legend(fig)
     suptitle(fig, summary, "latency distributions", note)
+    return fig
+
+
+def draw_e2e_cdf(summary: Summary, samples: RunSamples) -> Figure:
+    """A pooling run's (embeddings, rerank) latency CDF: E2E only, one panel, on the tail
+    scale as :func:`draw_cdf`'s panels (its TTFT would be the E2E again, and it has no ITL)."""
+    fig = figure(6.5, 4.4, 1, 1)
+    e2e = ss.cdf_series(summary, samples, "e2e_ms")
+    wide = _wide(e2e)
+    xlabel = "E2E (ms, log scale)" if wide else "E2E (ms)"
+    _cdf_panel(fig.axes[0], summary, e2e, "e2e_ms", xlabel, wide)
+    binned = ss.cdf_binned(summary, samples, "e2e_ms")
+    note = (
+        f"from log-spaced bins (1.2% wide; steps of over {EXACT_UP_TO:,} values): "
+        + ", ".join(binned)
+        if binned
+        else ""
+    )
+    figure_legend(fig)
+    suptitle(fig, summary, "latency distribution", note)
     return fig

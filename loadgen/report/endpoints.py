@@ -6,11 +6,12 @@ report.html, its compact console lines (:func:`console_lines`) and its
 ``steps.csv`` columns (:func:`csv_fields`). A run of one endpoint has no
 breakdown: every function then returns nothing and outputs read as before.
 
-Imports: loadgen.summary.
+Imports: loadgen.summary, loadgen.report.pooling.
 """
 
 from __future__ import annotations
 
+from loadgen.report.pooling import keep_column
 from loadgen.summary import EndpointStats, StepSummary, Summary
 
 __all__ = ["CSV_FIELDS", "HEADER", "cells", "console_lines", "csv_fields", "target_text"]
@@ -95,10 +96,12 @@ def console_lines(step: StepSummary) -> list[str]:
     """Under the step's table: one compact line per endpoint; none for one endpoint."""
     if not step.endpoints:
         return []
-    head = ("ok", "failed", "req/s", "TTFT p50", "TTFT p99", "ITL p50", "E2E p50", "E2E p99")
+    names = ("ok", "failed", "req/s", "TTFT p50", "TTFT p99", "ITL p50", "E2E p50", "E2E p99")
+    keep = [i for i, h in enumerate(names) if keep_column(step, h)]  # pooling: no token timing
+    head = [names[i] for i in keep]
     lines = [f"  {'endpoint':<10}" + "".join(f"{h:>10}" for h in head) + "  url"]
     for e in step.endpoints:
-        values = (
+        row = (
             str(e.requests.ok),
             str(e.requests.failed),
             _num(e.throughput.requests_per_s),
@@ -108,6 +111,7 @@ def console_lines(step: StepSummary) -> list[str]:
             _num(e.e2e_ms.p50),
             _num(e.e2e_ms.p99),
         )
+        values = [row[i] for i in keep]
         lines.append(f"  {'#' + str(e.endpoint):<10}" + "".join(f"{v:>10}" for v in values))
         lines[-1] += f"  {e.url}"
     return lines

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from loadgen.report import plots as p
 from loadgen.report import sample_series as ss
 from loadgen.report.bins import EXACT_UP_TO
-from loadgen.report.cdf_figure import draw_cdf
+from loadgen.report.cdf_figure import draw_cdf, draw_e2e_cdf
 from loadgen.report.figstyle import (
     SLA_COLOUR,
     STAT_STYLE,
@@ -376,7 +376,8 @@ def write_plots(
             jobs["curve"] = lambda: draw_pooling_curve(summary)
             jobs["throughput"] = lambda: draw_pooling_throughput(summary)
     if samples is not None and any(len(samples.step(s.index).ttft_ms) for s in summary.steps):
-        jobs["cdf"] = lambda: draw_cdf(summary, samples)
+        draw = draw_e2e_cdf if is_pooling(summary) else draw_cdf  # pooling: E2E only
+        jobs["cdf"] = lambda: draw(summary, samples)
     if p.turn_series(summary, "p50"):
         jobs["turns"] = lambda: draw_turns(summary)
     if (samples is not None and len(samples.sent_ns)) or telemetry:

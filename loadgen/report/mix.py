@@ -7,11 +7,12 @@ As :mod:`loadgen.report.endpoints` for endpoints: the report table's columns
 and the run header's phrase (:func:`mix_text`). A run of one model has no
 breakdown: every function then returns nothing and outputs read as before.
 
-Imports: loadgen.summary.
+Imports: loadgen.summary, loadgen.report.pooling.
 """
 
 from __future__ import annotations
 
+from loadgen.report.pooling import keep_column
 from loadgen.summary import ModelStats, StepSummary, Summary
 
 __all__ = ["CSV_FIELDS", "HEADER", "cells", "console_lines", "csv_fields", "mix_text"]
@@ -93,10 +94,11 @@ def console_lines(step: StepSummary) -> list[str]:
     if not step.models:
         return []
     widths = (5, 7, 8, 9, 9, 8, 9, 11)
-    head = ("ok", "failed", "req/s", "TTFT p50", "TTFT p99", "ITL p50", "E2E p50", "asked/sent")
-    lines = [f"  {'model':<12}" + "".join(f"{h:>{w}}" for h, w in zip(head, widths, strict=True))]
+    names = ("ok", "failed", "req/s", "TTFT p50", "TTFT p99", "ITL p50", "E2E p50", "asked/sent")
+    keep = [i for i, h in enumerate(names) if keep_column(step, h)]  # pooling: no token timing
+    lines = [f"  {'model':<12}" + "".join(f"{names[i]:>{widths[i]}}" for i in keep)]
     for m in step.models:
-        values = (
+        row = (
             str(m.requests.ok),
             str(m.requests.failed),
             _num(m.throughput.requests_per_s),
@@ -107,9 +109,7 @@ def console_lines(step: StepSummary) -> list[str]:
             f"{100 * m.weight_share:.0f}%/{100 * m.request_share:.0f}%",
         )
         name = m.model if len(m.model) <= 12 else m.model[:11] + "…"
-        lines.append(
-            f"  {name:<12}" + "".join(f"{v:>{w}}" for v, w in zip(values, widths, strict=True))
-        )
+        lines.append(f"  {name:<12}" + "".join(f"{row[i]:>{widths[i]}}" for i in keep))
     return lines
 
 

@@ -6,20 +6,26 @@ latency, requests/s, inputs/s (documents/s for rerank) and input tokens/s in
 their place (docs/metrics.md, "Pooling APIs"):
 
 - the console's throughput line (:func:`throughput_parts`); its latency table
-  keeps the E2E row only (:mod:`loadgen.report.console`);
-- steps.csv: no ``ttft_*``, ``itl_*``, ``tpot_*`` or output-token columns;
+  keeps the E2E row only (:mod:`loadgen.report.console`); the per-endpoint and
+  per-model breakdowns (console lines, report tables) show no TTFT, ITL or
+  output tokens/s (:func:`keep_column`, :func:`part_table`);
+- steps.csv: no ``ttft_*``, ``itl_*``, ``tpot_*`` or output-token columns (nor
+  ``endpoint<i>_`` / ``model<i>_`` ones);
   ``inputs_per_s``, ``inputs_total``, ``inputs_mean``, ``vector_dims`` beside
   the input tokens (:func:`csv_columns`, :func:`csv_fields`);
 - report.md/html: the overview's columns
   (:func:`loadgen.report.pooling_views.overview`) and each step's latency
   table (E2E only: :data:`LATENCY_ROWS`);
-- the plots: :mod:`loadgen.report.pooling_figures`.
+- the plots: :mod:`loadgen.report.pooling_figures`; the latency CDF draws E2E
+  only (:func:`loadgen.report.cdf_figure.draw_e2e_cdf`).
 
 Imports: loadgen.summary, loadgen.vocab.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Any
 
 from loadgen.summary import StepSummary, Summary
@@ -33,11 +39,17 @@ __all__ = [
     "csv_fields",
     "inputs_word",
     "is_pooling",
+    "keep_column",
+    "part_table",
     "throughput_parts",
 ]
 
 #: steps.csv columns a pooling run leaves out: by prefix, and by name
 CSV_DROPPED = ("ttft_", "itl_", "tpot_", "output_tokens_", "token_count_mismatches", "short_")
+#: a breakdown column (endpoint, model) a pooling step leaves out: by its header's start
+PART_DROPPED = ("TTFT", "ITL", "TPOT", "output")
+#: steps.csv: a breakdown's columns, ``endpoint<i>_<field>`` or ``model<i>_<field>``
+_PART_COLUMN = re.compile(r"(?:endpoint|model)\d+_(.*)")
 #: steps.csv columns a pooling run adds, after input_tokens_per_s
 CSV_FIELDS = ("inputs_per_s", "inputs_total", "inputs_mean", "vector_dims")
 #: a pooling step's latency table in report.md: summary field -> row name
@@ -68,9 +80,29 @@ def throughput_parts(step: StepSummary) -> list[str]:
     return parts
 
 
+def keep_column(step: StepSummary, header: str) -> bool:
+    """Whether a breakdown column (endpoint, model) named ``header`` is shown for ``step``:
+    all of them, but no token timing or output tokens for a pooling step."""
+    return step.pooling is None or not header.startswith(PART_DROPPED)
+
+
+def part_table(
+    step: StepSummary, header: Sequence[str], rows: Sequence[Sequence[str]]
+) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """A breakdown table's header and rows with the columns :func:`keep_column` drops out."""
+    keep = [i for i, h in enumerate(header) if keep_column(step, h)]
+    return tuple(header[i] for i in keep), tuple(tuple(r[i] for i in keep) for r in rows)
+
+
+def _dropped(column: str) -> bool:
+    part = _PART_COLUMN.fullmatch(column)
+    return (part.group(1) if part else column).startswith(CSV_DROPPED)
+
+
 def csv_columns(columns: list[str]) -> list[str]:
-    """steps.csv's columns for a pooling run: token timing out, :data:`CSV_FIELDS` in."""
-    kept = [c for c in columns if not c.startswith(CSV_DROPPED)]
+    """steps.csv's columns for a pooling run: token timing out (the step's, and each
+    endpoint's and model's), :data:`CSV_FIELDS` in."""
+    kept = [c for c in columns if not _dropped(c)]
     at = kept.index("input_tokens_per_s") + 1 if "input_tokens_per_s" in kept else len(kept)
     return [*kept[:at], *CSV_FIELDS, *kept[at:]]
 

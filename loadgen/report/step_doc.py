@@ -21,6 +21,7 @@ from loadgen.report.blocks import Block, Heading, Items, Table, Text, num, pct, 
 from loadgen.report.console import load_label
 from loadgen.report.csv_out import telemetry_fields
 from loadgen.report.pooling import LATENCY_ROWS as POOLING_ROWS
+from loadgen.report.pooling import part_table
 from loadgen.report.pooling import throughput_parts as pooling_parts
 from loadgen.summary import Distribution, SlaCheck, StepSummary
 from loadgen.vocab import METRIC_LABELS, PERCENTILE_OF, TABLE_STATS, metric_label, stat_label
@@ -273,11 +274,12 @@ def step_blocks(step: StepSummary) -> list[Block]:
             blocks.append(Items((note,), "note"))
     if (turns := _turn_table(step)) is not None:
         blocks.append(turns)
-    if step.endpoints:
+    if step.endpoints:  # a pooling step's breakdowns: no token timing (part_table)
         rows = tuple(endpoints.cells(e) for e in step.endpoints)
-        blocks.append(Table(endpoints.HEADER, rows))
+        blocks.append(Table(*part_table(step, endpoints.HEADER, rows)))
     if step.models:
-        blocks.append(Table(mix.HEADER, tuple(mix.cells(m) for m in step.models)))
+        rows = tuple(mix.cells(m) for m in step.models)
+        blocks.append(Table(*part_table(step, mix.HEADER, rows)))
     if warnings := _warnings(step):
         blocks.append(Items(warnings, "warn"))
     return blocks

@@ -26,7 +26,7 @@ from loadgen.summary.health import ClientHealth, LittleCheck
 from loadgen.summary.latency import Distribution
 from loadgen.summary.media import MediaStats
 from loadgen.summary.mix import ModelStats
-from loadgen.summary.pooling import TOKEN_TIMING_FIELDS, PoolingStats
+from loadgen.summary.pooling import PoolingStats, drop_token_timing
 from loadgen.summary.sla import SlaResult
 from loadgen.summary.telemetry import StepTelemetry
 from loadgen.summary.validity import OutputValidity
@@ -191,8 +191,7 @@ class StepSummary(Strict):
         """A pooling step has no token timing: its fields are left out (docs/metrics.md)."""
         data: dict[str, Any] = handler(self)
         if self.pooling is not None:
-            for name in TOKEN_TIMING_FIELDS:
-                data.pop(name, None)
+            drop_token_timing(data)
         return data
 
     # -- inputs beyond text (images, audio) and the send

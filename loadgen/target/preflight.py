@@ -21,7 +21,13 @@ from loadgen.clock import NS_PER_S, block_for, now_ns
 from loadgen.control import HEALTH, MODELS, ControlError, fetch
 from loadgen.errors import TargetError
 
-__all__ = ["Preflight", "check_target", "pick_model"]
+__all__ = ["Preflight", "check_target", "lists_models", "pick_model"]
+
+
+def lists_models(api: str) -> bool:
+    """Whether the server of ``api`` is asked for ``/v1/models``: the OpenAI APIs, and
+    ``rerank`` (vLLM serves /v1/models beside /rerank)."""
+    return api.startswith("openai") or api == "rerank"
 
 
 @dataclass(slots=True)
@@ -63,7 +69,7 @@ def check_target(
     out.waited_s = (now_ns() - start) / NS_PER_S
     if not out.healthy:
         out.warnings.append(f"{base}/health {answer}; the run goes on regardless")
-    if api.startswith("openai"):
+    if lists_models(api):
         out.models = _models(base, headers, verify, out.warnings)
     names = [model] if isinstance(model, str) else list(model)
     missing = [m for m in names if m != "auto" and m not in (out.models or ())]

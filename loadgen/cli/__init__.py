@@ -22,20 +22,25 @@ and :func:`main` prints the one line and exits with the code. Warnings and
 errors go to stderr; a run's last lines on stdout are its verdict and results
 path, with ``-q`` too.
 
-Imports: click, loadgen.errors, loadgen.stdio, loadgen.vocab, loadgen.* lazily (so
-``--help`` is fast).
+``run`` and ``workload`` are here; ``calibrate``, ``mock`` and ``agent`` in
+:mod:`loadgen.cli.tools`; ``report`` and ``compare`` come from
+:mod:`loadgen.report.commands` through :mod:`loadgen.cli.outputs`.
+
+Imports: click, loadgen.errors, loadgen.stdio, loadgen.vocab, this package, loadgen.*
+lazily (so ``--help`` is fast).
 """
 
 from __future__ import annotations
 
-import functools
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from loadgen.errors import Interrupted, LoadgenError, OutputError, ScenarioError
+from loadgen.cli.outputs import register_output_commands
+from loadgen.cli.tools import agent, calibrate, mock
+from loadgen.errors import Interrupted, LoadgenError, ScenarioError
 from loadgen.redact import redact_text
 from loadgen.stdio import tolerant_stdio
 from loadgen.vocab import API_NAMES, PROFILE_NAMES
@@ -219,161 +224,10 @@ def workload(scenario: Path, **flags: Any) -> None:
     click.echo(forecast_report(sc, prepared))
 
 
-@cli.command(short_help="Measure the client's own ceiling on this machine.")
-@click.option(
-    "--seconds",
-    type=click.FloatRange(min=0, min_open=True, max=600),
-    default=5.0,
-    show_default=True,
-    help="How long each regime is measured.",
-)
-@click.option(
-    "--transport",
-    type=click.Choice(["h1", "aiohttp", "httpx"]),
-    default="h1",
-    show_default=True,
-    help="The client transport to measure (h1 is the default of runs).",
-)
-@click.option(
-    "--concurrency",
-    type=click.IntRange(min=1, max=4096),
-    default=256,
-    show_default=True,
-    help="Streams in flight.",
-)
-@click.option(
-    "--tokens",
-    type=click.IntRange(min=1, max=65536),
-    default=128,
-    show_default=True,
-    help="Output tokens per response.",
-)
-@click.option(
-    "--itl-ms",
-    type=click.FloatRange(min=0.1, max=1000),
-    default=5.0,
-    show_default=True,
-    help="Per-token regime: the first rung's gap between a stream's tokens (the next "
-    "rungs shorten it until the client or the mock is the limit).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
-def calibrate(as_json: bool, **settings: Any) -> None:
-    """Measure what this machine can drive: the client's ceiling against the built-in mock.
-
-    The mock runs on loopback pinned to one core, loadgen on another (where
-    affinity can be set), in two regimes: bursts (each response in one
-    write) and one token per write (a live server's case), whose offer rises
-    rung by rung until the client or the mock is the limit. Prints output
-    tokens/s, client CPU-seconds, tokens per CPU-second, the mock's CPU use,
-    and an estimate for this machine's cores (docs/performance.md).
-
-    \b
-    Example:
-      loadgen calibrate --seconds 5
-    """
-    from loadgen.ceiling.measure import measure_ceiling
-    from loadgen.ceiling.report import caveats, ceiling_json, format_ceiling
-
-    report = measure_ceiling(**settings)
-    if as_json:
-        import json
-
-        click.echo(json.dumps(ceiling_json(report), indent=2))
-    else:
-        click.echo(format_ceiling(report))
-    for line in caveats(report):
-        click.echo(f"warning: {line}", err=True)
-
-
-_PASSTHROUGH = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []}
-
-
-@cli.command(
-    context_settings=_PASSTHROUGH,
-    add_help_option=False,
-    short_help="Serve the built-in mock inference engine.",
-)
-@click.pass_context
-def mock(ctx: click.Context) -> None:
-    """Serve the built-in mock inference engine (`loadgen mock --help` for its flags).
-
-    \b
-    Example:
-      loadgen mock --port 8000 --ttft-ms 50 --itl-ms 10
-    """
-    from loadgen.mock import main as mock_main
-
-    sys.exit(mock_main(list(ctx.args)))
-
-
-@cli.command(
-    context_settings=_PASSTHROUGH,
-    add_help_option=False,
-    short_help="Run the GPU telemetry sidecar agent.",
-)
-@click.pass_context
-def agent(ctx: click.Context) -> None:
-    """Run the GPU telemetry sidecar (`loadgen agent --help` for its flags).
-
-    \b
-    Example:
-      loadgen agent --port 9347
-    """
-    from loadgen.agent import main as agent_main
-
-    sys.exit(agent_main(list(ctx.args)))
-
-
-def _register_output_commands() -> None:
-    """`loadgen report` and `loadgen compare` live with the outputs they write."""
-    try:
-        from loadgen.report.commands import compare, report  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:  # not built yet
-        return
-    report.short_help = "Rewrite a results directory's reports and plots."
-    compare.short_help = "Compare runs, and gate a regression with --fail-if."
-    cli.add_command(_rebuilding(report))
-    cli.add_command(compare)
-
-
-def _rebuilding(report: click.Command) -> click.Command:
-    """``loadgen report DIR``: first rebuild a missing summary.json from the records.
-
-    Only a run killed before its first step ended lacks one; the rebuild needs
-    the results stage (loadgen.results.rebuild), which the outputs never import.
-    """
-    inner = report.callback
-    assert inner is not None
-
-    @functools.wraps(inner)
-    def callback(results_dir: Path, **kwargs: Any) -> Any:
-        import warnings
-
-        from loadgen.records import DamagedRecords
-        from loadgen.report.files import write_summary
-        from loadgen.results.rebuild import PROFILE, can_rebuild, rebuild_summary
-
-        if can_rebuild(results_dir):
-            with warnings.catch_warnings():  # the report reads the same rows and says it
-                warnings.simplefilter("ignore", DamagedRecords)
-                summary = rebuild_summary(results_dir)
-            try:
-                write_summary(summary, results_dir / "summary.json")
-            except OSError as exc:
-                msg = f"{results_dir}: cannot write there: {exc.strerror or exc}"
-                raise OutputError(msg) from None
-            click.echo(
-                f"{results_dir}: no summary.json: rebuilt it from records.jsonl and "
-                f"scenario.yaml (run marked interrupted, metrics profile {PROFILE})",
-                err=True,
-            )
-        return inner(results_dir, **kwargs)
-
-    report.callback = callback
-    return report
-
-
-_register_output_commands()
+cli.add_command(calibrate)
+cli.add_command(mock)
+cli.add_command(agent)
+register_output_commands(cli)
 
 
 def main(argv: list[str] | None = None) -> None:
