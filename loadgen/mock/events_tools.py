@@ -87,7 +87,8 @@ class ResponsesToolEvents(ResponsesEvents):
     def _item(self, status: str, arguments: str) -> dict[str, Any]:
         return {
             "arguments": arguments, "call_id": self.call_id, "name": self.answer.tool,
-            "type": "function_call", "id": self.fc_id, "namespace": None, "status": status,
+            "type": "function_call", "id": self.fc_id, "async": None, "caller": None,
+            "namespace": None, "status": status,
         }  # fmt: skip
 
     def first(self) -> bytes:
