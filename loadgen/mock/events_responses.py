@@ -186,10 +186,18 @@ class ResponsesEvents(Events):
     def token(self, k: int, v: int) -> bytes:
         return chunk(self._switch(k) + self.heads[v] + b"%d" % (self.base + k) + self.tail)
 
+    def _head(self, k: int, v: int) -> bytes:
+        """The answer token's event up to its sequence number."""
+        return self.heads[v]
+
+    def answer_text(self, variants: bytes) -> str:
+        """The answer's text (the reasoning tokens left out)."""
+        return "".join(token_text(x) for x in variants[self.n_reason :])
+
     def last(self, k: int, v: int, finish: str, variants: bytes) -> bytes:
         seq = self.base + k
         r = self.n_reason
-        text = "".join(token_text(x) for x in variants[r:])
+        text = self.answer_text(variants)
         status = "incomplete" if finish == "length" else "completed"
         output = [self._message_item(text)]
         if r:
@@ -214,7 +222,7 @@ class ResponsesEvents(Events):
         completed = {"response": final, "sequence_number": seq + 4, "type": "response.completed"}
         return chunk(
             self._switch(k)
-            + self.heads[v]
+            + self._head(k, v)
             + b"%d" % seq
             + self.tail
             + ending
@@ -245,12 +253,12 @@ class ResponsesEvents(Events):
 
     def _keep(self, variants: bytes) -> None:
         if self.keep is not None:
-            answer = answer_words(variants[self.n_reason :])
+            answer = self.answer_text(variants).split()
             self.keep(self.rid, [str(t) for t in self.spec.tokens] + answer)
 
     def body(self, variants: bytes, finish: str) -> bytes:
         r = self.n_reason
-        output = [self._message_item("".join(token_text(x) for x in variants[r:]))]
+        output = [self._message_item(self.answer_text(variants))]
         if r:
             output.insert(0, self._reasoning_item("".join(token_text(x) for x in variants[:r])))
         status = "incomplete" if finish == "length" else "completed"

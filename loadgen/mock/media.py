@@ -1,5 +1,7 @@
 """Images and audio in a request, as a vision or audio model counts them: prompt tokens.
 
+Images come as chat ``image_url`` parts, Responses ``input_image`` parts or
+Anthropic ``image`` blocks (base64 ``source``); audio as chat ``input_audio``.
 A real multimodal server turns each image into placeholder tokens (about
 width x height / patch^2 of them) and each audio clip into tokens per
 second of sound, and counts them in ``usage.prompt_tokens``; the mock does
@@ -101,15 +103,21 @@ def media_tokens(
     """The tokens of one chat content part that is an image or audio; None for any other
     part. ``index`` numbers the medium within the request (it is in its tokens)."""
     kind = part.get("type")
-    if kind == "image_url":
+    if kind in ("image_url", "input_image"):  # chat's {"url": ...}; Responses' URL string
         spec = part.get("image_url")
         url = spec.get("url") if isinstance(spec, dict) else spec
         if not isinstance(url, str):
             return None
         b64 = url.partition(",")[2] if url.startswith("data:") else ""
-        size = image_size(b64) if b64 else None
-        mp = size[0] * size[1] / 1e6 if size else 1.0
-        return _tokens("img", b64 or url, index, math.ceil(mp * per_mp))
+        return _image(b64, url, index, per_mp)
+    if kind == "image":  # Anthropic: {"source": {"type": "base64", "data": ...}} or a URL
+        source = part.get("source")
+        if not isinstance(source, dict):
+            return None
+        data, url = source.get("data"), source.get("url")
+        if isinstance(data, str):
+            return _image(data, data, index, per_mp)
+        return _image("", url, index, per_mp) if isinstance(url, str) else None
     if kind == "input_audio":
         spec = part.get("input_audio")
         data = spec.get("data") if isinstance(spec, dict) else None
@@ -118,6 +126,13 @@ def media_tokens(
         seconds = audio_seconds(data) or 0.0
         return _tokens("aud", data, index, math.ceil(seconds * per_s))
     return None
+
+
+def _image(b64: str, key: str, index: int, per_mp: float) -> list[str]:
+    """An image's tokens: its megapixels (one when its size cannot be read) x ``per_mp``."""
+    size = image_size(b64) if b64 else None
+    mp = size[0] * size[1] / 1e6 if size else 1.0
+    return _tokens("img", b64 or key, index, math.ceil(mp * per_mp))
 
 
 def _tokens(kind: str, data: str, index: int, n: int) -> list[str]:

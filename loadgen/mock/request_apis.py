@@ -8,7 +8,10 @@ its tokens (the earlier prompt and the answer's text) count as that
 request's prompt tokens and come first in what the prefix cache sees. An
 unknown id is vLLM's 404. The map is bounded (:data:`MAX_CONVERSATIONS`, the
 oldest forgotten first). Messages errors are Anthropic's shape (``{"type":
-"error", "error": {...}}``, as vLLM translates them).
+"error", "error": {...}}``, as vLLM translates them). Images in either API's
+input count as prompt tokens as in chat (``media_rates``,
+:mod:`loadgen.mock.media`); tools and Responses' ``text.format`` are read by
+:mod:`loadgen.mock.structured_apis`.
 
 Imports only the standard library, orjson and the mock's own modules.
 """
@@ -20,7 +23,9 @@ from typing import Any
 
 import orjson
 
+from loadgen.mock.media import DEFAULT_AUDIO_TOKENS_PER_S, DEFAULT_IMAGE_TOKENS_PER_MP
 from loadgen.mock.request import GenSpec, Served, check_model, load_json, message_tokens_of
+from loadgen.mock.structured_apis import messages_structured, responses_structured
 from loadgen.mock.wire import HttpError, vllm_error
 
 __all__ = [
@@ -84,25 +89,36 @@ def _limit(prompt: int, max_tokens: int | None, max_model_len: int, err: Any) ->
     return max_tokens
 
 
-def _input_tokens(value: Any) -> list[str]:
-    """The words of a Responses ``input``: text, or items with ``content`` text or parts."""
+#: prompt tokens per megapixel of an image, per second of audio (the defaults)
+_RATES = (DEFAULT_IMAGE_TOKENS_PER_MP, DEFAULT_AUDIO_TOKENS_PER_S)
+
+
+def _input_tokens(value: Any, rates: tuple[float, float]) -> list[str]:
+    """The words of a Responses ``input``: text, or items with ``content`` text or parts
+    (``input_image`` parts count as their pixels' tokens)."""
     if isinstance(value, str):
         return value.split()
     if not isinstance(value, list) or not value:
         raise vllm_error(400, "input must be a string or a non-empty list of items", "input")
-    return message_tokens_of([{"role": "user", **v} if isinstance(v, dict) else v for v in value])
+    items = [{"role": "user", **v} if isinstance(v, dict) else v for v in value]
+    return message_tokens_of(items, *rates)
 
 
 def parse_responses(
-    body: bytes, served_model: Served, max_model_len: int, conversations: Conversations
+    body: bytes,
+    served_model: Served,
+    max_model_len: int,
+    conversations: Conversations,
+    media_rates: tuple[float, float] = _RATES,
 ) -> GenSpec:
     """Validate a ``/v1/responses`` body (``input``, ``max_output_tokens``, ``stream``,
-    ``store``, ``previous_response_id``, ``instructions``; vLLM's ``ignore_eos``)."""
+    ``store``, ``previous_response_id``, ``instructions``, ``tools``, ``tool_choice``,
+    ``text.format``; vLLM's ``ignore_eos``)."""
     data = load_json(body, tgi=False)
     model = check_model(data, served_model)
     if "input" not in data:
         raise vllm_error(400, "input is required", "input")
-    tokens = _input_tokens(data["input"])
+    tokens = _input_tokens(data["input"], media_rates)
     instructions = data.get("instructions")
     if isinstance(instructions, str):
         tokens = instructions.split() + tokens
@@ -137,12 +153,16 @@ def parse_responses(
         store=store is None or bool(store),
         context_tokens=len(context),
         previous_id=previous if context else None,
+        structured=responses_structured(data),
     )
 
 
-def parse_messages(body: bytes, served_model: Served, max_model_len: int) -> GenSpec:
+def parse_messages(
+    body: bytes, served_model: Served, max_model_len: int, media_rates: tuple[float, float] = _RATES
+) -> GenSpec:
     """Validate a ``/v1/messages`` body: ``model``, ``messages``, ``max_tokens`` are
-    required (Anthropic's schema); ``system`` (text or text blocks) counts as prompt.
+    required (Anthropic's schema); ``system`` (text or text blocks) counts as prompt, and
+    ``image`` blocks as their pixels' tokens; ``tools`` and ``tool_choice`` are read.
     vLLM's Messages request has no ``ignore_eos`` (nor ``min_tokens``): it is ignored."""
     try:
         data = load_json(body, tgi=False)
@@ -150,7 +170,8 @@ def parse_messages(body: bytes, served_model: Served, max_model_len: int) -> Gen
             if key not in data:
                 raise anthropic_error(400, f"{key}: Field required")
         model = check_model(data, served_model)
-        tokens = message_tokens_of(data["messages"])
+        tokens = message_tokens_of(data["messages"], *media_rates)
+        structured = messages_structured(data, anthropic_error)
         system = data.get("system")
         if isinstance(system, str):
             tokens = system.split() + tokens
@@ -170,4 +191,5 @@ def parse_messages(body: bytes, served_model: Served, max_model_len: int) -> Gen
         max_tokens=max_tokens,
         include_usage=True,  # vLLM's /v1/messages has no ignore_eos: lengths are natural
         tokens=tokens,
+        structured=structured,
     )

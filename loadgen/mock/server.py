@@ -36,6 +36,7 @@ from loadgen.mock.events import (
 )
 from loadgen.mock.events_messages import MessagesEvents
 from loadgen.mock.events_responses import ResponsesEvents
+from loadgen.mock.events_tools import MessagesToolEvents, ResponsesJsonEvents, ResponsesToolEvents
 from loadgen.mock.faults import (
     AFTER_RESPONSE,
     CONTENT,
@@ -65,7 +66,7 @@ from loadgen.mock.request_apis import (
     parse_responses,
 )
 from loadgen.mock.sock import listen
-from loadgen.mock.structured import JsonAnswerEvents, ToolCallEvents, plan_answer
+from loadgen.mock.structured import Answer, JsonAnswerEvents, ToolCallEvents, plan_answer
 from loadgen.mock.tokens import tokenize
 from loadgen.mock.transcribe import API_TRANSCRIPTIONS, TranscriptionEvents, parse_transcription
 from loadgen.mock.truth import TruthWriter
@@ -205,13 +206,13 @@ class MockServer:
         if name == API_TRANSCRIPTIONS:
             ctype = req.headers.get("content-type", "")
             return parse_transcription(req.body, ctype, s.served, limit, s.audio_tokens_per_s)
+        rates = (s.image_tokens_per_mp, s.audio_tokens_per_s)
         if name == API_RESPONSES:
-            return parse_responses(req.body, s.served, limit, self.conversations), 0.0
+            return parse_responses(req.body, s.served, limit, self.conversations, rates), 0.0
         if name == API_MESSAGES:
-            return parse_messages(req.body, s.served, limit), 0.0
+            return parse_messages(req.body, s.served, limit, rates), 0.0
         if req.path in POOLING_ROUTES:
             return parse_pooling(req.body, name, s.served, limit, self.pooler.dim), 0.0
-        rates = (s.image_tokens_per_mp, s.audio_tokens_per_s)
         return parse_openai(req.body, name, s.served, limit, rates), 0.0
 
     def _generate(self, conn: HttpConn, req: Request, name: str) -> None:
@@ -264,7 +265,10 @@ class MockServer:
         if spec.api == API_TGI:
             events = TgiEvents(spec.prompt_tokens, spec.details, spec.seed)
         elif spec.api in (API_RESPONSES, API_MESSAGES):
-            events = self._api_events(spec, response_id, n_out)
+            answer = None
+            if spec.structured is not None:
+                answer = plan_answer(spec.structured, rng, fault in CONTENT)
+            events = self._api_events(spec, response_id, n_out, answer)
         else:
             head = (response_id, spec.model, int(time.time()), spec.prompt_tokens)
             usage = (spec.include_usage, spec.continuous_usage)
@@ -290,13 +294,20 @@ class MockServer:
             n_out=n_out, finish=finish, offset=offset, fault=fault,
         )  # fmt: skip
 
-    def _api_events(self, spec: GenSpec, rid: str, n_out: int) -> Events:
-        """Responses or Messages events; their leading reasoning tokens as chat's."""
+    def _api_events(self, spec: GenSpec, rid: str, n_out: int, answer: Answer | None) -> Events:
+        """Responses or Messages events; their leading reasoning tokens as chat's; a planned
+        tool call or JSON answer in that API's shape (loadgen.mock.events_tools)."""
         n_reason = (self._reasoning(n_out) or (0, ""))[0]
         if spec.api == API_MESSAGES:
+            if answer is not None and answer.tool is not None:
+                head = (rid, spec.model, spec.prompt_tokens, n_reason)
+                return MessagesToolEvents(*head, answer=answer, n_out=n_out)
             return MessagesEvents(rid, spec.model, spec.prompt_tokens, n_reason)
-        keep = self.conversations.keep
-        return ResponsesEvents(rid, int(time.time()), spec, n_reason, keep, spec.previous_id)
+        args = (rid, int(time.time()), spec, n_reason, self.conversations.keep, spec.previous_id)
+        if answer is not None:
+            kind = ResponsesToolEvents if answer.tool is not None else ResponsesJsonEvents
+            return kind(*args, answer=answer, n_out=n_out)
+        return ResponsesEvents(*args)
 
     def _reasoning(self, n_out: int) -> tuple[int, str] | None:
         """How many of a chat answer's ``n_out`` tokens are reasoning: at least one is not."""

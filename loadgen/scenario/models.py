@@ -44,7 +44,7 @@ from loadgen.scenario.loadspec import (
     TraceLoad,
 )
 from loadgen.scenario.media_spec import media_fits
-from loadgen.scenario.output_spec import OUTPUT_APIS, ResponseFormatSpec, ToolsSpec
+from loadgen.scenario.output_spec import FORMAT_APIS, OUTPUT_APIS, ResponseFormatSpec, ToolsSpec
 from loadgen.scenario.pooling import check_pooling
 from loadgen.scenario.target_spec import (
     MAX_ENDPOINTS,
@@ -278,10 +278,10 @@ class Scenario(Spec):
 def _output_fits(sc: Scenario) -> None:
     """Tools and response formats need an API that sends them; a validity bound needs one."""
     w = sc.workload
-    for name in ("tools", "response_format"):
-        if getattr(w, name) is not None and sc.target.api not in OUTPUT_APIS:
+    for name, apis in (("tools", OUTPUT_APIS), ("response_format", FORMAT_APIS)):
+        if getattr(w, name) is not None and sc.target.api not in apis:
             raise ValueError(
-                f"workload.{name} needs target.api {' or '.join(OUTPUT_APIS)}, not {sc.target.api}"
+                f"workload.{name} needs target.api {' | '.join(apis)}, not {sc.target.api}"
             )
     if sc.sla.valid_output_rate is not None and w.tools is None and w.response_format is None:
         raise ValueError(

@@ -6,8 +6,8 @@ or an answer constrained to a JSON schema (or any JSON object). Paths are
 plain strings here, resolved by :mod:`loadgen.scenario.load`; the files are
 read (and the schemas checked) by :mod:`loadgen.workload.tools`.
 
-:data:`OUTPUT_APIS` names the APIs that carry tools and response formats (a
-new adapter that sends them adds its name).
+:data:`OUTPUT_APIS` names the APIs that carry tools, :data:`FORMAT_APIS` those
+that carry response formats (a new adapter that sends them adds its name).
 
 Imports: pydantic, loadgen.strict.
 """
@@ -20,10 +20,20 @@ from pydantic import Field, model_validator
 
 from loadgen.strict import Spec
 
-__all__ = ["DEFAULT_PARAMETERS", "MAX_TOOLS", "OUTPUT_APIS", "ResponseFormatSpec", "ToolsSpec"]
+__all__ = [
+    "DEFAULT_PARAMETERS",
+    "FORMAT_APIS",
+    "MAX_TOOLS",
+    "OUTPUT_APIS",
+    "ResponseFormatSpec",
+    "ToolsSpec",
+]
 
-#: the APIs whose adapter sends tools and response formats
-OUTPUT_APIS: tuple[str, ...] = ("openai-chat",)
+#: the APIs whose adapter sends tools (and, but for Messages, response formats)
+OUTPUT_APIS: tuple[str, ...] = ("openai-chat", "openai-responses", "anthropic-messages")
+#: the APIs whose adapter sends a response format (chat's ``response_format``, Responses'
+#: ``text.format``); loadgen sends none on anthropic-messages
+FORMAT_APIS: tuple[str, ...] = ("openai-chat", "openai-responses")
 #: synthetic tools (and parameters each) at most: a body of a few hundred KB
 MAX_TOOLS = 128
 #: parameters of each synthetic tool when ``parameters`` is not given

@@ -169,7 +169,8 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
     assert "no such file" in err
     path = _scenario(tmp_path, "  tools: {count: 2}", api="openai-completions")
     err = _one_line(_loadgen(["run", str(path)], tmp_path))
-    assert "workload.tools needs target.api openai-chat, not openai-completions" in err
+    apis = "openai-chat | openai-responses | anthropic-messages"
+    assert f"workload.tools needs target.api {apis}, not openai-completions" in err
     path = _scenario(
         tmp_path, "  prompt_tokens: {dist: fixed, value: 4}", sla="sla: {valid_output_rate: 0.99}\n"
     )

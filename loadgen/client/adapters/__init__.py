@@ -55,6 +55,8 @@ ADAPTERS: dict[str, Adapter] = {
 #: api -> the adapter that sends tools / a response format with every request
 WITH_OUTPUT: dict[str, Callable[[OutputAsk], Adapter]] = {
     "openai-chat": OpenAIChat,
+    "openai-responses": OpenAIResponses,
+    "anthropic-messages": AnthropicMessages,
 }
 
 

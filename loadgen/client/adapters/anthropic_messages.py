@@ -5,23 +5,35 @@ Every event names itself in its ``type`` field (and on an ``event:`` line):
 - ``message_start``: no token; ``message.usage.input_tokens`` (plus
   ``cache_read_input_tokens`` and ``cache_creation_input_tokens`` where sent:
   Anthropic counts cached input apart, so the prompt is their sum);
+- ``content_block_start`` of a ``tool_use`` block: a tool call opens (its
+  ``name``; the call's index is the block's ``index``): one token event with
+  ``tool_parts`` ``(index, name, "")``, as chat's first tool-call chunk;
+  other blocks' starts are nothing;
 - ``content_block_delta``: by ``delta.type``, ``text_delta`` is one answer
   token, ``thinking_delta`` one reasoning token, ``input_json_delta`` one
-  tool-call fragment (:attr:`Delta.tool`); ``signature_delta`` is none. vLLM
-  sends no delta for a token that decodes to no text;
+  tool-call fragment (``tool_parts`` ``(index, None, partial_json)``);
+  ``signature_delta`` is none. vLLM sends no delta for a token that decodes
+  to no text;
 - ``message_delta``: ``usage.output_tokens`` (the whole answer's) and
   ``delta.stop_reason`` (``end_turn``/``stop_sequence`` -> ``stop``,
   ``max_tokens`` -> ``length``, ``tool_use`` -> ``tool_calls``);
 - ``message_stop``: the final event; no ``[DONE]`` (vLLM sends none either);
 - ``error``: the request failed (``stream_error``);
-- ``ping``, ``content_block_start``, ``content_block_stop``: nothing.
+- ``ping``, ``content_block_stop``: nothing.
 
-System messages go to the top-level ``system`` field. The key goes in
+System messages go to the top-level ``system`` field; a request's images are
+base64 ``image`` blocks of its last user message
+(:func:`~loadgen.client.adapters.media_parts.messages_parts`). With an
+:class:`~loadgen.workload.tools.OutputAsk` every body carries ``tools``
+(``input_schema``) and ``tool_choice`` (``{"type": "auto" | "any" | "none" |
+"tool", "name"}``; :func:`~loadgen.client.adapters.tools.messages_fields`);
+loadgen sends no response format here (the scenario refuses one). A whole
+answer's ``tool_use`` blocks are its tool calls (``input`` as JSON text). The key goes in
 ``x-api-key`` (Anthropic's header) and as ``Authorization: Bearer`` too:
 vLLM's ``--api-key`` reads only the latter. Every value is read through
 :mod:`loadgen.client.adapters.wire`.
 
-Imports: orjson, loadgen.client.adapters.base, .wire (loadgen.workload.plan for type names only).
+Imports: orjson, loadgen.client.adapters (loadgen.workload for type names only).
 """
 
 from __future__ import annotations
@@ -33,6 +45,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from loadgen.client.adapters.base import EMPTY, Delta, is_messages
+from loadgen.client.adapters.media_parts import messages_parts, with_media
+from loadgen.client.adapters.tools import messages_fields
 from loadgen.client.adapters.wire import (
     MalformedEvent,
     count,
@@ -44,7 +58,9 @@ from loadgen.client.adapters.wire import (
 )
 
 if TYPE_CHECKING:
+    from loadgen.workload.media import Media
     from loadgen.workload.plan import Message, Prompt, RequestSpec
+    from loadgen.workload.tools import OutputAsk
 
 __all__ = ["ANTHROPIC_VERSION", "STOP_REASONS", "AnthropicMessages", "message_content"]
 
@@ -57,6 +73,8 @@ STOP_REASONS = {
     "max_tokens": "length",
     "tool_use": "tool_calls",
 }
+#: a tool call's index in an answer, at most (as chat's: a bound on what we keep)
+MAX_TOOL_INDEX = 1023
 
 
 def message_content(message: Message) -> Any:
@@ -65,17 +83,39 @@ def message_content(message: Message) -> Any:
     return message["content"]
 
 
-def split_system(prompt: Prompt) -> tuple[str | None, list[dict[str, Any]]]:
-    """(the ``system`` text or None, the ``messages``): system messages go to the top."""
+def split_system(
+    prompt: Prompt, media: tuple[Media, ...] = ()
+) -> tuple[str | None, list[dict[str, Any]]]:
+    """(the ``system`` text or None, the ``messages``): system messages go to the top;
+    ``media`` become ``image`` blocks of the last user message."""
     if isinstance(prompt, str):
-        return None, [{"role": "user", "content": prompt}]
-    if not is_messages(prompt):
+        system, messages = None, [{"role": "user", "content": prompt}]
+    elif not is_messages(prompt):
         raise TypeError("anthropic-messages takes text or chat messages, not token ids")
-    system = [m["content"] for m in prompt if m["role"] == "system"]
-    messages = [
-        {"role": m["role"], "content": message_content(m)} for m in prompt if m["role"] != "system"
-    ]
-    return ("\n".join(system) if system else None), messages
+    else:
+        texts = [m["content"] for m in prompt if m["role"] == "system"]
+        system = "\n".join(texts) if texts else None
+        messages = [
+            {"role": m["role"], "content": message_content(m)}
+            for m in prompt
+            if m["role"] != "system"
+        ]
+    return system, with_media(messages, media, messages_parts) if media else messages
+
+
+def _index(value: Any) -> int:
+    if type(value) is not int or not 0 <= value <= MAX_TOOL_INDEX:
+        raise MalformedEvent(f"index: expected an integer in 0..{MAX_TOOL_INDEX}")
+    return value
+
+
+def _block_start(event: dict[str, Any]) -> Delta:
+    """``content_block_start``: a ``tool_use`` block's start is a token event naming it."""
+    block = obj(event.get("content_block"), "content_block")
+    if block.get("type") != "tool_use":
+        return EMPTY
+    name = string(block.get("name"), "content_block.name") or ""
+    return Delta(1, "", tool_parts=((_index(event.get("index")), name, ""),))
 
 
 def _input_tokens(usage: Any, name: str) -> int | None:
@@ -118,8 +158,8 @@ def _block_delta(event: dict[str, Any]) -> Delta:
         string(d.get("thinking"), "delta.thinking")
         return Delta(1, "", reasoning=True)
     if kind == "input_json_delta":
-        string(d.get("partial_json"), "delta.partial_json")
-        return Delta(1, "", tool=True)
+        args = string(d.get("partial_json"), "delta.partial_json") or ""
+        return Delta(1, "", tool_parts=((_index(event.get("index")), None, args),))
     string(kind, "delta.type")
     return EMPTY
 
@@ -147,6 +187,8 @@ def _event(value: Any) -> Delta:
         return delta
     if kind == "message_stop":
         return Delta(final=True)
+    if kind == "content_block_start":
+        return _block_start(event)
     if kind == "error":
         return Delta(error=error_message(event.get("error") or "error"))
     if type(kind) is not str:
@@ -160,6 +202,10 @@ class AnthropicMessages:
     ends_with_done = False
     headers: Mapping[str, str] = MappingProxyType({"anthropic-version": ANTHROPIC_VERSION})
 
+    def __init__(self, output: OutputAsk | None = None) -> None:
+        """``output``: tools and a tool choice to send with every request."""
+        self.output_fields = messages_fields(output) if output is not None else {}
+
     @staticmethod
     def auth_headers(key: str) -> dict[str, str]:
         return {"x-api-key": key, "Authorization": f"Bearer {key}"}
@@ -171,13 +217,13 @@ class AnthropicMessages:
         extra: dict[str, Any],
         stream: bool = True,
     ) -> dict[str, Any]:
-        system, messages = split_system(spec.prompt)
+        system, messages = split_system(spec.prompt, spec.media)
         fields: dict[str, Any] = {"model": model, "messages": messages}
         if system is not None:
             fields["system"] = system
         fields["max_tokens"] = spec.max_tokens
         fields["stream"] = stream
-        return {**fields, **extra}
+        return {**fields, **self.output_fields, **extra}
 
     def parse(self, payload: bytes) -> Delta:
         return _event(orjson.loads(payload))
@@ -198,9 +244,17 @@ class AnthropicMessages:
         if (usage := message.get("usage")) is not None:
             _usage(delta, usage, "usage")
         text: list[str] = []
-        for block in items(message.get("content") or [], "content"):
+        calls: list[tuple[int, str | None, str]] = []
+        for i, block in enumerate(items(message.get("content") or [], "content")):
             block = obj(block, "content[]")
-            if block.get("type") == "text":
+            kind = block.get("type")
+            if kind == "text":
                 text.append(string(block.get("text"), "content[].text") or "")
+            elif kind == "tool_use":
+                name = string(block.get("name"), "content[].name")
+                value = block.get("input")
+                args = value if type(value) is str else orjson.dumps(value).decode()
+                calls.append((min(i, MAX_TOOL_INDEX), name, args))
         delta.text = "".join(text)
+        delta.tool_parts = tuple(calls)
         return delta

@@ -62,14 +62,14 @@ class Delta:
     # -- tool calls and structured output
     #: the tool-call fragments the event carries, each (the call's index in the answer, the
     #: function's name on the call's first fragment else None, a piece of its arguments'
-    #: JSON text); empty for any other event. The event is a token event (``tokens``).
+    #: JSON text); empty for any other event. The event is a token event (``tokens``):
+    #: output, neither answer text nor reasoning. Every API says it so (chat
+    #: ``delta.tool_calls``, Responses ``function_call`` items and
+    #: ``function_call_arguments.delta``, Messages ``tool_use`` blocks and ``input_json_delta``).
     tool_parts: tuple[tuple[int, str | None, str], ...] = ()
     # -- Responses and Messages APIs (openai-responses, anthropic-messages)
     #: the server's id of this answer (Responses: the next turn's ``previous_response_id``)
     response_id: str | None = None
-    #: the token event is a tool-call fragment (Responses ``function_call_arguments.delta``,
-    #: Messages ``input_json_delta``): output, neither answer text nor reasoning
-    tool: bool = False
     # -- pooling APIs (embeddings, rerank)
     #: embeddings: vectors in the answer; rerank: results in it (None: not a pooling answer)
     inputs: int | None = None

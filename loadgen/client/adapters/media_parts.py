@@ -13,15 +13,17 @@
 
 Media go before the text, as the APIs' own examples put them. Each builder
 returns a list of parts for one user message's ``content``; the caller
-decides where that message goes. :func:`with_media` does it for a chat
-message list: the last user message gets the parts.
+decides where that message goes. :func:`with_media` does it for a message
+list (chat's, Responses input items, Messages ``messages``): the last user
+message gets the parts of the builder given (chat's by default).
 
 Imports: loadgen.workload (type names only).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from loadgen.workload.media import Media
@@ -72,12 +74,16 @@ def messages_parts(text: str, media: tuple[Media, ...]) -> list[Part]:
     return parts
 
 
-def with_media(messages: list[Message], media: tuple[Media, ...]) -> list[dict[str, Any]]:
-    """Chat messages whose last user message carries ``media`` as chat content parts
+def with_media(
+    messages: Sequence[Message | dict[str, Any]],
+    media: tuple[Media, ...],
+    build: Callable[[str, tuple[Media, ...]], list[Part]] = chat_parts,
+) -> list[dict[str, Any]]:
+    """Messages whose last user message carries ``media`` as ``build``'s content parts
     (a copy: the planned messages are not changed)."""
-    out: list[dict[str, Any]] = list(messages)
+    out = cast("list[dict[str, Any]]", list(messages))
     for i in range(len(out) - 1, -1, -1):
         if out[i]["role"] == "user":
-            out[i] = {**out[i], "content": chat_parts(out[i]["content"], media)}
+            out[i] = {**out[i], "content": build(out[i]["content"], media)}
             break
     return out

@@ -8,21 +8,31 @@ Every event names itself in its ``type`` field (vLLM also writes it on an
   be fewer than the usage count);
 - ``response.reasoning_text.delta``, ``response.reasoning_summary_text.delta``:
   one reasoning token;
-- ``response.function_call_arguments.delta``: one tool-call fragment
-  (:attr:`Delta.tool`);
+- ``response.output_item.added`` of a ``function_call`` item: a tool call
+  opens (its ``name``; the call's index is the item's ``output_index``): one
+  token event with ``tool_parts`` ``(index, name, "")``, as chat's first
+  tool-call chunk, which names the function and carries no arguments;
+- ``response.function_call_arguments.delta``: one tool-call fragment,
+  ``tool_parts`` ``(output_index, None, delta)`` (vLLM writes its first one
+  with the ``output_item.added``, or one token later);
 - ``response.completed`` (and OpenAI's ``response.incomplete``): the final
   event, no ``[DONE]`` after it; its ``response`` holds the id (the next
   turn's ``previous_response_id``), ``status`` (``incomplete``: cut at
   ``max_output_tokens``, finish reason ``length``) and ``usage``
   (``input_tokens``, ``output_tokens``, ``output_tokens_details.reasoning_tokens``);
 - ``response.failed`` and ``error``: the request failed (``stream_error``);
-- any other type (``response.created``, ``output_item.added``,
-  ``content_part.done``, ...): no token.
+- any other type (``response.created``, an ``output_item.added`` of a
+  message or reasoning item, ``content_part.done``, ...): no token.
 
-A non-streaming answer is the ``response`` object itself. Every value is
+A non-streaming answer is the ``response`` object itself (its
+``function_call`` items are the answer's tool calls). With an
+:class:`~loadgen.workload.tools.OutputAsk` every body carries flat ``tools``,
+``tool_choice`` and ``text.format`` (:func:`~loadgen.client.adapters.tools.responses_fields`);
+a request's images are ``input_image`` parts of its last user message
+(:func:`~loadgen.client.adapters.media_parts.responses_parts`). Every value is
 read through :mod:`loadgen.client.adapters.wire`.
 
-Imports: orjson, loadgen.client.adapters.base, .wire (loadgen.workload.plan for type names only).
+Imports: orjson, loadgen.client.adapters (loadgen.workload for type names only).
 """
 
 from __future__ import annotations
@@ -32,6 +42,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from loadgen.client.adapters.base import EMPTY, NO_HEADERS, Delta, bearer, is_messages
+from loadgen.client.adapters.media_parts import responses_parts, with_media
+from loadgen.client.adapters.tools import responses_fields
 from loadgen.client.adapters.wire import (
     MalformedEvent,
     count,
@@ -42,13 +54,18 @@ from loadgen.client.adapters.wire import (
 )
 
 if TYPE_CHECKING:
+    from loadgen.workload.media import Media
     from loadgen.workload.plan import Message, Prompt, RequestSpec
+    from loadgen.workload.tools import OutputAsk
 
 __all__ = ["OpenAIResponses", "input_items", "message_content"]
 
 _TEXT = "response.output_text.delta"
 _REASONING = frozenset({"response.reasoning_text.delta", "response.reasoning_summary_text.delta"})
 _TOOL = "response.function_call_arguments.delta"
+_ADDED = "response.output_item.added"
+#: a tool call's index in an answer, at most (as chat's: a bound on what we keep)
+MAX_TOOL_INDEX = 1023
 _FINAL = frozenset({"response.completed", "response.incomplete"})
 
 
@@ -58,13 +75,34 @@ def message_content(message: Message) -> Any:
     return message["content"]
 
 
-def input_items(prompt: Prompt) -> str | list[dict[str, Any]]:
-    """``input``: text as is; messages as Responses input items (``role``, ``content``)."""
-    if is_messages(prompt):
-        return [{"role": m["role"], "content": message_content(m)} for m in prompt]
-    if isinstance(prompt, str):
+def input_items(prompt: Prompt, media: tuple[Media, ...] = ()) -> str | list[dict[str, Any]]:
+    """``input``: text as is; messages as Responses input items (``role``, ``content``).
+    With ``media`` the last user message's content is ``input_image`` and ``input_text``
+    parts (text alone becomes that one user message)."""
+    if isinstance(prompt, str) and not media:
         return prompt
-    raise TypeError("openai-responses takes text or chat messages, not token ids")
+    if isinstance(prompt, str):
+        prompt = [{"role": "user", "content": prompt}]
+    if not is_messages(prompt):
+        raise TypeError("openai-responses takes text or chat messages, not token ids")
+    items_ = [{"role": m["role"], "content": message_content(m)} for m in prompt]
+    return with_media(items_, media, responses_parts) if media else items_
+
+
+def _index(value: Any, name: str) -> int:
+    if type(value) is not int or not 0 <= value <= MAX_TOOL_INDEX:
+        raise MalformedEvent(f"{name}: expected an integer in 0..{MAX_TOOL_INDEX}")
+    return value
+
+
+def _call_opened(event: dict[str, Any]) -> Delta:
+    """``output_item.added``: a function call's opening is a token event naming it."""
+    item = obj(event.get("item"), "item")
+    if item.get("type") != "function_call":
+        return EMPTY
+    name = string(item.get("name"), "item.name") or ""
+    index = _index(event.get("output_index"), "output_index")
+    return Delta(1, "", tool_parts=((index, name, ""),))
 
 
 def _event(value: Any) -> Delta:
@@ -81,8 +119,11 @@ def _event(value: Any) -> Delta:
         string(event.get("delta"), "delta")
         return Delta(1, "", reasoning=True)
     if kind == _TOOL:
-        string(event.get("delta"), "delta")
-        return Delta(1, "", tool=True)
+        args = string(event.get("delta"), "delta") or ""
+        index = _index(event.get("output_index"), "output_index")
+        return Delta(1, "", tool_parts=((index, None, args),))
+    if kind == _ADDED:
+        return _call_opened(event)
     if kind in _FINAL:
         delta = _response(obj(event.get("response"), "response"))
         delta.final = True
@@ -137,6 +178,18 @@ def _usage(delta: Delta, usage: Any) -> None:
     )
 
 
+def _calls(response: dict[str, Any]) -> tuple[tuple[int, str | None, str], ...]:
+    """The ``function_call`` items of a whole response as (index, name, arguments) parts."""
+    parts = []
+    for i, item in enumerate(items(response.get("output") or [], "response.output")):
+        item = obj(item, "response.output[]")
+        if item.get("type") == "function_call":
+            name = string(item.get("name"), "function_call.name")
+            args = string(item.get("arguments"), "function_call.arguments") or ""
+            parts.append((min(i, MAX_TOOL_INDEX), name, args))
+    return tuple(parts)
+
+
 def _answer_text(response: dict[str, Any]) -> str:
     """The answer text of a whole response: its message items' ``output_text`` parts."""
     parts: list[str] = []
@@ -152,11 +205,16 @@ def _answer_text(response: dict[str, Any]) -> str:
 
 
 class OpenAIResponses:
+    """``output``: tools, a tool choice or a response format to send with every request."""
+
     path = "/v1/responses"
     path_no_stream = "/v1/responses"
     ends_with_done = False
     headers = NO_HEADERS
     auth_headers = staticmethod(bearer)
+
+    def __init__(self, output: OutputAsk | None = None) -> None:
+        self.output_fields = responses_fields(output) if output is not None else {}
 
     def body(
         self,
@@ -165,18 +223,19 @@ class OpenAIResponses:
         extra: dict[str, Any],
         stream: bool = True,
     ) -> dict[str, Any]:
-        """``input``, ``max_output_tokens``; a server-state session turn chains
-        ``previous_response_id`` and asks the server to keep the answer (``store``)."""
+        """``input`` (images as ``input_image`` parts), ``max_output_tokens``, the tools or
+        text format asked; a server-state session turn chains ``previous_response_id`` and
+        asks the server to keep the answer (``store``)."""
         fields: dict[str, Any] = {
             "model": model,
-            "input": input_items(spec.prompt),
+            "input": input_items(spec.prompt, spec.media),
             "max_output_tokens": spec.max_tokens,
             "stream": stream,
             "store": spec.server_state,
         }
         if spec.previous_response_id is not None:
             fields["previous_response_id"] = spec.previous_response_id
-        return {**fields, **extra}
+        return {**fields, **self.output_fields, **extra}
 
     def parse(self, payload: bytes) -> Delta:
         return _event(orjson.loads(payload))
@@ -191,5 +250,6 @@ class OpenAIResponses:
         response = obj(orjson.loads(body), "body")
         delta = _response(response)
         delta.text = _answer_text(response)
+        delta.tool_parts = _calls(response)
         delta.final = True
         return delta

@@ -40,8 +40,13 @@ def test_responses_stream_from_vllm() -> None:
     got = deltas(responses, "vllm_responses_stream.txt")
     assert all(isinstance(d, Delta) for d in got)
     ds = [d for d in got if isinstance(d, Delta)]
-    tokens = [(d.tokens, d.text, d.reasoning, d.tool) for d in ds if d.tokens]
-    assert tokens == [(1, "", True, False), (1, " tok", False, False), (1, "", False, True)]
+    tokens = [(d.tokens, d.text, d.reasoning, d.tool_parts) for d in ds if d.tokens]
+    assert tokens == [
+        (1, "", True, ()),
+        (1, " tok", False, ()),
+        (1, "", False, ((2, "get_weather", ""),)),  # output_item.added of the function_call
+        (1, "", False, ((2, None, '{"city"'),)),  # its function_call_arguments.delta
+    ]
     assert [d.final for d in ds] == [False] * 16 + [True]  # completed is the last, no [DONE]
     last = ds[-1]
     assert (last.prompt_tokens, last.completion_tokens, last.reasoning_tokens) == (2, 3, 1)
@@ -132,8 +137,13 @@ def test_messages_stream_from_vllm() -> None:
     assert type(err) is ErrorEvent  # vLLM's `event: error` frame: the splitter's stream_error
     assert all(isinstance(d, Delta) for d in ds)
     ds = [d for d in ds if isinstance(d, Delta)]
-    tokens = [(d.tokens, d.text, d.reasoning, d.tool) for d in ds if d.tokens]
-    assert tokens == [(1, "", True, False), (1, " tok", False, False), (1, "", False, True)]
+    tokens = [(d.tokens, d.text, d.reasoning, d.tool_parts) for d in ds if d.tokens]
+    assert tokens == [
+        (1, "", True, ()),
+        (1, " tok", False, ()),
+        (1, "", False, ((2, "get_weather", ""),)),  # content_block_start of the tool_use
+        (1, "", False, ((2, None, '{"city"'),)),  # its input_json_delta
+    ]
     start, stop_delta, stop = ds[0], ds[-2], ds[-1]
     assert (start.prompt_tokens, start.completion_tokens, start.response_id) == (
         5,
