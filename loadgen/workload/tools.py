@@ -17,6 +17,7 @@ Imports: orjson, yaml, jsonschema (lazily), numpy, loadgen.errors, loadgen.scena
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,7 @@ class ToolDef:
     name: str
     description: str
     parameters: dict[str, Any]
+    strict: bool | None = None  # sent as the function's ``strict`` when not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,11 +139,15 @@ def _property_names(schema: dict[str, Any]) -> list[str]:
 def _tools_of(spec: ToolsSpec, seed: int) -> tuple[ToolDef, ...]:
     if spec.file is not None:
         try:
-            return load_tools(Path(spec.file))
+            tools = load_tools(Path(spec.file))
         except ScenarioError as exc:
             raise _named(exc, spec.file, "workload.tools.file") from None
-    k = DEFAULT_PARAMETERS if spec.parameters is None else spec.parameters
-    return synthetic_tools(spec.count or 0, k, seed)
+    else:
+        k = DEFAULT_PARAMETERS if spec.parameters is None else spec.parameters
+        tools = synthetic_tools(spec.count or 0, k, seed)
+    if spec.strict is None:
+        return tools
+    return tuple(dataclasses.replace(t, strict=spec.strict) for t in tools)
 
 
 def _format_of(spec: ResponseFormatSpec) -> ResponseFormat:
@@ -276,4 +282,7 @@ def _tool(entry: Any, where: str) -> ToolDef:
         raise ScenarioError(f"{where} ({name}): parameters: expected a JSON schema (an object)")
     if (why := _schema_problem(parameters)) is not None:
         raise ScenarioError(f"{where} ({name}): parameters: {why}")
-    return ToolDef(name, description, parameters)
+    strict = entry.get("strict")
+    if strict is not None and not isinstance(strict, bool):
+        raise ScenarioError(f"{where} ({name}): strict must be true or false")
+    return ToolDef(name, description, parameters, strict)
