@@ -114,7 +114,11 @@ def describe_output(ask: OutputAsk, spec: WorkloadSpec) -> dict[str, str]:
         shown = [f"{d.name}({', '.join(_property_names(d.parameters))})" for d in ask.tools[:4]]
         more = f", ... {len(ask.tools) - 4} more" if len(ask.tools) > 4 else ""
         choice = ask.tool_choice or "not sent (auto)"
-        out["tools"] = f"{len(ask.tools)} {source}: {', '.join(shown)}{more}; tool_choice {choice}"
+        strict = sum(t.strict is True for t in ask.tools)
+        marks = "" if not strict else f" ({strict} strict)"
+        out["tools"] = (
+            f"{len(ask.tools)} {source}{marks}: {', '.join(shown)}{more}; tool_choice {choice}"
+        )
     fmt = ask.response_format
     if fmt is not None:
         if fmt.schema is None:

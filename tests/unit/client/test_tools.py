@@ -30,6 +30,7 @@ from loadgen.workload.tools import (
     OutputAsk,
     ResponseFormat,
     ToolDef,
+    describe_output,
     output_ask,
     synthetic_tools,
 )
@@ -127,6 +128,10 @@ def test_strict_is_sent_only_where_a_tool_gives_it(tmp_path: Path) -> None:
     assert [t.strict for t in tools_of(file=str(path))] == [True, None]
     assert [t.strict for t in tools_of(file=str(path), strict=False)] == [False, False]
     assert [t.strict for t in tools_of(count=2, strict=True)] == [True, True]
+    spec = WorkloadSpec.model_validate({"tools": {"count": 2, "strict": True}})
+    ask = output_ask(spec)
+    assert ask is not None
+    assert describe_output(ask, spec)["tools"].startswith("2 synthetic (2 strict): tool_0(")
     assert [t.strict for t in tools_of(count=2)] == [None, None]
     path.write_text(orjson.dumps([{"name": "a", "strict": "yes"}]).decode())
     with pytest.raises(ScenarioError, match=r"tool 0 \(a\): strict must be true or false"):
