@@ -10,6 +10,9 @@ The tests use it to check loadgen against the raw answers, with a parser of
 their own (:func:`sse_events`): a validity rate recomputed from the tool calls
 vLLM really sent, not from loadgen's reading of them. It adds a hop but no
 parsing on the way, so it does not change what the server sends.
+
+:func:`scrape` reads the server's ``/metrics`` as ``{name: value}`` (labels summed),
+for the counters the tests compare before and after a run.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
 import orjson
 
 from tests.integration.rawserver import LoopServer
@@ -151,4 +155,16 @@ def sse_events(answer: bytes) -> list[dict[str, Any]]:
             payload = line[5:].strip()
             if payload and payload != b"[DONE]":
                 out.append(orjson.loads(payload))
+    return out
+
+
+def scrape(url: str) -> dict[str, float]:
+    """``/metrics`` summed over labels: ``{name: value}``."""
+    out: dict[str, float] = {}
+    for line in httpx.get(f"{url}/metrics", timeout=30).text.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        name_labels, _, value = line.rpartition(" ")
+        name = name_labels.split("{", 1)[0]
+        out[name] = out.get(name, 0.0) + float(value)
     return out

@@ -14,11 +14,11 @@ pooling figures (inputs/s, the dimensions seen) add up from the records, and
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import httpx
 import orjson
 import pytest
 
@@ -26,7 +26,7 @@ from loadgen.records import Record, read_records
 from loadgen.run import RunOptions, run_scenario
 from loadgen.scenario import Scenario
 from loadgen.summary import Summary
-from tests.integration.vllm.tap import Exchange, Tap
+from tests.integration.vllm.tap import Exchange, Tap, scrape
 
 if TYPE_CHECKING:  # the fixture's type; conftest is not imported at run time
     from conftest import VllmServer
@@ -40,18 +40,6 @@ QUERY = 8  # rerank: the query's tokens
 
 def hidden_size(server: VllmServer) -> int:
     return int(json.loads((server.model_dir / "config.json").read_text())["hidden_size"])
-
-
-def scrape(url: str) -> dict[str, float]:
-    """``/metrics`` summed over labels: ``{name: value}``."""
-    out: dict[str, float] = {}
-    for line in httpx.get(f"{url}/metrics", timeout=30).text.splitlines():
-        if line.startswith("#") or not line.strip():
-            continue
-        name_labels, _, value = line.rpartition(" ")
-        name = name_labels.split("{", 1)[0]
-        out[name] = out.get(name, 0.0) + float(value)
-    return out
 
 
 def run_through_tap(
@@ -86,15 +74,21 @@ def run_through_tap(
         )
         before = scrape(server.url)
         summary = run_scenario(sc, RunOptions(out_dir=tmp_path, quiet=True, reports=False))
-        after = scrape(server.url)
         wire = tap.exchanges()
-    grew = {k: after[k] - before.get(k, 0.0) for k in after}
     records = list(read_records(tmp_path / "records.jsonl"))
-    assert summary.steps[0].requests.ok == N, [r.error_detail for r in records]
     # vLLM's engine runs each input as a request of its own (rerank on an embedding
     # model: each document and the query, embedded once per request)
     more = 1 if api == "rerank" else 0
-    assert grew["vllm:request_success_total"] == sum((r.inputs or 0) + more for r in records)
+    engine_requests = sum((r.inputs or 0) + more for r in records)
+    deadline = time.monotonic() + 10  # the counters may trail the last answer a little
+    while True:
+        after = scrape(server.url)
+        grew = {k: after[k] - before.get(k, 0.0) for k in after}
+        if grew["vllm:request_success_total"] >= engine_requests or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert summary.steps[0].requests.ok == N, [r.error_detail for r in records]
+    assert grew["vllm:request_success_total"] == engine_requests
     assert grew["vllm:prompt_tokens_total"] == sum(r.prompt_tokens_server or 0 for r in records)
     for r in records:
         assert r.ok and r.http_status == 200 and wire[r.request_id].status == 200
