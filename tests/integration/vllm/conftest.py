@@ -18,11 +18,12 @@ started (its state file); the fixture then neither starts nor stops it. Handy to
 rerun the tests without the ~25 s start-up.
 
 Two servers belong to one test module each and are stopped when it ends, so
-at most one of them runs at a time (``own_server``): ``vllm_features`` (tool
+at most one of them runs at a time (``own_server``; their modules, ``test_apis_*``,
+sort before the ones that start the session's servers): ``vllm_features`` (tool
 calls with the hermes parser, a random LoRA adapter ``sql-lora`` built by
 ``vllm-cpu.sh lora``, the Responses store, compact structured output) for
 test_apis_vllm.py, and ``vllm_embed`` (``--convert embed``: embeddings and
-rerank) for test_pooling_vllm.py. ``LOADGEN_VLLM_STATE_FEATURES`` /
+rerank) for test_apis_pooling_vllm.py. ``LOADGEN_VLLM_STATE_FEATURES`` /
 ``LOADGEN_VLLM_STATE_EMBED`` reuse one started by hand with the arguments
 ``features_args()`` / ``EMBED_ARGS`` give.
 """
