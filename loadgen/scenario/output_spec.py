@@ -60,6 +60,11 @@ class ToolsSpec(Spec):
         description="Synthetic tools: typed parameters of each function (string, integer, "
         "number, boolean, enum in turn), all required (None: 3).",
     )
+    strict: bool | None = Field(
+        None,
+        description="Sent as every function's `strict` (vLLM then constrains the arguments "
+        "to the tool's parameters); None: each file entry's own `strict`, else not sent.",
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> ToolsSpec:

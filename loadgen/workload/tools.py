@@ -17,6 +17,7 @@ Imports: orjson, yaml, jsonschema (lazily), numpy, loadgen.errors, loadgen.scena
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,7 @@ class ToolDef:
     name: str
     description: str
     parameters: dict[str, Any]
+    strict: bool | None = None  # sent as the function's ``strict`` when not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +114,11 @@ def describe_output(ask: OutputAsk, spec: WorkloadSpec) -> dict[str, str]:
         shown = [f"{d.name}({', '.join(_property_names(d.parameters))})" for d in ask.tools[:4]]
         more = f", ... {len(ask.tools) - 4} more" if len(ask.tools) > 4 else ""
         choice = ask.tool_choice or "not sent (auto)"
-        out["tools"] = f"{len(ask.tools)} {source}: {', '.join(shown)}{more}; tool_choice {choice}"
+        strict = sum(t.strict is True for t in ask.tools)
+        marks = "" if not strict else f" ({strict} strict)"
+        out["tools"] = (
+            f"{len(ask.tools)} {source}{marks}: {', '.join(shown)}{more}; tool_choice {choice}"
+        )
     fmt = ask.response_format
     if fmt is not None:
         if fmt.schema is None:
@@ -137,11 +143,15 @@ def _property_names(schema: dict[str, Any]) -> list[str]:
 def _tools_of(spec: ToolsSpec, seed: int) -> tuple[ToolDef, ...]:
     if spec.file is not None:
         try:
-            return load_tools(Path(spec.file))
+            tools = load_tools(Path(spec.file))
         except ScenarioError as exc:
             raise _named(exc, spec.file, "workload.tools.file") from None
-    k = DEFAULT_PARAMETERS if spec.parameters is None else spec.parameters
-    return synthetic_tools(spec.count or 0, k, seed)
+    else:
+        k = DEFAULT_PARAMETERS if spec.parameters is None else spec.parameters
+        tools = synthetic_tools(spec.count or 0, k, seed)
+    if spec.strict is None:
+        return tools
+    return tuple(dataclasses.replace(t, strict=spec.strict) for t in tools)
 
 
 def _format_of(spec: ResponseFormatSpec) -> ResponseFormat:
@@ -276,4 +286,7 @@ def _tool(entry: Any, where: str) -> ToolDef:
         raise ScenarioError(f"{where} ({name}): parameters: expected a JSON schema (an object)")
     if (why := _schema_problem(parameters)) is not None:
         raise ScenarioError(f"{where} ({name}): parameters: {why}")
-    return ToolDef(name, description, parameters)
+    strict = entry.get("strict")
+    if strict is not None and not isinstance(strict, bool):
+        raise ScenarioError(f"{where} ({name}): strict must be true or false")
+    return ToolDef(name, description, parameters, strict)

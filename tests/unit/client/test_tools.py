@@ -4,6 +4,7 @@ tool-call fragments, the requester's assembly and the validity check."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -21,9 +22,18 @@ from loadgen.client.adapters.tools import (
     responses_tools,
 )
 from loadgen.client.validity import OutputCheck, ToolCalls
+from loadgen.errors import ScenarioError
 from loadgen.records import Record
+from loadgen.scenario.workload_spec import WorkloadSpec
 from loadgen.workload.plan import RequestSpec
-from loadgen.workload.tools import OutputAsk, ResponseFormat, ToolDef, synthetic_tools
+from loadgen.workload.tools import (
+    OutputAsk,
+    ResponseFormat,
+    ToolDef,
+    describe_output,
+    output_ask,
+    synthetic_tools,
+)
 from tests.unit.client.test_request_reasoning import ScriptedTransport, delta, sse
 
 MS = 1_000_000
@@ -95,6 +105,37 @@ def test_messages_form() -> None:
         "tools",
         "tool_choice",
     }
+
+
+def test_strict_is_sent_only_where_a_tool_gives_it(tmp_path: Path) -> None:
+    """A file entry's ``strict`` travels to every API's form; ``tools.strict`` overrides it
+    (and reaches synthetic tools); without either, no ``strict`` key is sent."""
+    strict = ToolDef("get_weather", "The weather.", PARAMS, True)
+    assert chat_fields(OutputAsk(tools=(strict,)))["tools"][0]["function"]["strict"] is True
+    assert responses_tools((strict,))[0]["strict"] is True
+    assert messages_tools((strict,))[0]["strict"] is True
+    assert "strict" not in chat_fields(OutputAsk(tools=(WEATHER,)))["tools"][0]["function"]
+    assert "strict" not in responses_tools((WEATHER,))[0]
+    path = tmp_path / "tools.json"
+    entries = [{"name": "a", "parameters": PARAMS, "strict": True}, {"name": "b"}]
+    path.write_text(orjson.dumps(entries).decode())
+
+    def tools_of(**spec: Any) -> tuple[ToolDef, ...]:
+        ask = output_ask(WorkloadSpec.model_validate({"tools": spec}))
+        assert ask is not None
+        return ask.tools
+
+    assert [t.strict for t in tools_of(file=str(path))] == [True, None]
+    assert [t.strict for t in tools_of(file=str(path), strict=False)] == [False, False]
+    assert [t.strict for t in tools_of(count=2, strict=True)] == [True, True]
+    spec = WorkloadSpec.model_validate({"tools": {"count": 2, "strict": True}})
+    ask = output_ask(spec)
+    assert ask is not None
+    assert describe_output(ask, spec)["tools"].startswith("2 synthetic (2 strict): tool_0(")
+    assert [t.strict for t in tools_of(count=2)] == [None, None]
+    path.write_text(orjson.dumps([{"name": "a", "strict": "yes"}]).decode())
+    with pytest.raises(ScenarioError, match=r"tool 0 \(a\): strict must be true or false"):
+        tools_of(file=str(path))
 
 
 def test_synthetic_tools_are_seeded_and_typed() -> None:
