@@ -93,7 +93,7 @@ def _cdf_panel(
     function (the fraction holds between two samples). ``log_x``: a log x axis in plain
     numbers; otherwise the axis is cut at the 99.9th percentile when a long tail would
     squash the rest."""
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     title = f"{metric_label(metric, '')} CDF per step, tail scale"
     cut, top = 0.0, 0.0
@@ -108,7 +108,11 @@ def _cdf_panel(
     longest = max((pts[-1][0] for pts in series.values()), default=0.0)
     if log_x:
         ax.set_xscale("log")
+        # 1-2-5 labels, none on the minor ticks: a span of one or two decades otherwise
+        # gets matplotlib's crowded 2x10^1 3x10^1 ... labels
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
         title += " (log x)"
     elif cut > 0 and longest > 1.5 * cut:
         ax.set_xlim(left=0, right=max(cut, *bounds) * 1.05 if bounds else cut * 1.05)

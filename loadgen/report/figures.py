@@ -36,7 +36,7 @@ from loadgen.report.pooling_figures import draw_pooling_curve, draw_pooling_thro
 from loadgen.report.pooling_views import curve_points
 from loadgen.report.samples import RunSamples
 from loadgen.summary import Summary
-from loadgen.vocab import CURVE_STATS, metric_label
+from loadgen.vocab import CURVE_STATS, POOLING_APIS, metric_label
 
 if TYPE_CHECKING:
     from matplotlib.artist import Artist
@@ -240,6 +240,8 @@ def draw_timeline(
     """Stacked panels over the run's time, step windows shaded and labelled on top; a
     legend under the panels says what the shades are."""
     series = ss.timeline_series(summary, samples, telemetry)
+    if summary.api in POOLING_APIS:  # embeddings, rerank: no tokens generated, no panel
+        series.pop("output tokens/s", None)
     panels: list[tuple[str, list[str]]] = []
     for ylabel, keys in _TIMELINE_PANELS:
         chosen = keys or tuple(k for k in series if k.startswith("GPU"))

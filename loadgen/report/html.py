@@ -64,7 +64,8 @@ td.pass { color: var(--pass); background: var(--pass-bg) !important; }
 td.fail { color: var(--fail); background: var(--fail-bg) !important; }
 .figs { display: flex; flex-wrap: wrap; gap: 12px; margin: 10px 0; }
 .figs figure { margin: 0; flex: 1 1 480px; min-width: 0; }
-.figs img { width: 100%; height: auto; border: 1px solid var(--line); border-radius: 4px; }
+.figs img { max-width: 100%; height: auto; border: 1px solid var(--line); border-radius: 4px; }
+/* never wider than drawn: a one-panel figure is not scaled up to the page's width */
 footer { color: var(--muted); font-size: 12px; margin-top: 32px; }
 """
 

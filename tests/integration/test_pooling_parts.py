@@ -88,6 +88,9 @@ def test_a_pooling_steps_parts_have_no_token_timing(
     monkeypatch.setattr(figures, "draw_cdf", no_token_cdf)
     written, notes = figures.write_plots(summary, samples, [], tmp_path)
     assert "cdf" in written and not notes, notes
+    # the timeline has no output tokens/s panel (the report showed an empty one)
+    timeline = figures.draw_timeline(summary, samples, [])
+    assert [ax.get_ylabel() for ax in timeline.axes] == ["requests in flight"]
 
 
 def test_a_generating_steps_parts_keep_token_timing(run: RunFixture) -> None:
