@@ -8,7 +8,8 @@ their place (docs/metrics.md, "Pooling APIs"):
 - the console's throughput line (:func:`throughput_parts`); its latency table
   keeps the E2E row only (:mod:`loadgen.report.console`); the per-endpoint and
   per-model breakdowns (console lines, report tables) show no TTFT, ITL or
-  output tokens/s (:func:`keep_column`, :func:`part_table`);
+  output tokens/s (:func:`keep_column`, :func:`kept_columns`,
+  :func:`part_table`);
 - steps.csv: no ``ttft_*``, ``itl_*``, ``tpot_*`` or output-token columns (nor
   ``endpoint<i>_`` / ``model<i>_`` ones);
   ``inputs_per_s``, ``inputs_total``, ``inputs_mean``, ``vector_dims`` beside
@@ -40,6 +41,7 @@ __all__ = [
     "inputs_word",
     "is_pooling",
     "keep_column",
+    "kept_columns",
     "part_table",
     "throughput_parts",
 ]
@@ -86,11 +88,16 @@ def keep_column(step: StepSummary, header: str) -> bool:
     return step.pooling is None or not header.startswith(PART_DROPPED)
 
 
+def kept_columns(step: StepSummary, header: Sequence[str]) -> list[int]:
+    """The indices of the breakdown columns in ``header`` that :func:`keep_column` keeps."""
+    return [i for i, h in enumerate(header) if keep_column(step, h)]
+
+
 def part_table(
     step: StepSummary, header: Sequence[str], rows: Sequence[Sequence[str]]
 ) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
     """A breakdown table's header and rows with the columns :func:`keep_column` drops out."""
-    keep = [i for i, h in enumerate(header) if keep_column(step, h)]
+    keep = kept_columns(step, header)
     return tuple(header[i] for i in keep), tuple(tuple(r[i] for i in keep) for r in rows)
 
 
