@@ -48,13 +48,16 @@ from loadgen.client.adapters.base import EMPTY, Delta, is_messages
 from loadgen.client.adapters.media_parts import messages_parts, with_media
 from loadgen.client.adapters.tools import messages_fields
 from loadgen.client.adapters.wire import (
+    MAX_TOOL_INDEX,
     MalformedEvent,
     count,
     error_message,
     items,
+    json_values,
     obj,
     reason,
     string,
+    tool_index,
 )
 
 if TYPE_CHECKING:
@@ -73,8 +76,6 @@ STOP_REASONS = {
     "max_tokens": "length",
     "tool_use": "tool_calls",
 }
-#: a tool call's index in an answer, at most (as chat's: a bound on what we keep)
-MAX_TOOL_INDEX = 1023
 
 
 def message_content(message: Message) -> Any:
@@ -103,19 +104,13 @@ def split_system(
     return system, with_media(messages, media, messages_parts) if media else messages
 
 
-def _index(value: Any) -> int:
-    if type(value) is not int or not 0 <= value <= MAX_TOOL_INDEX:
-        raise MalformedEvent(f"index: expected an integer in 0..{MAX_TOOL_INDEX}")
-    return value
-
-
 def _block_start(event: dict[str, Any]) -> Delta:
     """``content_block_start``: a ``tool_use`` block's start is a token event naming it."""
     block = obj(event.get("content_block"), "content_block")
     if block.get("type") != "tool_use":
         return EMPTY
     name = string(block.get("name"), "content_block.name") or ""
-    return Delta(1, "", tool_parts=((_index(event.get("index")), name, ""),))
+    return Delta(1, "", tool_parts=((tool_index(event.get("index"), "index"), name, ""),))
 
 
 def _input_tokens(usage: Any, name: str) -> int | None:
@@ -159,7 +154,7 @@ def _block_delta(event: dict[str, Any]) -> Delta:
         return Delta(1, "", reasoning=True)
     if kind == "input_json_delta":
         args = string(d.get("partial_json"), "delta.partial_json") or ""
-        return Delta(1, "", tool_parts=((_index(event.get("index")), None, args),))
+        return Delta(1, "", tool_parts=((tool_index(event.get("index"), "index"), None, args),))
     string(kind, "delta.type")
     return EMPTY
 
@@ -229,10 +224,7 @@ class AnthropicMessages:
         return _event(orjson.loads(payload))
 
     def parse_many(self, payloads: list[bytes]) -> list[Delta]:
-        objs = orjson.loads(b"[" + b",".join(payloads) + b"]")
-        if len(objs) != len(payloads):
-            raise ValueError("an event holds more than one JSON value")
-        return [_event(o) for o in objs]
+        return [_event(o) for o in json_values(payloads)]
 
     def parse_body(self, body: bytes) -> Delta:
         message = obj(orjson.loads(body), "body")

@@ -22,7 +22,7 @@ from loadgen.client.adapters.base import Delta, as_text, is_messages
 from loadgen.client.adapters.media_parts import with_media
 from loadgen.client.adapters.openai_common import OpenAIAdapter, openai_body
 from loadgen.client.adapters.tools import chat_fields
-from loadgen.client.adapters.wire import MalformedEvent, items, obj, reason, string
+from loadgen.client.adapters.wire import items, obj, reason, string, tool_index
 
 if TYPE_CHECKING:
     from loadgen.workload.plan import Prompt, RequestSpec
@@ -30,19 +30,13 @@ if TYPE_CHECKING:
 
 __all__ = ["OpenAIChat", "read_chat_choice", "tool_parts"]
 
-#: a tool call's index in an answer, at most (a bound on what a server can make us keep)
-MAX_TOOL_INDEX = 1023
-
 
 def tool_parts(calls: object) -> tuple[tuple[int, str | None, str], ...]:
     """``delta.tool_calls`` (or ``message.tool_calls``) as (index, name, arguments) parts."""
     out = []
     for i, entry in enumerate(items(calls, "delta.tool_calls")):
         call = obj(entry, f"delta.tool_calls[{i}]")
-        index = call.get("index", i)
-        if type(index) is not int or not 0 <= index <= MAX_TOOL_INDEX:
-            msg = f"delta.tool_calls[{i}].index: expected an integer in 0..{MAX_TOOL_INDEX}"
-            raise MalformedEvent(msg)
+        index = tool_index(call.get("index", i), f"delta.tool_calls[{i}].index")
         fn = obj(call.get("function") or {}, f"delta.tool_calls[{i}].function")
         name = string(fn.get("name"), f"delta.tool_calls[{i}].function.name")
         args = string(fn.get("arguments"), f"delta.tool_calls[{i}].function.arguments")

@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from loadgen.client.adapters.base import EMPTY, NO_HEADERS, Delta, bearer
-from loadgen.client.adapters.wire import MalformedEvent, count, error_message, first_choice, obj
+from loadgen.client.adapters.wire import (
+    MalformedEvent,
+    count,
+    error_message,
+    first_choice,
+    json_values,
+    obj,
+)
 
 if TYPE_CHECKING:
     from loadgen.workload.plan import Prompt, RequestSpec
@@ -31,6 +38,7 @@ __all__ = [
     "parse_body",
     "parse_event",
     "parse_events",
+    "read_usage",
 ]
 
 #: ``choices[0]`` of an event or body -> the delta it carries
@@ -50,16 +58,13 @@ def parse_event(payload: bytes, read_choice: ChoiceReader) -> Delta:
 
 
 def parse_events(payloads: list[bytes], read_choice: ChoiceReader) -> list[Delta]:
-    """Several events of one read, parsed as one JSON array (one call into orjson).
+    """Several events of one read (:func:`~loadgen.client.adapters.wire.json_values`).
 
     Raises (a ValueError) if any is not an event, or if the joined
     text does not split back into exactly one value per payload; the caller
     then parses them one by one to find where.
     """
-    objs = orjson.loads(b"[" + b",".join(payloads) + b"]")
-    if len(objs) != len(payloads):
-        raise ValueError("an event holds more than one JSON value")
-    return [event_from(obj, read_choice) for obj in objs]
+    return [event_from(value, read_choice) for value in json_values(payloads)]
 
 
 def event_from(value: Any, read_choice: ChoiceReader) -> Delta:
@@ -76,29 +81,33 @@ def event_from(value: Any, read_choice: ChoiceReader) -> Delta:
     else:
         delta = Delta()
     if usage:
-        _usage(delta, usage)
+        read_usage(delta, usage, "usage", "prompt_tokens", "completion_tokens")
     return delta
 
 
-def _usage(delta: Delta, usage: Any) -> None:
-    """The usage block's counts, each checked; a block that cannot be believed is ignored
-    whole (``delta.usage_ignored`` says why) and the request is measured from its stream."""
+def read_usage(delta: Delta, usage: Any, block: str, prompt_key: str, output_key: str) -> None:
+    """An OpenAI usage block's counts (``block`` names it in messages): ``prompt_key``,
+    ``output_key`` and ``<output_key>_details.reasoning_tokens`` (chat's ``prompt_tokens``,
+    ``completion_tokens``; Responses' ``input_tokens``, ``output_tokens``), each checked.
+    A block that cannot be believed is ignored whole (``delta.usage_ignored`` says why)
+    and the request is measured from its stream."""
+    details_key = f"{output_key}_details"
     try:
-        block = obj(usage, "usage")
-        prompt = count(block.get("prompt_tokens"), "usage.prompt_tokens")
-        completion = count(block.get("completion_tokens"), "usage.completion_tokens")
+        checked = obj(usage, block)
+        prompt = count(checked.get(prompt_key), f"usage.{prompt_key}")
+        output = count(checked.get(output_key), f"usage.{output_key}")
         reasoning = None
-        if details := block.get("completion_tokens_details"):
+        if details := checked.get(details_key):
             reasoning = count(
-                obj(details, "usage.completion_tokens_details").get("reasoning_tokens"),
-                "usage.completion_tokens_details.reasoning_tokens",
+                obj(details, f"usage.{details_key}").get("reasoning_tokens"),
+                f"usage.{details_key}.reasoning_tokens",
             )
     except MalformedEvent as exc:
         delta.usage_ignored = str(exc)
         return
     delta.prompt_tokens, delta.completion_tokens, delta.reasoning_tokens = (
         prompt,
-        completion,
+        output,
         reasoning,
     )
 

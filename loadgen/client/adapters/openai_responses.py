@@ -43,14 +43,17 @@ import orjson
 
 from loadgen.client.adapters.base import EMPTY, NO_HEADERS, Delta, bearer, is_messages
 from loadgen.client.adapters.media_parts import responses_parts, with_media
+from loadgen.client.adapters.openai_common import read_usage
 from loadgen.client.adapters.tools import responses_fields
 from loadgen.client.adapters.wire import (
+    MAX_TOOL_INDEX,
     MalformedEvent,
-    count,
     error_message,
     items,
+    json_values,
     obj,
     string,
+    tool_index,
 )
 
 if TYPE_CHECKING:
@@ -64,8 +67,6 @@ _TEXT = "response.output_text.delta"
 _REASONING = frozenset({"response.reasoning_text.delta", "response.reasoning_summary_text.delta"})
 _TOOL = "response.function_call_arguments.delta"
 _ADDED = "response.output_item.added"
-#: a tool call's index in an answer, at most (as chat's: a bound on what we keep)
-MAX_TOOL_INDEX = 1023
 _FINAL = frozenset({"response.completed", "response.incomplete"})
 
 
@@ -89,19 +90,13 @@ def input_items(prompt: Prompt, media: tuple[Media, ...] = ()) -> str | list[dic
     return with_media(items_, media, responses_parts) if media else items_
 
 
-def _index(value: Any, name: str) -> int:
-    if type(value) is not int or not 0 <= value <= MAX_TOOL_INDEX:
-        raise MalformedEvent(f"{name}: expected an integer in 0..{MAX_TOOL_INDEX}")
-    return value
-
-
 def _call_opened(event: dict[str, Any]) -> Delta:
     """``output_item.added``: a function call's opening is a token event naming it."""
     item = obj(event.get("item"), "item")
     if item.get("type") != "function_call":
         return EMPTY
     name = string(item.get("name"), "item.name") or ""
-    index = _index(event.get("output_index"), "output_index")
+    index = tool_index(event.get("output_index"), "output_index")
     return Delta(1, "", tool_parts=((index, name, ""),))
 
 
@@ -120,7 +115,7 @@ def _event(value: Any) -> Delta:
         return Delta(1, "", reasoning=True)
     if kind == _TOOL:
         args = string(event.get("delta"), "delta") or ""
-        index = _index(event.get("output_index"), "output_index")
+        index = tool_index(event.get("output_index"), "output_index")
         return Delta(1, "", tool_parts=((index, None, args),))
     if kind == _ADDED:
         return _call_opened(event)
@@ -152,30 +147,8 @@ def _response(response: dict[str, Any]) -> Delta:
     elif status is not None:
         delta.finish_reason = status[:64]
     if (usage := response.get("usage")) is not None:
-        _usage(delta, usage)
+        read_usage(delta, usage, "response.usage", "input_tokens", "output_tokens")
     return delta
-
-
-def _usage(delta: Delta, usage: Any) -> None:
-    """``usage``, each count checked; a block that cannot be believed is ignored whole."""
-    try:
-        block = obj(usage, "response.usage")
-        prompt = count(block.get("input_tokens"), "usage.input_tokens")
-        output = count(block.get("output_tokens"), "usage.output_tokens")
-        reasoning = None
-        if details := block.get("output_tokens_details"):
-            reasoning = count(
-                obj(details, "usage.output_tokens_details").get("reasoning_tokens"),
-                "usage.output_tokens_details.reasoning_tokens",
-            )
-    except MalformedEvent as exc:
-        delta.usage_ignored = str(exc)
-        return
-    delta.prompt_tokens, delta.completion_tokens, delta.reasoning_tokens = (
-        prompt,
-        output,
-        reasoning,
-    )
 
 
 def _calls(response: dict[str, Any]) -> tuple[tuple[int, str | None, str], ...]:
@@ -241,10 +214,7 @@ class OpenAIResponses:
         return _event(orjson.loads(payload))
 
     def parse_many(self, payloads: list[bytes]) -> list[Delta]:
-        objs = orjson.loads(b"[" + b",".join(payloads) + b"]")
-        if len(objs) != len(payloads):
-            raise ValueError("an event holds more than one JSON value")
-        return [_event(o) for o in objs]
+        return [_event(o) for o in json_values(payloads)]
 
     def parse_body(self, body: bytes) -> Delta:
         response = obj(orjson.loads(body), "body")

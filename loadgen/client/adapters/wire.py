@@ -17,6 +17,9 @@ values of its declared types: nothing a server sends can raise later, when
 the text is joined or a record is written or read back. Messages name the
 field and the type found, never the server's value (it may echo a secret).
 
+:func:`tool_index` checks a tool call's index (chat's, Responses', Messages');
+:func:`json_values` parses the events of one read as one JSON array.
+
 :func:`error_message` reads the server's own words from an error event (an
 SSE ``event: error`` frame or an ``error`` field), whatever its shape.
 
@@ -32,6 +35,7 @@ import orjson
 __all__ = [
     "MAX_COUNT",
     "MAX_REASON_CHARS",
+    "MAX_TOOL_INDEX",
     "MalformedEvent",
     "MalformedUsage",
     "count",
@@ -39,15 +43,19 @@ __all__ = [
     "event_error",
     "first_choice",
     "items",
+    "json_values",
     "obj",
     "reason",
     "string",
+    "tool_index",
 ]
 
 #: the largest token count a server may report; anything above is not believed
 MAX_COUNT = 10_000_000
 #: a finish reason is a word ("stop", "length"); a longer one is cut to this
 MAX_REASON_CHARS = 64
+#: a tool call's index in an answer, at most (a bound on what a server can make us keep)
+MAX_TOOL_INDEX = 1023
 #: the most characters of a server's error message kept
 MAX_ERROR_CHARS = 200
 
@@ -124,6 +132,25 @@ def count(value: Any, name: str) -> int | None:
         msg = f"{name}: expected an integer in 0..{MAX_COUNT}, got {_kind(value)}"
         raise MalformedUsage(msg)
     return value
+
+
+def tool_index(value: Any, name: str) -> int:
+    """A tool call's index in an answer: an int in 0..MAX_TOOL_INDEX."""
+    if type(value) is not int or not 0 <= value <= MAX_TOOL_INDEX:
+        raise MalformedEvent(f"{name}: expected an integer in 0..{MAX_TOOL_INDEX}")
+    return value
+
+
+def json_values(payloads: list[bytes]) -> list[Any]:
+    """Several events of one read, parsed as one JSON array (one call into orjson).
+
+    Raises (a ValueError) if the joined text does not split back into exactly
+    one value per payload; the caller then parses them one by one to find where.
+    """
+    values = orjson.loads(b"[" + b",".join(payloads) + b"]")
+    if len(values) != len(payloads):
+        raise ValueError("an event holds more than one JSON value")
+    return values  # type: ignore[no-any-return]
 
 
 def error_message(value: Any) -> str:
