@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from loadgen.client.adapters.base import EMPTY, Delta, is_messages
+from loadgen.client.adapters.base import EMPTY, Delta, TypedEvents, is_messages
 from loadgen.client.adapters.media_parts import messages_parts, with_media
 from loadgen.client.adapters.tools import messages_fields
 from loadgen.client.adapters.wire import (
@@ -53,7 +53,6 @@ from loadgen.client.adapters.wire import (
     count,
     error_message,
     items,
-    json_values,
     obj,
     reason,
     string,
@@ -191,10 +190,11 @@ def _event(value: Any) -> Delta:
     return EMPTY
 
 
-class AnthropicMessages:
+class AnthropicMessages(TypedEvents):
     path = "/v1/messages"
     path_no_stream = "/v1/messages"
     ends_with_done = False
+    read_event = staticmethod(_event)
     headers: Mapping[str, str] = MappingProxyType({"anthropic-version": ANTHROPIC_VERSION})
 
     def __init__(self, output: OutputAsk | None = None) -> None:
@@ -219,12 +219,6 @@ class AnthropicMessages:
         fields["max_tokens"] = spec.max_tokens
         fields["stream"] = stream
         return {**fields, **self.output_fields, **extra}
-
-    def parse(self, payload: bytes) -> Delta:
-        return _event(orjson.loads(payload))
-
-    def parse_many(self, payloads: list[bytes]) -> list[Delta]:
-        return [_event(o) for o in json_values(payloads)]
 
     def parse_body(self, body: bytes) -> Delta:
         message = obj(orjson.loads(body), "body")

@@ -3,7 +3,10 @@
 ``count``, ``MAX_COUNT``, ``MalformedEvent`` and ``MalformedUsage`` are the checks of
 :mod:`loadgen.client.adapters.wire`, named here too.
 
-Imports: loadgen.client.adapters.wire (loadgen.workload.plan for type names only).
+:class:`TypedEvents` is ``parse`` and ``parse_many`` for a protocol whose events
+each name their own ``type`` (Responses, Messages).
+
+Imports: orjson, loadgen.client.adapters.wire (loadgen.workload.plan for type names only).
 """
 
 from __future__ import annotations
@@ -13,7 +16,15 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
-from loadgen.client.adapters.wire import MAX_COUNT, MalformedEvent, MalformedUsage, count
+import orjson
+
+from loadgen.client.adapters.wire import (
+    MAX_COUNT,
+    MalformedEvent,
+    MalformedUsage,
+    count,
+    json_values,
+)
 
 if TYPE_CHECKING:
     from loadgen.workload.plan import Message, Prompt, RequestSpec
@@ -27,6 +38,7 @@ __all__ = [
     "MalformedEvent",
     "MalformedUsage",
     "RawBody",
+    "TypedEvents",
     "as_text",
     "bearer",
     "count",
@@ -158,3 +170,19 @@ def as_text(prompt: Prompt, api: str) -> str:
     if isinstance(prompt, str):
         return prompt
     raise TypeError(f"{api} takes text or chat messages, not token ids")
+
+
+class TypedEvents:
+    """``parse`` and ``parse_many`` from one :meth:`read_event` (a parsed event -> its
+    :class:`Delta`), which a subclass sets: ``read_event = staticmethod(_event)``."""
+
+    @staticmethod
+    def read_event(value: Any) -> Delta:
+        raise NotImplementedError
+
+    def parse(self, payload: bytes) -> Delta:
+        return self.read_event(orjson.loads(payload))
+
+    def parse_many(self, payloads: list[bytes]) -> list[Delta]:
+        """The events of one read (:func:`~loadgen.client.adapters.wire.json_values`)."""
+        return [self.read_event(v) for v in json_values(payloads)]

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from loadgen.client.adapters.base import EMPTY, NO_HEADERS, Delta, bearer, is_messages
+from loadgen.client.adapters.base import EMPTY, NO_HEADERS, Delta, TypedEvents, bearer, is_messages
 from loadgen.client.adapters.media_parts import responses_parts, with_media
 from loadgen.client.adapters.openai_common import read_usage
 from loadgen.client.adapters.tools import responses_fields
@@ -50,7 +50,6 @@ from loadgen.client.adapters.wire import (
     MalformedEvent,
     error_message,
     items,
-    json_values,
     obj,
     string,
     tool_index,
@@ -177,12 +176,13 @@ def _answer_text(response: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-class OpenAIResponses:
+class OpenAIResponses(TypedEvents):
     """``output``: tools, a tool choice or a response format to send with every request."""
 
     path = "/v1/responses"
     path_no_stream = "/v1/responses"
     ends_with_done = False
+    read_event = staticmethod(_event)
     headers = NO_HEADERS
     auth_headers = staticmethod(bearer)
 
@@ -209,12 +209,6 @@ class OpenAIResponses:
         if spec.previous_response_id is not None:
             fields["previous_response_id"] = spec.previous_response_id
         return {**fields, **self.output_fields, **extra}
-
-    def parse(self, payload: bytes) -> Delta:
-        return _event(orjson.loads(payload))
-
-    def parse_many(self, payloads: list[bytes]) -> list[Delta]:
-        return [_event(o) for o in json_values(payloads)]
 
     def parse_body(self, body: bytes) -> Delta:
         response = obj(orjson.loads(body), "body")
