@@ -57,6 +57,13 @@ def _stop(index: int) -> bytes:
     return _sse(b"content_block_stop", b'{"type":"content_block_stop","index":%d}' % index)
 
 
+def _thinking_end() -> bytes:
+    """The thinking block's ``signature_delta`` and its ``content_block_stop``."""
+    signature = b'{"type":"content_block_delta","delta":{"type":"signature_delta",'
+    signature += b'"signature":"%s"},"index":0}' % SIGNATURE.encode()
+    return _sse(b"content_block_delta", signature) + _stop(0)
+
+
 class MessagesEvents(Events):
     """One request's ``/v1/messages`` stream (``n_reason`` leading thinking tokens)."""
 
@@ -72,7 +79,8 @@ class MessagesEvents(Events):
         # a thinking block breaks the run of identical frames at the first answer token
         self.frames = None if n_reason else self.tframes
 
-    def first(self) -> bytes:
+    def _message_start(self) -> bytes:
+        """``message_start``: the message so far (no content, ``output_tokens`` 0)."""
         message = {
             "type": "message_start",
             "message": {
@@ -81,7 +89,10 @@ class MessagesEvents(Events):
                 "usage": {"input_tokens": self.prompt_tokens, "output_tokens": 0},
             },
         }  # fmt: skip
-        opening = _sse(b"message_start", orjson.dumps(message))
+        return _sse(b"message_start", orjson.dumps(message))
+
+    def first(self) -> bytes:
+        opening = self._message_start()
         if self.n_reason:
             opening += _start(0, b'{"type":"thinking","thinking":""}')
         else:
@@ -96,13 +107,7 @@ class MessagesEvents(Events):
         the text block's start."""
         if not self.n_reason or k != self.n_reason:
             return b""
-        signature = b'{"type":"content_block_delta","delta":{"type":"signature_delta",'
-        signature += b'"signature":"%s"},"index":0}' % SIGNATURE.encode()
-        return chunk(
-            _sse(b"content_block_delta", signature)
-            + _stop(0)
-            + _start(1, b'{"type":"text","text":""}')
-        )
+        return chunk(_thinking_end() + _start(1, b'{"type":"text","text":""}'))
 
     def token(self, k: int, v: int) -> bytes:
         if self.n_reason and k == self.n_reason:
@@ -110,10 +115,14 @@ class MessagesEvents(Events):
         return self.tframes[v]
 
     def last(self, k: int, v: int, finish: str, variants: bytes) -> bytes:
+        return self.token(k, v) + self._ending(k, STOP_REASONS.get(finish, "end_turn").encode())
+
+    def _ending(self, k: int, stop: bytes) -> bytes:
+        """After answer token ``k``, the last: the block's end, ``message_delta`` (``stop``,
+        the usage) and ``message_stop``."""
         usage = b'{"input_tokens":%d,"output_tokens":%d}' % (self.prompt_tokens, k + 1)
-        stop = STOP_REASONS.get(finish, "end_turn").encode()
         delta = b'{"type":"message_delta","delta":{"stop_reason":"%s","stop_sequence":null},' % stop
-        return self.token(k, v) + chunk(
+        return chunk(
             _stop(self.index)
             + _sse(b"message_delta", delta + b'"usage":' + usage + b"}")
             + _sse(b"message_stop", b'{"type":"message_stop"}')

@@ -162,16 +162,19 @@ class ResponsesEvents(Events):
                    "type": "response.output_item.done"})
         )  # fmt: skip
 
-    def first(self) -> bytes:
+    def _opening(self) -> bytes:
+        """``response.created`` and ``response.in_progress`` (sequence numbers 0 and 1)."""
         initial = self._response("in_progress", [], None)
-        opening = _sse(
+        return _sse(
             "response.created",
             {"response": initial, "sequence_number": 0, "type": "response.created"},
         ) + _sse(
             "response.in_progress",
             {"response": initial, "sequence_number": 1, "type": "response.in_progress"},
         )
-        return chunk(opening + self._added(2, bool(self.n_reason)))
+
+    def first(self) -> bytes:
+        return chunk(self._opening() + self._added(2, bool(self.n_reason)))
 
     def reasoning(self, k: int, v: int) -> bytes:
         return chunk(self.rheads[v] + b"%d" % (4 + k) + self.rtail)

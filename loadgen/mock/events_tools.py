@@ -33,8 +33,15 @@ from typing import Any
 
 import orjson
 
-from loadgen.mock.events_messages import SIGNATURE, MessagesEvents, _sse, _start, _stop
+from loadgen.mock.events_messages import (
+    SIGNATURE,
+    MessagesEvents,
+    _sse,
+    _start,
+    _thinking_end,
+)
 from loadgen.mock.events_responses import ResponsesEvents
+from loadgen.mock.events_responses import _sse as _event
 from loadgen.mock.request import GenSpec
 from loadgen.mock.structured import Answer, _pieces
 from loadgen.mock.wire import chunk
@@ -48,10 +55,6 @@ def call_pieces(text: str, n: int) -> list[str]:
     """A call's ``n`` token events: an opening without arguments, then ``text`` in pieces
     (one token: the whole text with the opening)."""
     return ["", *_pieces(text, n - 1)] if n > 1 else [text]
-
-
-def _event(kind: str, value: dict[str, Any]) -> bytes:
-    return b"event: " + kind.encode() + b"\ndata: " + orjson.dumps(value) + b"\n\n"
 
 
 class ResponsesToolEvents(ResponsesEvents):
@@ -92,15 +95,7 @@ class ResponsesToolEvents(ResponsesEvents):
         }  # fmt: skip
 
     def first(self) -> bytes:
-        initial = self._response("in_progress", [], None)
-        opening = _event(
-            "response.created",
-            {"response": initial, "sequence_number": 0, "type": "response.created"},
-        ) + _event(
-            "response.in_progress",
-            {"response": initial, "sequence_number": 1, "type": "response.in_progress"},
-        )
-        return chunk(opening + (self._added(2, True) if self.n_reason else b""))
+        return chunk(self._opening() + (self._added(2, True) if self.n_reason else b""))
 
     def _next(self) -> int:
         self.seq += 1
@@ -212,15 +207,7 @@ class MessagesToolEvents(MessagesEvents):
         self.tool_id = f"toolu_{random.Random(rid).getrandbits(64):016x}"
 
     def first(self) -> bytes:
-        message = {
-            "type": "message_start",
-            "message": {
-                "id": self.rid, "type": "message", "role": "assistant", "content": [],
-                "model": self.model, "stop_reason": None, "stop_sequence": None,
-                "usage": {"input_tokens": self.prompt_tokens, "output_tokens": 0},
-            },
-        }  # fmt: skip
-        opening = _sse(b"message_start", orjson.dumps(message))
+        opening = self._message_start()
         if self.n_reason:
             opening += _start(0, b'{"type":"thinking","thinking":""}')
         return chunk(opening)
@@ -236,9 +223,7 @@ class MessagesToolEvents(MessagesEvents):
             return chunk(self._args(self.pieces[j]))
         out = b""
         if self.n_reason:  # the thinking block's signature and end
-            signature = b'{"type":"content_block_delta","delta":{"type":"signature_delta",'
-            signature += b'"signature":"%s"},"index":0}' % SIGNATURE.encode()
-            out = _sse(b"content_block_delta", signature) + _stop(0)
+            out = _thinking_end()
         block: dict[str, Any] = {"type": "tool_use", "id": self.tool_id, "name": self.answer.tool}
         block["input"] = {}
         out += _start(self.index, orjson.dumps(block))
@@ -247,13 +232,7 @@ class MessagesToolEvents(MessagesEvents):
         return chunk(out)
 
     def last(self, k: int, v: int, finish: str, variants: bytes) -> bytes:
-        usage = b'{"input_tokens":%d,"output_tokens":%d}' % (self.prompt_tokens, k + 1)
-        delta = b'{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},'
-        return self.token(k, v) + chunk(
-            _stop(self.index)
-            + _sse(b"message_delta", delta + b'"usage":' + usage + b"}")
-            + _sse(b"message_stop", b'{"type":"message_stop"}')
-        )
+        return self.token(k, v) + self._ending(k, b"tool_use")
 
     def body(self, variants: bytes, finish: str) -> bytes:
         try:
