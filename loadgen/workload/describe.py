@@ -104,6 +104,7 @@ def workload_report(
         lines.append("  (sweep auto: the rates come from the saturation probe at run time)")
     for index, (mode, value) in enumerate(points):
         plan = plan_step(workload, sc.load, mode, value, index)
+        plan.requests = map(workload.with_media, plan.requests)  # a closed loop's, made here
         lines.append("")
         lines.extend(_step_lines(plan, index, mode, value))
         lines.extend((notes or {}).get(index, ()))

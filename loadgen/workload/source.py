@@ -138,14 +138,17 @@ class Workload:
         start: int = 0,
         warmup: int = 0,
         rows: RowSampler | None = None,
+        defer_media: bool = False,
     ) -> list[RequestSpec]:
         """``n`` requests numbered from ``start``; the first ``warmup`` are flagged warm-up.
 
         A dataset's rows come from ``rows`` when given (a stream that goes on
-        across calls), else from a fresh draw.
+        across calls), else from a fresh draw. ``defer_media``: synthetic media are
+        not made here; each request says which to make (``media_due``) and
+        :meth:`with_media` (or a helper process) makes the very same bytes later.
         """
         if self.dataset is not None:
-            return self._from_dataset(rng, n, start, warmup, rows)
+            return self._from_dataset(rng, n, start, warmup, rows, defer_media)
         spec = self.spec
         prompt_lens = sample_lengths(spec.prompt_tokens, n, rng)
         output_lens = sample_lengths(spec.output_tokens, n, rng)
@@ -163,24 +166,40 @@ class Workload:
             out.append(RequestSpec(start + i, prompt, planned, o, warmup=i < warmup))
         if self.pooling is not None:
             out = [pooled(r, self.pooling, spec, self.maker, rng) for r in out]
-        return self._with_media(out, rng)
+        return self._with_media(out, rng, defer_media)
 
-    def _with_media(self, specs: list[RequestSpec], rng: np.random.Generator) -> list[RequestSpec]:
-        """``specs`` with their synthetic media added (after any a dataset row brought)."""
+    def _with_media(
+        self, specs: list[RequestSpec], rng: np.random.Generator, defer: bool = False
+    ) -> list[RequestSpec]:
+        """``specs`` with their synthetic media added (after any a dataset row brought),
+        or with the key to make them (``defer``)."""
         if self.media is None or not specs:
             return specs
-        made = self.media.make(rng, [s.index for s in specs])
-        return [replace(s, media=s.media + m) for s, m in zip(specs, made, strict=True)]
+        draw = self.media.draw(rng)
+        if defer:
+            return [replace(s, media_due=(draw, s.index)) for s in specs]
+        return [replace(s, media=s.media + self.media.made(draw, s.index)) for s in specs]
+
+    def with_media(self, spec: RequestSpec) -> RequestSpec:
+        """``spec`` with the synthetic media it is due made here (the same bytes as a
+        helper process makes: :meth:`MediaMaker.made` is pure)."""
+        if spec.media_due is None or self.media is None:
+            return spec
+        made = self.media.made(*spec.media_due)
+        return replace(spec, media=spec.media + made, media_due=None)
 
     def endless(self, rng: np.random.Generator, *, start: int = 0) -> Iterator[RequestSpec]:
-        """Requests numbered from ``start`` for as long as asked, planned 64 at a time
-        (4 at a time with synthetic media: making images holds the event loop)."""
+        """Requests numbered from ``start`` for as long as asked, planned 64 at a time.
+
+        Synthetic media are not made here (that would hold the sending loop: a PNG
+        costs ~0.2 s a megapixel): each request carries ``media_due`` and
+        loadgen.execute.media_feed makes them in a helper process ahead of demand.
+        """
         index = start
         rows = self.row_sampler(rng)
-        batch = 64 if self.media is None else 4
         while True:
-            yield from self.requests(rng, batch, start=index, rows=rows)
-            index += batch
+            yield from self.requests(rng, 64, start=index, rows=rows, defer_media=True)
+            index += 64
 
     def row_sampler(self, rng: np.random.Generator) -> RowSampler | None:
         if self.dataset is None or self.spec.dataset is None:
@@ -194,6 +213,7 @@ class Workload:
         start: int,
         warmup: int,
         sampler: RowSampler | None,
+        defer_media: bool = False,
     ) -> list[RequestSpec]:
         sampler = sampler or self.row_sampler(rng)
         assert sampler is not None
@@ -215,7 +235,7 @@ class Workload:
                     media=self.row_media.get(row.line, ()),
                 )
             )
-        return self._with_media(out, rng)
+        return self._with_media(out, rng, defer_media)
 
     # -- traces ------------------------------------------------------------------------
 
