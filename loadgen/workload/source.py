@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from loadgen.errors import ScenarioError
+from loadgen.scenario.media_spec import IMAGE_APIS
 from loadgen.scenario.models import EmpiricalDist, TraceLoad, WorkloadSpec
 from loadgen.vocab import POOLING_APIS
 from loadgen.workload.datasets import DatasetRow, RowSampler, load_dataset
@@ -103,7 +104,7 @@ class Workload:
         if spec.dataset is not None:
             with _naming("workload.dataset.path", spec.dataset.path):
                 w.dataset = load_dataset(spec.dataset, maker.count_text)
-            w.row_media = _row_images(w.dataset, Path(spec.dataset.path))
+            w.row_media = _row_images(w.dataset, Path(spec.dataset.path), api)
         if spec.images is not None or spec.audio is not None:
             w.media = MediaMaker(spec.seed, spec.images, spec.audio)
         for name, file in _lengths_files(spec):  # read when planned: check them now
@@ -308,13 +309,22 @@ class Workload:
         )
 
 
-def _row_images(rows: list[DatasetRow], dataset: Path) -> dict[int, tuple[Media, ...]]:
+def _row_images(
+    rows: list[DatasetRow], dataset: Path, api: str | None = None
+) -> dict[int, tuple[Media, ...]]:
     """Each row's images, read once; a path is relative to the dataset's folder
-    (ScenarioError naming the dataset, the row's line and the resolved path)."""
+    (ScenarioError naming the dataset, the row's line and the resolved path; or that
+    ``api`` sends no images, where a row has some: they would be dropped unsent)."""
     out: dict[int, tuple[Media, ...]] = {}
     for row in rows:
         if row.images:
             where = f"{dataset}:{row.line}: workload.dataset.path"
+            if api is not None and api not in IMAGE_APIS:
+                msg = (
+                    f"{where}: images: target.api {api} sends no images "
+                    f"(a row with images needs {' | '.join(IMAGE_APIS)}): drop them or the row"
+                )
+                raise ScenarioError(msg)
             paths = [(dataset.parent / p).resolve() for p in row.images]
             out[row.line] = tuple(image_file(p, where) for p in paths)
     return out

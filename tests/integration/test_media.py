@@ -211,3 +211,30 @@ def test_a_missing_dataset_image_exits_2_with_one_line(tmp_path: Path) -> None:
     assert len(errors) == 1, proc.stderr
     assert f"{tmp_path / 'd.jsonl'}:1:" in errors[0]
     assert str(tmp_path / "pics" / "none.png") in errors[0]
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "tgi"])
+def test_dataset_images_with_an_api_that_sends_none_exit_2(tmp_path: Path, api: str) -> None:
+    """They were dropped unsent (the server saw text only, the run looked fine)."""
+    from PIL import Image
+
+    (tmp_path / "pics").mkdir()
+    Image.new("RGB", (8, 8)).save(tmp_path / "pics" / "a.png")
+    rows = '{"prompt": "hi"}\n{"prompt": "look", "images": ["pics/a.png"]}\n'
+    (tmp_path / "d.jsonl").write_text(rows)
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        f"target: {{url: mock, api: {api}, model: m}}\n"
+        "workload: {dataset: {path: d.jsonl}}\n"
+        "load: {concurrency: [1], requests_per_step: 2}\n"
+    )
+    cmd = [sys.executable, "-m", "loadgen", "run", str(path), "--out", str(tmp_path / "o")]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("loadgen:")]
+    assert len(errors) == 1, proc.stderr
+    assert f"{tmp_path / 'd.jsonl'}:2: workload.dataset.path: images: " in errors[0]
+    assert f"target.api {api} sends no images" in errors[0]
+    assert not (tmp_path / "o" / "records.jsonl").exists()
