@@ -163,6 +163,47 @@ def test_a_closed_loop_of_images_does_not_saturate_loadgen(run: RunFixture, scen
     assert health.media_wait_p99_ms < SATURATION["media_wait_p99_ms"]
 
 
+def test_the_media_are_described_in_the_summary_and_every_report(
+    run: RunFixture, scenario: Make
+) -> None:
+    """summary.json's workload names the images and audio asked for; report.md and
+    report.html give the step's inputs line beside prompt tokens; the console wraps it."""
+    from loadgen.report.console import format_step
+
+    sc = scenario(
+        target={"mock": {"args": MEDIA_ARGS}},
+        workload={
+            "images": {
+                "count": {"dist": "uniform", "min": 1, "max": 2},
+                "width": {"dist": "fixed", "value": 64},
+                "height": {"dist": "uniform", "min": 32, "max": 48},
+                "format": "jpeg",
+            },
+            "audio": {"seconds": {"dist": "fixed", "value": 0.5}},
+        },
+        load={"concurrency": [2], "requests_per_step": 6},
+    )
+    summary, _, out = run(sc)
+    w = summary.workload
+    assert w is not None
+    assert w.images == "uniform [1, 2] a request, fixed 64 x uniform [32, 48] px, jpeg"
+    assert w.audio == "fixed 0.5 s a request, 16000 Hz WAV"
+    step = summary.steps[0]
+    assert step.media is not None
+    line = f"{step.media.images_per_request:.2f} images/request"
+    for name in ("report.md", "report.html"):
+        text = (out / name).read_text()
+        assert "images: uniform [1, 2] a request" in text, name
+        assert "audio: fixed 0.5 s a request, 16000 Hz WAV" in text, name
+        assert f"inputs: {line}" in text, name
+        assert "s audio/s" in text and "prompt tokens/s" in text, name
+    console = format_step(step).splitlines()
+    assert all(len(row) <= 80 for row in console), [r for r in console if len(r) > 80]
+    at = next(i for i, row in enumerate(console) if row.startswith(f"  inputs: {line}"))
+    assert console[at].endswith(",") and console[at + 1].startswith("    ")  # wrapped
+    assert "prompt tokens/s" in console[at + 1]
+
+
 def test_transcription_streams_text_timed_as_chat(
     run: RunFixture, scenario: Make, tmp_path: Path
 ) -> None:
