@@ -99,17 +99,13 @@ def test_chat_with_images_counts_their_tokens_and_keeps_ttft_true(
     assert step.send_ms is not None and step.send_ms.count == 40
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="sent_ns of a body larger than the socket buffers is stamped when a loop turn "
-    "finds the kernel's unsent queue empty (SIOCOUTQNSD): on a busy 2-core machine that "
-    "turn can come 1-5 ms after the last byte left; kernel TX stamps (SO_TIMESTAMPING) "
-    "would remove the lag (open)",
-)
 def test_an_8_mb_body_is_timed_from_its_last_byte(
     run: RunFixture, scenario: Make, tmp_path: Path
 ) -> None:
-    """Two ~1.6 MP noisy PNGs, ~8 MB of JSON: the send takes real time, TTFT does not grow."""
+    """Two ~1.6 MP noisy PNGs, ~8 MB of JSON: the send takes real time, TTFT does not grow.
+
+    ``sent_ns`` is the kernel's stamp of the last byte's transmission (SO_TIMESTAMPING):
+    polled for the send queue's end (SIOCOUTQNSD) it came 1-5 ms late on a busy machine."""
     errors = []
     for _ in range(ATTEMPTS):
         summary, records, truth = _images_run(run, scenario, tmp_path, 2000, 6)
