@@ -1,4 +1,5 @@
-"""Kernel receive stamps: asking for them, reading them, and turning them into monotonic time.
+"""Kernel receive and transmit stamps: asking for them, reading them, and turning them into
+monotonic time.
 
 Owns the ``SO_TIMESTAMPNS`` socket option, the control-message buffer a
 ``recvmsg`` needs for it, the parsing of the stamp it brings, and
@@ -10,6 +11,16 @@ connections (through ``loadgen.clock``) and the mock's sockets
 It reads no clock itself: a :class:`WallOffset` is given the two clocks to
 read by its owner. For the load generator that is ``loadgen.clock`` (the one
 owner of time there); the mock, which stands alone, passes its own.
+
+Transmit stamps (``SO_TIMESTAMPING``, Linux): :func:`tx_arm` asks the kernel
+to stamp a socket's sends (``SOF_TIMESTAMPING_TX_SOFTWARE``: when a send's last
+byte was handed to the device; ``TX_ACK``: when the peer acknowledged it),
+each keyed by its last byte's offset from the arming (``OPT_ID``, with
+``OPT_ID_TCP`` where the kernel has it), stamps only (``OPT_TSONLY``: no copy of
+the data); :func:`tx_stamps` reads them from the socket's error queue
+(``MSG_ERRQUEUE``: a ``SCM_TIMESTAMPING`` message of three timespecs, the first
+the software stamp, and a ``sock_extended_err`` naming the kind and the key).
+See the kernel's Documentation/networking/timestamping.rst.
 
 Imports: the standard library only (no loadgen module, so the mock may use it).
 """
@@ -26,9 +37,14 @@ __all__ = [
     "MAX_AGE_NS",
     "SO_TIMESTAMPNS",
     "TOLERANCE_NS",
+    "TX_ACK",
+    "TX_SENT",
     "WallOffset",
     "enable",
     "kernel_ns",
+    "tx_arm",
+    "tx_disarm",
+    "tx_stamps",
 ]
 
 #: The socket module names it only from Python 3.14 on; 35 is Linux's value (and
@@ -111,3 +127,68 @@ class WallOffset:
         if stamp > now or now - stamp > MAX_AGE_NS:
             return now
         return stamp
+
+
+# -- transmit stamps (Linux) ------------------------------------------------------------------
+
+_LINUX = sys.platform.startswith("linux")
+_SO_TIMESTAMPING = 37  # SO_TIMESTAMPING_OLD: 64-bit timespecs on 64-bit Linux
+_TX_SOFTWARE, _SOFTWARE, _OPT_ID = 1 << 1, 1 << 4, 1 << 7
+_TX_ACK, _OPT_TSONLY, _OPT_ID_TCP = 1 << 9, 1 << 11, 1 << 16
+_TX_FLAGS = _SOFTWARE | _OPT_ID | _OPT_TSONLY
+#: a stamp's kind (sock_extended_err.ee_info): SCM_TSTAMP_SND, SCM_TSTAMP_ACK
+TX_SENT, TX_ACK = 0, 2
+_EXT_ERR = struct.Struct("=IBBBBII")  # struct sock_extended_err
+_ORIGIN_TIMESTAMPING = 4  # SO_EE_ORIGIN_TIMESTAMPING
+_RECVERR = {(socket.IPPROTO_IP, 11), (socket.IPPROTO_IPV6, 25)}  # IP_RECVERR, IPV6_RECVERR
+_ERRQUEUE_ANC = 512
+
+
+def tx_arm(sock: socket.socket, kind: int = TX_SENT) -> bool:
+    """Stamp ``sock``'s sends from now on with stamps of ``kind`` (TX_SENT or TX_ACK),
+    keyed from 0 at the next byte written; False where the kernel cannot (not Linux,
+    an old kernel, not TCP)."""
+    if not _LINUX:
+        return False
+    wanted = _TX_FLAGS | (_TX_ACK if kind == TX_ACK else _TX_SOFTWARE)
+    for flags in (wanted | _OPT_ID_TCP, wanted):  # OPT_ID_TCP: Linux 6.2 on
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPING, flags)
+        except OSError:
+            continue
+        return True
+    return False
+
+
+def tx_disarm(sock: socket.socket) -> None:
+    """No more stamps of ``sock``'s sends (and none left queued)."""
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPING, 0)
+    except OSError:
+        return
+    tx_stamps(sock)
+
+
+def tx_stamps(sock: socket.socket) -> list[tuple[int, int, int]]:
+    """Every transmit stamp queued on ``sock``, as (kind, key, CLOCK_REALTIME ns): ``kind``
+    TX_SENT or TX_ACK, ``key`` the offset of the stamped send's last byte."""
+    out: list[tuple[int, int, int]] = []
+    while True:
+        try:
+            _, anc, _, _ = sock.recvmsg(0, _ERRQUEUE_ANC, socket.MSG_ERRQUEUE | socket.MSG_DONTWAIT)
+        except (BlockingIOError, InterruptedError):
+            return out
+        except OSError:
+            return out
+        wall = kind = key = None
+        for level, kind_of, data in anc:
+            if level == socket.SOL_SOCKET and kind_of == _SO_TIMESTAMPING:
+                if len(data) >= _TIMESPEC.size:
+                    sec, nsec = _TIMESPEC.unpack_from(data)  # [0]: the software stamp
+                    wall = sec * 1_000_000_000 + nsec
+            elif (level, kind_of) in _RECVERR and len(data) >= _EXT_ERR.size:
+                _, origin, _, _, _, info, ident = _EXT_ERR.unpack_from(data)
+                if origin == _ORIGIN_TIMESTAMPING:
+                    kind, key = info, ident
+        if wall and kind is not None and key is not None:
+            out.append((kind, key, wall))

@@ -57,7 +57,8 @@ from loadgen.client.transport import (
     TransportError,
     describe,
 )
-from loadgen.clock import now_ns
+from loadgen.clock import from_kernel_ns, now_ns
+from loadgen.netstamp import TX_SENT, tx_arm, tx_disarm, tx_stamps
 from loadgen.netstamp import enable as enable_stamps
 
 __all__ = ["H1Transport"]
@@ -131,15 +132,32 @@ class H1Transport:
         return ex
 
     async def _send(self, conn: Conn, ex: Exchange, payload: bytes) -> None:
+        large = len(payload) >= LARGE_BODY
+        # a large plain body: its last byte goes alone, stamped by the kernel (_send_last)
+        held = large and conn.tls is None and conn.writer is None and sys.platform == "linux"
         try:
             ex.sent = now_ns()
-            pending = conn.write(conn.encrypt(payload))
+            pending = conn.write(conn.encrypt(payload[:-1] if held else payload))
         except OSError as exc:
             raise TransportError("disconnected", describe(exc)) from None
         if pending is not None:
             await self._send_rest(conn, ex, pending)
-        if len(payload) >= LARGE_BODY and not conn.closed and not conn.head_in():
+        stamped = False
+        if held and not ex.cut and not conn.closed:
+            if conn.head_in():  # an early answer: it gets the whole body, no stamp
+                if (pending := self._write(conn, payload[-1:])) is not None:
+                    await self._send_rest(conn, ex, pending)
+            else:
+                stamped = await _send_last(conn, ex, payload[-1:])
+        if large and not stamped and not conn.closed and not conn.head_in():
             await _drained(conn, ex)
+
+    @staticmethod
+    def _write(conn: Conn, data: bytes) -> asyncio.Task[None] | None:
+        try:
+            return conn.write(data)
+        except OSError as exc:
+            raise TransportError("disconnected", describe(exc)) from None
 
     async def _send_rest(self, conn: Conn, ex: Exchange, pending: asyncio.Task[None]) -> None:
         """The socket took only part of the request: wait until the rest is out, or
@@ -278,9 +296,10 @@ class H1Transport:
         self._idle.clear()
 
 
-#: a body this large may still sit in the kernel's send queue once written: its
-#: ``sent`` waits for the queue to drain (Linux SIOCOUTQNSD), so TTFT counts from the last
-#: byte's leaving, not from its hand-off (an 8 MB body on loopback: up to 7 ms apart)
+#: a body this large may still sit in the kernel's send queue once written: its ``sent``
+#: is the kernel's stamp of its last byte's transmission (``_send_last``; else it waits
+#: for the queue to drain, Linux SIOCOUTQNSD), so TTFT counts from the last byte's
+#: leaving, not from its hand-off (an 8 MB body on loopback: up to 7 ms apart)
 LARGE_BODY = 1024 * 1024
 _SIOCOUTQNSD = 0x894B  # bytes not yet sent (SIOCOUTQ also counts sent, unacked ones)
 
@@ -308,6 +327,51 @@ async def _drained(conn: Conn, ex: Exchange) -> None:
         await asyncio.sleep(0)
     if not conn.head_in():
         ex.sent = now_ns()
+
+
+#: the kind of transmit stamp ``sent`` takes (loadgen.netstamp): TX_SENT, when the last
+#: byte was handed to the device (on loopback: when the peer's kernel had it)
+TX_KIND = TX_SENT
+#: how long the last byte's stamp is waited for (the reader paused) before SIOCOUTQNSD;
+#: a stamp that came later still would stop a uvloop watcher (the request then times out)
+TX_WAIT_NS = 10_000_000_000
+
+
+async def _send_last(conn: Conn, ex: Exchange, last: bytes) -> bool:
+    """Send a large body's ``last`` byte with the kernel asked to stamp it (SO_TIMESTAMPING),
+    and take ``sent`` from that stamp: True if it came within ``TX_WAIT_NS``.
+
+    The stamp is queued on the socket's error queue, whose EPOLLERR stops a uvloop
+    (libuv) watcher for good: the connection reads nothing from the arming to the
+    disarming, and the error queue is read by polling it each loop turn. Nothing is
+    lost meanwhile: an answer waits in the socket with its kernel receive stamp, and
+    none can come before the server has the last byte (a refusal has come before:
+    ``_send_rest``). The poll's lateness does not matter: the stamp is the kernel's.
+    Only this one send is stamped, so the first stamp of ``TX_KIND`` is its stamp.
+    """
+    reading = conn.reading
+    conn.pause()
+    armed = tx_arm(conn.sock, TX_KIND)
+    found = False
+    try:
+        try:
+            await conn.loop.sock_sendall(conn.sock, last)
+        except OSError as exc:
+            raise TransportError("disconnected", describe(exc)) from None
+        ex.sent = now_ns()
+        give_up = ex.sent + TX_WAIT_NS
+        while armed and not found and now_ns() < give_up:
+            for kind, _key, wall in tx_stamps(conn.sock):
+                if kind == TX_KIND and not found:
+                    ex.sent, found = from_kernel_ns(wall, now_ns()), True
+            if not found:
+                await asyncio.sleep(0)
+    finally:
+        if armed:
+            tx_disarm(conn.sock)  # and drop any stamp still queued
+        if reading:
+            conn.resume()
+    return found
 
 
 def _request_bytes(target: _Target, request: HttpRequest) -> bytes:

@@ -29,6 +29,7 @@ from loadgen.execute.drivers import (
     run_jobs,
     send_each,
 )
+from loadgen.execute.media_feed import MediaFeed, MediaHelper
 from loadgen.execute.monitor import LoopMonitor
 from loadgen.execute.sessions import SessionRunner
 from loadgen.records import Record
@@ -81,6 +82,8 @@ class LocalExecutor:
     def __init__(self, requester: Requester, workload: Workload) -> None:
         self.requester = requester
         self.workload = workload
+        #: where a closed loop's synthetic media are made (started before the first step)
+        self.media = None if workload.media is None else MediaHelper(workload.media)
 
     async def step(
         self, plan: StepPlan, index: int, mode: str, value: float, on_record: OnRecord
@@ -89,6 +92,8 @@ class LocalExecutor:
 
     async def aclose(self) -> None:
         await self.requester.aclose()
+        if self.media is not None:
+            await self.media.aclose()
 
     async def run(
         self,
@@ -107,6 +112,10 @@ class LocalExecutor:
         requester = self.requester
         monitor = LoopMonitor()
         send_lags: list[int] = []
+        media_waits: list[int] = []
+        media = self.media if plan.closed else None
+        if media is not None:
+            await media.start()  # before the step: a process takes ~1 s to start
 
         async def send(spec: RequestSpec, scheduled: int | None) -> Record:
             monitor.in_flight += 1
@@ -128,6 +137,8 @@ class LocalExecutor:
                 t0_ns=t0_ns,
                 worker=worker,
                 workers=workers,
+                media=media,
+                media_waits=media_waits,
             )
         except asyncio.CancelledError:
             interrupted = True
@@ -138,7 +149,7 @@ class LocalExecutor:
                 on_record(rec)
             requester.cancelled.clear()
         await monitor.stop()
-        health = monitor.health(send_lags, requester.take_read_lag())
+        health = monitor.health(send_lags, requester.take_read_lag(), media_waits)
         return StepOutcome(health, interrupted, [monitor.samples], requester.http_versions())
 
 
@@ -152,12 +163,17 @@ async def carry_out(
     t0_ns: int | None = None,
     worker: int = 0,
     workers: int = 1,
+    media: MediaHelper | None = None,
+    media_waits: list[int] | None = None,
 ) -> None:
     """Send what ``plan`` says, in its mode.
 
     ``t0_ns``: the common start of workers dealt one plan (the arrival
     schedule's zero, the ramp's start); now when None. ``worker`` of
     ``workers`` numbers session turns k, k+n, ... so ids stay unique.
+    ``media``: where a closed loop's synthetic media are made, ahead of its
+    requests (:mod:`loadgen.execute.media_feed`), started; each request's wait
+    for them goes to ``media_waits``.
     """
     budget = Budget(plan.measured, plan.duration_ns)
     if plan.sessions is not None or plan.open_sessions:
@@ -181,10 +197,50 @@ async def carry_out(
             await _open(plan, sessions.run_job, jobs, send_lags, t0_ns)
         return
     run = send_each(send, on_record)
-    if plan.closed:  # warm up, then drain: the measured window holds measured requests only
+    if plan.closed and media is not None:
+        feed = MediaFeed(plan.requests, media, plan.concurrency)
+        try:
+            await _closed_with_media(plan, send, on_record, budget, t0_ns, feed)
+        finally:
+            feed.close()
+            if media_waits is not None:
+                media_waits.extend(feed.waits_ns)
+    elif plan.closed:  # warm up, then drain: the measured window holds measured requests only
         await _closed(plan, run, plan.requests, _Warmup(run, plan.warmup), budget, t0_ns)
     else:
         await _open(plan, run, plan.open_requests, send_lags, t0_ns)
+
+
+async def _closed_with_media(
+    plan: StepPlan,
+    send: Send,
+    on_record: OnRecord,
+    budget: Budget,
+    t0_ns: int | None,
+    feed: MediaFeed,
+) -> None:
+    """A closed loop whose requests' media are made ahead of them (``feed``): the first
+    are made before the loop starts, while the warm-up (made with the plan) runs."""
+
+    async def send_made(spec: RequestSpec, scheduled: int | None) -> Record:
+        return await send(await feed.made(spec), scheduled)
+
+    filling = asyncio.ensure_future(feed.fill())
+    try:
+        if plan.warmup:
+            warmup = send_each(send, on_record)
+            await run_jobs(warmup, iter(plan.warmup), min(plan.concurrency, len(plan.warmup)))
+        await filling
+    finally:
+        filling.cancel()
+    await closed_loop(
+        send_each(send_made, on_record),
+        feed,
+        plan.concurrency,
+        budget=budget,
+        ramp_ns=plan.ramp_ns,
+        t0_ns=t0_ns if not plan.warmup else None,
+    )
 
 
 @dataclass(slots=True, frozen=True)

@@ -43,6 +43,8 @@ SATURATION = {
     # open loop: how late the sender woke for its deadlines (never the wait for a slot)
     "send_lag_p99_ms": 10.0,
     "read_lag_p99_ms": 8.0,
+    # closed loop: how long requests waited for the synthetic media made ahead of them
+    "media_wait_p99_ms": 10.0,
 }
 
 
@@ -102,9 +104,13 @@ class LoopMonitor:
         return float(np.mean(window)) if window else None
 
     def health(
-        self, send_lags_ns: list[int], read_lag: tuple[int, float, int] | None = None
+        self,
+        send_lags_ns: list[int],
+        read_lag: tuple[int, float, int] | None = None,
+        media_waits_ns: list[int] | None = None,
     ) -> ClientHealth:
-        """``read_lag``: ``ReadLag.take()`` of the step, where the transport has one."""
+        """``read_lag``: ``ReadLag.take()`` of the step, where the transport has one;
+        ``media_waits_ns``: each request's wait for its synthetic media (closed loop)."""
         wall = now_ns() - self._wall0
         cpu_util = (cpu_ns() - self._cpu0) / wall if wall > 0 else 0.0
         self._read_rss()
@@ -133,6 +139,13 @@ class LoopMonitor:
                 f"loadgen read its sockets up to {h.read_lag_p99_ms:.1f} ms (p99) after bytes "
                 "arrived: tokens that piled up meanwhile share the last one's stamp"
             )
+        if media_waits_ns:
+            h.media_wait_p99_ms = float(np.percentile(media_waits_ns, 99)) / NS_PER_MS
+            if h.media_wait_p99_ms > SATURATION["media_wait_p99_ms"]:
+                h.warnings.append(
+                    f"requests waited {h.media_wait_p99_ms:.1f} ms (p99) for their images/"
+                    "audio: loadgen makes them slower than the server takes them"
+                )
         if (h.send_lag_p99_ms or 0.0) > SATURATION["send_lag_p99_ms"]:
             h.warnings.append(
                 f"sends ran {h.send_lag_p99_ms:.1f} ms (p99) behind the arrival schedule"

@@ -191,7 +191,8 @@ def _notes(step: StepSummary, prompt_length_source: str | None) -> list[str]:
         step.prompt_lengths.beyond_tolerance or prompt_length_source == "approximate"
     ):
         out.append(prompt)
-    return [f"  {line}" for line in out]
+    # each fitted to the console's width (the step block indents by 2)
+    return [f"  {line}" for text in out for line in fit("", phrases(text), " ", CONSOLE_WIDTH - 2)]
 
 
 def step_warning_lines(step: StepSummary) -> list[str]:

@@ -48,6 +48,7 @@ _WORKLOAD_KEYS = (
     "output_tokens",
     "tokenizer",
     *("batch", "documents", "query_tokens"),  # pooling APIs (embeddings, rerank)
+    *("images", "audio"),  # inputs beyond text
 )
 
 

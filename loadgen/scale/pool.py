@@ -373,6 +373,7 @@ def merge_health(healths: list[tuple[int, ClientHealth]], parent_cpu: float) -> 
         rss_peak_mib=worst("rss_peak_mib"),
         rss_peak_total_mib=_total_rss(healths),
         workers=[h for _, h in healths],
+        media_wait_p99_ms=worst("media_wait_p99_ms"),
     )
     return merged
 

@@ -17,7 +17,6 @@ Imports: pydantic, loadgen.strict (the base model), loadgen.vocab and this packa
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Literal
 
@@ -45,6 +44,7 @@ from loadgen.scenario.loadspec import (
 )
 from loadgen.scenario.media_spec import media_fits
 from loadgen.scenario.output_spec import FORMAT_APIS, OUTPUT_APIS, ResponseFormatSpec, ToolsSpec
+from loadgen.scenario.planned import BYTES_PER_TOKEN, MAX_PLANNED_BYTES, mean_length, media_bytes
 from loadgen.scenario.pooling import check_pooling
 from loadgen.scenario.target_spec import (
     MAX_ENDPOINTS,
@@ -292,11 +292,12 @@ def _output_fits(sc: Scenario) -> None:
 
 #: Prompt tokens an open-loop step may plan up front (its requests are made
 #: before the step starts so that sending them costs nothing): about 2.5 GB of text.
-MAX_PLANNED_TOKENS = 500_000_000
+MAX_PLANNED_TOKENS = MAX_PLANNED_BYTES // BYTES_PER_TOKEN
 
 
 def _open_loop_fits(load: RateLoad | OfflineLoad, w: WorkloadSpec) -> None:
-    """An open-loop step's planned requests must fit in memory (closed loop plans lazily)."""
+    """An open-loop step's planned requests must fit in memory (closed loop plans lazily):
+    their prompts' text and their synthetic images and audio together."""
     if isinstance(load, OfflineLoad):
         arrivals = float(load.requests_per_step or 0)
     elif load.requests_per_step is not None:
@@ -307,32 +308,18 @@ def _open_loop_fits(load: RateLoad | OfflineLoad, w: WorkloadSpec) -> None:
         arrivals = rate * ((load.duration_s or 0.0) + load.ramp_up_s / 2)
     # sessions plan turn lengths only; a dataset's rows are shared, not copied
     shared = w.sessions is not None or w.dataset is not None
-    mean = 1.0 if shared else _mean_tokens(w.prompt_tokens)
+    mean = 1.0 if shared else mean_length(w.prompt_tokens)
+    media = media_bytes(w.images, w.audio)
+    if media and arrivals * (mean * BYTES_PER_TOKEN + media) > MAX_PLANNED_BYTES:
+        raise ValueError(
+            f"load: an open-loop step plans its requests up front; about {arrivals:,.0f} "
+            f"requests of ~{mean:,.0f} prompt tokens and ~{media / 1e6:,.1f} MB of images "
+            f"and audio each is more than {MAX_PLANNED_BYTES / 1e9:g} GB: shorten the step "
+            "(requests_per_step, duration_s), lower the rate or make the images smaller"
+        )
     if arrivals * mean > MAX_PLANNED_TOKENS:
         raise ValueError(
             f"load: an open-loop step plans its requests up front; about {arrivals:,.0f} "
             f"requests of ~{mean:,.0f} prompt tokens is more than {MAX_PLANNED_TOKENS:,} "
             "tokens: shorten the step (requests_per_step, duration_s) or lower the rate"
         )
-
-
-def _mean_tokens(d: Distribution) -> float:
-    """The mean of a length distribution, near enough for a memory bound."""
-    if isinstance(d, FixedDist):
-        return float(d.value)
-    if isinstance(d, UniformDist):
-        return (d.min + d.max) / 2
-    if isinstance(d, NormalDist):
-        return d.mean if d.max is None else min(d.mean, d.max)
-    if isinstance(d, LognormalDist):
-        mu, sigma = d.log_params()
-        mean = math.exp(mu + sigma * sigma / 2)
-        return mean if d.max is None else min(mean, d.max)
-    if isinstance(d, EmpiricalDist):
-        if d.values:
-            return sum(d.values) / len(d.values)
-        if d.histogram is not None:
-            h = d.histogram
-            mids = [(a + b) / 2 for a, b in zip(h.edges, h.edges[1:], strict=False)]
-            return sum(m * c for m, c in zip(mids, h.counts, strict=True)) / sum(h.counts)
-    return 1.0  # a lengths file: read when planned

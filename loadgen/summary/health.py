@@ -37,6 +37,10 @@ class ClientHealth(Strict):
     rss_peak_total_mib: float | None = None
     #: load.workers > 1: each worker's own figures; those above are the worst of them
     workers: list[ClientHealth] | None = None
+    # -- synthetic media made off the event loop (closed loop)
+    #: how long requests waited for their images/audio from the helper that makes them
+    #: ahead of demand (p99, ms; before each request starts); None: no such media
+    media_wait_p99_ms: float | None = None
 
 
 class LittleCheck(Strict):

@@ -75,6 +75,10 @@ class WorkloadInfo(Sparse):
     batch: str | None = None  # embeddings: inputs per request
     documents: str | None = None  # rerank: documents per request
     query_tokens: str | None = None  # rerank: the query's length
+    # -- inputs beyond text: one line each, e.g. ``uniform [1, 2] a request, fixed 448 x
+    # -- fixed 336 px, jpeg`` (synthetic), ``from the dataset: 40 of 200 rows, 52 images``
+    images: str | None = None
+    audio: str | None = None  # e.g. ``fixed 1.5 s a request, 16000 Hz WAV``
 
 
 class Verdict(Strict):

@@ -67,6 +67,23 @@ def describe_workload(sc: Scenario, workload: Workload) -> dict[str, Any]:
         }
     if workload.output is not None:
         out.update(describe_output(workload.output, w))
+    out.update(_media(workload))
+    return out
+
+
+def _media(workload: Workload) -> dict[str, str]:
+    """``images`` and ``audio``: the synthetic ones' distributions, a dataset's count."""
+    out = {}
+    if workload.row_media:
+        rows = len(workload.row_media)
+        images = sum(len(m) for m in workload.row_media.values())
+        of = len(workload.dataset or [])
+        out["images"] = f"from the dataset: {rows} of {of} rows, {images} images"
+    if workload.media is not None and (i := workload.media.images) is not None:
+        text = f"{describe(i.count)} a request, {describe(i.width)} x {describe(i.height)} px"
+        out["images"] = f"{text}, {i.format}" + (f"; {out['images']}" if "images" in out else "")
+    if workload.media is not None and (a := workload.media.audio) is not None:
+        out["audio"] = f"{describe(a.seconds)} a request, {a.sample_rate} Hz WAV"
     return out
 
 
@@ -104,6 +121,7 @@ def workload_report(
         lines.append("  (sweep auto: the rates come from the saturation probe at run time)")
     for index, (mode, value) in enumerate(points):
         plan = plan_step(workload, sc.load, mode, value, index)
+        plan.requests = map(workload.with_media, plan.requests)  # a closed loop's, made here
         lines.append("")
         lines.extend(_step_lines(plan, index, mode, value))
         lines.extend((notes or {}).get(index, ()))

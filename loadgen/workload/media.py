@@ -95,10 +95,18 @@ def synthetic_image(rng: np.random.Generator, width: int, height: int, fmt: str)
     from PIL import Image
 
     a, b = rng.integers(0, 256 - _NOISE, size=(2, 3)).astype(np.float32)
-    across = np.linspace(0.0, 0.5, width, dtype=np.float32)[None, :]
+    # a + (b - a) * (across + down): one outer sum of two ramps (not a float per pixel)
+    across = np.linspace(0.0, 0.5, width, dtype=np.float32)[:, None]
     down = np.linspace(0.0, 0.5, height, dtype=np.float32)[:, None]
-    base = (a + (b - a) * (across + down)[:, :, None]).astype(np.uint8)
-    pixels = base + rng.integers(0, _NOISE, size=(height, width, 3), dtype=np.uint8)
+    x = np.rint(a + (b - a) * across).astype(np.int16)
+    y = np.rint((b - a) * down).astype(np.int16)
+    base = np.add(x[None, :, :], y[:, None, :])
+    np.clip(base, 0, 255 - _NOISE, out=base)
+    noise = np.frombuffer(rng.bytes(height * width * 3), dtype=np.uint8).astype(np.uint16)
+    noise *= _NOISE
+    noise >>= 8  # uniform in [0, _NOISE): a byte scaled, 2.5x faster than rng.integers
+    noise += base.reshape(-1).astype(np.uint16)
+    pixels = noise.astype(np.uint8).reshape(height, width, 3)
     out = io.BytesIO()
     image = Image.fromarray(pixels, "RGB")
     if fmt == "jpeg":
@@ -155,22 +163,29 @@ class MediaMaker:
 
     def make(self, rng: np.random.Generator, indices: list[int]) -> list[tuple[Media, ...]]:
         """The media of the requests numbered ``indices`` (one draw from ``rng``, the step's)."""
+        draw = self.draw(rng)
+        return [self.made(draw, index) for index in indices]
+
+    @staticmethod
+    def draw(rng: np.random.Generator) -> int:
+        """The one number a batch of requests takes from the step's stream for its media."""
+        return int(rng.integers(0, 2**62))
+
+    def made(self, draw: int, index: int) -> tuple[Media, ...]:
+        """Request ``index``'s media: a pure function of (seed, ``draw``, ``index``), so it
+        may be made anywhere (a helper process, ahead of the send) and still be the same."""
         from loadgen.workload.lengths import sample_lengths, sample_seconds
 
-        draw = int(rng.integers(0, 2**62))
-        out: list[tuple[Media, ...]] = []
-        for index in indices:
-            r = media_rng(self.seed, draw, index)
-            media: list[Media] = []
-            if (spec := self.images) is not None:
-                count = min(MAX_IMAGES, sample_lengths(spec.count, 1, r)[0])
-                widths = sample_lengths(spec.width, count, r)
-                heights = sample_lengths(spec.height, count, r)
-                for w, h in zip(widths, heights, strict=True):
-                    w, h = min(w, MAX_IMAGE_SIDE), min(h, MAX_IMAGE_SIDE)
-                    media.append(synthetic_image(r, w, h, spec.format))
-            if (a := self.audio) is not None:
-                seconds = min(MAX_AUDIO_S, max(0.1, sample_seconds(a.seconds, 1, r)[0]))
-                media.append(synthetic_wav(r, seconds, a.sample_rate))
-            out.append(tuple(media))
-        return out
+        r = media_rng(self.seed, draw, index)
+        media: list[Media] = []
+        if (spec := self.images) is not None:
+            count = min(MAX_IMAGES, sample_lengths(spec.count, 1, r)[0])
+            widths = sample_lengths(spec.width, count, r)
+            heights = sample_lengths(spec.height, count, r)
+            for w, h in zip(widths, heights, strict=True):
+                w, h = min(w, MAX_IMAGE_SIDE), min(h, MAX_IMAGE_SIDE)
+                media.append(synthetic_image(r, w, h, spec.format))
+        if (a := self.audio) is not None:
+            seconds = min(MAX_AUDIO_S, max(0.1, sample_seconds(a.seconds, 1, r)[0]))
+            media.append(synthetic_wav(r, seconds, a.sample_rate))
+        return tuple(media)

@@ -50,6 +50,11 @@ class RequestSpec:
     inputs: tuple[str, ...] = ()
     # -- inputs beyond text (images, audio)
     media: tuple[Media, ...] = ()  # encoded when the workload is built (workload.media)
+    # -- synthetic media made off the event loop (closed loop)
+    #: (draw, index) of synthetic media still to make (``MediaMaker.made``): a closed
+    #: loop's requests are planned without them, and loadgen.execute.media_feed makes
+    #: them in a helper process ahead of the send; None: nothing left to make
+    media_due: tuple[int, int] | None = None
 
 
 def step_rng(seed: int, step: int, stream: int) -> np.random.Generator:

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from loadgen.errors import ScenarioError
+from loadgen.scenario.media_spec import IMAGE_APIS
 from loadgen.scenario.models import EmpiricalDist, TraceLoad, WorkloadSpec
 from loadgen.vocab import POOLING_APIS
 from loadgen.workload.datasets import DatasetRow, RowSampler, load_dataset
@@ -103,7 +104,7 @@ class Workload:
         if spec.dataset is not None:
             with _naming("workload.dataset.path", spec.dataset.path):
                 w.dataset = load_dataset(spec.dataset, maker.count_text)
-            w.row_media = _row_images(w.dataset, Path(spec.dataset.path))
+            w.row_media = _row_images(w.dataset, Path(spec.dataset.path), api)
         if spec.images is not None or spec.audio is not None:
             w.media = MediaMaker(spec.seed, spec.images, spec.audio)
         for name, file in _lengths_files(spec):  # read when planned: check them now
@@ -138,14 +139,17 @@ class Workload:
         start: int = 0,
         warmup: int = 0,
         rows: RowSampler | None = None,
+        defer_media: bool = False,
     ) -> list[RequestSpec]:
         """``n`` requests numbered from ``start``; the first ``warmup`` are flagged warm-up.
 
         A dataset's rows come from ``rows`` when given (a stream that goes on
-        across calls), else from a fresh draw.
+        across calls), else from a fresh draw. ``defer_media``: synthetic media are
+        not made here; each request says which to make (``media_due``) and
+        :meth:`with_media` (or a helper process) makes the very same bytes later.
         """
         if self.dataset is not None:
-            return self._from_dataset(rng, n, start, warmup, rows)
+            return self._from_dataset(rng, n, start, warmup, rows, defer_media)
         spec = self.spec
         prompt_lens = sample_lengths(spec.prompt_tokens, n, rng)
         output_lens = sample_lengths(spec.output_tokens, n, rng)
@@ -163,24 +167,40 @@ class Workload:
             out.append(RequestSpec(start + i, prompt, planned, o, warmup=i < warmup))
         if self.pooling is not None:
             out = [pooled(r, self.pooling, spec, self.maker, rng) for r in out]
-        return self._with_media(out, rng)
+        return self._with_media(out, rng, defer_media)
 
-    def _with_media(self, specs: list[RequestSpec], rng: np.random.Generator) -> list[RequestSpec]:
-        """``specs`` with their synthetic media added (after any a dataset row brought)."""
+    def _with_media(
+        self, specs: list[RequestSpec], rng: np.random.Generator, defer: bool = False
+    ) -> list[RequestSpec]:
+        """``specs`` with their synthetic media added (after any a dataset row brought),
+        or with the key to make them (``defer``)."""
         if self.media is None or not specs:
             return specs
-        made = self.media.make(rng, [s.index for s in specs])
-        return [replace(s, media=s.media + m) for s, m in zip(specs, made, strict=True)]
+        draw = self.media.draw(rng)
+        if defer:
+            return [replace(s, media_due=(draw, s.index)) for s in specs]
+        return [replace(s, media=s.media + self.media.made(draw, s.index)) for s in specs]
+
+    def with_media(self, spec: RequestSpec) -> RequestSpec:
+        """``spec`` with the synthetic media it is due made here (the same bytes as a
+        helper process makes: :meth:`MediaMaker.made` is pure)."""
+        if spec.media_due is None or self.media is None:
+            return spec
+        made = self.media.made(*spec.media_due)
+        return replace(spec, media=spec.media + made, media_due=None)
 
     def endless(self, rng: np.random.Generator, *, start: int = 0) -> Iterator[RequestSpec]:
-        """Requests numbered from ``start`` for as long as asked, planned 64 at a time
-        (4 at a time with synthetic media: making images holds the event loop)."""
+        """Requests numbered from ``start`` for as long as asked, planned 64 at a time.
+
+        Synthetic media are not made here (that would hold the sending loop: a PNG
+        costs ~0.2 s a megapixel): each request carries ``media_due`` and
+        loadgen.execute.media_feed makes them in a helper process ahead of demand.
+        """
         index = start
         rows = self.row_sampler(rng)
-        batch = 64 if self.media is None else 4
         while True:
-            yield from self.requests(rng, batch, start=index, rows=rows)
-            index += batch
+            yield from self.requests(rng, 64, start=index, rows=rows, defer_media=True)
+            index += 64
 
     def row_sampler(self, rng: np.random.Generator) -> RowSampler | None:
         if self.dataset is None or self.spec.dataset is None:
@@ -194,6 +214,7 @@ class Workload:
         start: int,
         warmup: int,
         sampler: RowSampler | None,
+        defer_media: bool = False,
     ) -> list[RequestSpec]:
         sampler = sampler or self.row_sampler(rng)
         assert sampler is not None
@@ -215,7 +236,7 @@ class Workload:
                     media=self.row_media.get(row.line, ()),
                 )
             )
-        return self._with_media(out, rng)
+        return self._with_media(out, rng, defer_media)
 
     # -- traces ------------------------------------------------------------------------
 
@@ -288,13 +309,22 @@ class Workload:
         )
 
 
-def _row_images(rows: list[DatasetRow], dataset: Path) -> dict[int, tuple[Media, ...]]:
+def _row_images(
+    rows: list[DatasetRow], dataset: Path, api: str | None = None
+) -> dict[int, tuple[Media, ...]]:
     """Each row's images, read once; a path is relative to the dataset's folder
-    (ScenarioError naming the dataset, the row's line and the resolved path)."""
+    (ScenarioError naming the dataset, the row's line and the resolved path; or that
+    ``api`` sends no images, where a row has some: they would be dropped unsent)."""
     out: dict[int, tuple[Media, ...]] = {}
     for row in rows:
         if row.images:
             where = f"{dataset}:{row.line}: workload.dataset.path"
+            if api is not None and api not in IMAGE_APIS:
+                msg = (
+                    f"{where}: images: target.api {api} sends no images "
+                    f"(a row with images needs {' | '.join(IMAGE_APIS)}): drop them or the row"
+                )
+                raise ScenarioError(msg)
             paths = [(dataset.parent / p).resolve() for p in row.images]
             out[row.line] = tuple(image_file(p, where) for p in paths)
     return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 import socket
 import struct
 import sys
+import threading
 import time
 
 import pytest
@@ -123,3 +124,37 @@ def test_a_wall_clock_step_is_measured_again() -> None:
     host.step += 60 * S_NS  # a step of a minute (settimeofday): measured again
     assert offset.to_monotonic(host.wall() - 500, host.now) == host.now - 500
     assert offset.value == host.step
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SO_TIMESTAMPING is Linux's")
+def test_a_send_is_stamped_by_the_kernel_at_its_last_byte() -> None:
+    """tx_arm, one 3 MB send on loopback, tx_stamps: the stamp of its last byte (key n - 1)
+    comes, in CLOCK_REALTIME between the send's start and now; tx_disarm leaves none."""
+    from loadgen.netstamp import TX_SENT, tx_arm, tx_disarm, tx_stamps
+
+    server = socket.create_server(("127.0.0.1", 0))
+    client = socket.create_connection(server.getsockname())
+    peer, _ = server.accept()
+    try:
+        assert tx_arm(client)
+        n = 3_000_000
+        before = time.time_ns()
+        sender = threading.Thread(target=client.sendall, args=(b"x" * n,))
+        sender.start()
+        got = 0
+        while got < n:
+            got += len(peer.recv(1 << 20))
+        sender.join()
+        stamps: list[tuple[int, int, int]] = []
+        deadline = time.monotonic() + 5
+        while not any(k == n - 1 for _, k, _ in stamps) and time.monotonic() < deadline:
+            stamps += tx_stamps(client)
+        last = [(kind, wall) for kind, key, wall in stamps if key == n - 1]
+        assert last and last[0][0] == TX_SENT, stamps
+        assert before <= last[0][1] <= time.time_ns()
+        tx_disarm(client)
+        client.sendall(b"more")
+        assert peer.recv(16) == b"more" and tx_stamps(client) == []
+    finally:
+        for s in (client, peer, server):
+            s.close()

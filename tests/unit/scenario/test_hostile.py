@@ -208,3 +208,22 @@ def test_an_open_loop_step_too_big_to_plan_is_one_line(
     assert "plans its requests up front" in err
     path.write_text(path.read_text().replace("10000000", "100000"))
     assert load_scenario(path).load.requests_per_step == 100000
+
+
+def test_an_open_loop_step_of_images_too_large_to_plan_is_refused(tmp_path: Path) -> None:
+    """The bound counts images' bytes beside prompt text: 20,000 requests of a 16 MP PNG
+    (~64 MB each in base64) are ~1.3 TB, refused naming the 2.5 GB bound; 20 pass."""
+    path = tmp_path / "big.yaml"
+    path.write_text(
+        "target: {url: mock}\n"
+        "workload: {images: {width: {dist: fixed, value: 4000}, "
+        "height: {dist: fixed, value: 4000}}}\n"
+        "load: {mode: rate, rate: [10], requests_per_step: 20000}\n"
+    )
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    text = str(info.value)
+    assert "\n" not in text and "plans its requests up front" in text
+    assert "MB of images and audio each is more than 2.5 GB" in text
+    path.write_text(path.read_text().replace("20000", "20"))
+    assert load_scenario(path).load.requests_per_step == 20
