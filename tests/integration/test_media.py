@@ -203,8 +203,10 @@ def test_the_media_are_described_in_the_summary_and_every_report(
 def test_transcription_streams_text_timed_as_chat(
     run: RunFixture, scenario: Make, tmp_path: Path
 ) -> None:
+    """TTFT and ITL of a streamed transcription against the mock's truth, within the bound
+    chat is held to (test_ground_truth.py), in one of two attempts."""
     truth_path = tmp_path / "truth.jsonl"
-    args = ["--ttft-ms", "20", "--itl-ms", "4", "--truth", str(truth_path), *MEDIA_ARGS]
+    args = ["--ttft-ms", "20", "--itl-ms", "8", "--truth", str(truth_path), *MEDIA_ARGS]
     sc = scenario(
         target={
             "api": "openai-transcriptions",
@@ -218,15 +220,25 @@ def test_transcription_streams_text_timed_as_chat(
         },
         load={"concurrency": [1], "requests_per_step": 20},
     )
-    summary, records, _ = run(sc)
-    assert summary.steps[0].requests.failed == 0, summary.steps[0].requests.errors
-    truth = _truth(truth_path)
-    for r in records:
-        assert r.audio_s == 1.5 and r.images == 0
-        assert r.output_events == r.output_tokens_server == 12
-        assert r.prompt_tokens_server == math.ceil(1.5 * PER_S) + 3
-        assert truth[r.request_id]["path"] == "/v1/audio/transcriptions"
-    assert _ttft_error_ms(records, truth) < 5  # one run only: a loose check of the wiring
+    attempts = []
+    for _ in range(ATTEMPTS):
+        truth_path.unlink(missing_ok=True)
+        summary, records, _ = run(sc)
+        assert summary.steps[0].requests.failed == 0, summary.steps[0].requests.errors
+        truth = _truth(truth_path)
+        itl_errs: list[float] = []
+        for r in records:
+            assert r.audio_s == 1.5 and r.images == 0
+            assert r.output_events == r.output_tokens_server == 12
+            assert r.prompt_tokens_server == math.ceil(1.5 * PER_S) + 3
+            t = truth[r.request_id]
+            assert t["path"] == "/v1/audio/transcriptions"
+            assert isinstance(t["token_ns"], list)
+            itl_errs += np.abs(np.diff(r.token_ns) - np.diff(t["token_ns"])).tolist()
+        attempts.append((_ttft_error_ms(records, truth), float(np.percentile(itl_errs, 99)) / MS))
+        if max(attempts[-1]) < BOUND_MS:
+            break
+    assert min(max(a) for a in attempts) < BOUND_MS, attempts
     step = summary.steps[0]
     assert step.media is not None and step.media.audio_s_per_request == 1.5
 
