@@ -268,6 +268,10 @@ class MockServer:
             answer = None
             if spec.structured is not None:
                 answer = plan_answer(spec.structured, rng, fault in CONTENT)
+            if answer is not None and answer.tool is not None and n_out < spec.max_tokens:
+                # a call's opening and its arguments are two events of these APIs (as
+                # vLLM sends them, a token each): a natural answer is never shorter
+                n_out = min(spec.max_tokens, max(n_out, max(self.settings.reasoning_tokens, 0) + 2))
             events = self._api_events(spec, response_id, n_out, answer)
         else:
             head = (response_id, spec.model, int(time.time()), spec.prompt_tokens)

@@ -174,3 +174,34 @@ def test_bad_tool_choices_are_400(fast_mock: MockProc, path: str, body: dict[str
     assert reply.status == 400
     if path == "/v1/messages":
         assert orjson.loads(reply.body)["type"] == "error"  # Anthropic's shape
+
+
+@pytest.mark.parametrize("api", ["openai-responses", "anthropic-messages"])
+def test_a_natural_length_call_has_as_many_events_as_tokens(fast_mock: MockProc, api: str) -> None:
+    """Probe: under CI's load one Messages call of 60 came back with usage 1 and 2 token
+    events: a natural answer one token long was streamed as a call's opening plus its
+    arguments. A call now takes at least two tokens (as vLLM's opening and arguments do),
+    so events equal usage for every length the mock draws (about 1 in 128 is 1 token)."""
+    path = "/v1/responses" if api == "openai-responses" else "/v1/messages"
+    tools = [TOOL_R] if api == "openai-responses" else [TOOL_M]
+    choice: Any = "required" if api == "openai-responses" else {"type": "any"}
+    shortest = 99
+    for _ in range(1000):
+        body = {
+            "model": "m",
+            "input" if api == "openai-responses" else "messages": (
+                "hi" if api == "openai-responses" else [{"role": "user", "content": "hi"}]
+            ),
+            "stream": True,
+            "tools": tools,
+            "tool_choice": choice,
+        }
+        body["max_output_tokens" if api == "openai-responses" else "max_tokens"] = 4
+        reply = fetch_sync(fast_mock.port, "POST", path, body)
+        assert reply.status == 200
+        deltas, calls, _ = _read(api, reply.body)
+        n = sum(d.tokens for d in deltas)
+        assert n == next(d.completion_tokens for d in deltas if d.completion_tokens is not None)
+        assert len(calls.names) == 1
+        shortest = min(shortest, n)
+    assert shortest == 2  # the shortest answers were drawn, and streamed in two events
