@@ -11,11 +11,10 @@ loadgen.report.mix (outputs see only the summary).
 
 from __future__ import annotations
 
-import re
-
 from loadgen.report import facts, mix, validity
 from loadgen.report.endpoints import console_lines, target_text
 from loadgen.report.pooling import throughput_parts
+from loadgen.report.wrap import CONSOLE_WIDTH, fit, phrases
 from loadgen.summary import Distribution, SlaCheck, StepSummary, Summary
 
 __all__ = [
@@ -145,31 +144,6 @@ def _ci_rows(step: StepSummary) -> list[str]:
 
 
 #: the console's lines are cut into more lines at a separator to fit this many columns
-CONSOLE_WIDTH = 80
-
-
-def fit(head: str, parts: list[str], sep: str, width: int = CONSOLE_WIDTH) -> list[str]:
-    """``head`` + ``parts`` joined by ``sep``, as lines of at most ``width`` columns where
-    the parts allow; a line is only ever broken between parts, never inside a phrase."""
-    lines: list[str] = []
-    line, fresh = head, True  # fresh: nothing on the line yet but its head or indent
-    indent = " " * (len(head) - len(head.lstrip()) + 2)
-    for part in parts:
-        candidate = line + ("" if fresh else sep) + part
-        if not fresh and len(candidate) > width:
-            lines.append(line + sep.rstrip())
-            candidate = indent + part
-        line, fresh = candidate, False
-    lines.append(line)
-    return lines
-
-
-def phrases(text: str) -> list[str]:
-    """``text`` cut where a line may break: after ``;`` or ``,``, before ``(``; a number
-    and its unit, or a bound and its value, stay together."""
-    return [p for p in re.split(r"(?<=[;,]) | (?=\()", text) if p]
-
-
 def interval_text(lo: float | None, hi: float | None) -> str:
     """``18.91-19.10``; an end the sample cannot give is left open: ``≥ 18.91``, ``≤ 19.10``."""
     if lo is None and hi is None:

@@ -12,6 +12,7 @@ Imports: loadgen.summary, loadgen.report.blocks.
 from __future__ import annotations
 
 from loadgen.report.blocks import pct, verdict_cell
+from loadgen.report.wrap import fit, phrases
 from loadgen.summary import OutputValidity, SlaCheck, StepSummary
 
 __all__ = ["METRIC", "check_cells", "check_text", "console_lines", "csv_fields", "items"]
@@ -61,8 +62,6 @@ def items(step: StepSummary) -> tuple[str, ...]:
 def console_lines(step: StepSummary) -> list[str]:
     """Under the step's table: the validity line, the example, the tool-call line, each
     wrapped at 80 columns between its phrases."""
-    from loadgen.report.console import fit, phrases
-
     out: list[str] = []
     for line in items(step):
         chunks = line.split(" · ")
