@@ -113,6 +113,18 @@ class Record:
     image_pixels: int = 0  # their pixels, summed (width x height)
     audio_s: float = 0.0  # seconds of audio it carried
     request_bytes: int = 0  # the request body's size in bytes (as sent, before any TLS)
+    # -- agents (workload.agent, agent traces): a session is one agent task
+    call: int | None = None  # 0-based index of this LLM call in its agent's loop
+    agent: int | None = None  # which agent of the task: 0 the main one, 1.. its sub-agents
+    parent: int | None = None  # a sub-agent's call: the id of the call that started it
+    agent_depth: int | None = None  # 0 the main agent, 1 a sub-agent, 2 a sub-agent's ...
+    truncated_tokens: int = 0  # context dropped to stay within max_context_tokens
+    # -- the server's prefix cache
+    #: prompt tokens the server served from its cache (usage prompt_tokens_details
+    #: .cached_tokens, Messages cache_read_input_tokens); None: not reported
+    cached_tokens_server: int | None = None
+    # -- users who stop (workload.cancel)
+    cancelled_by_client: bool = False  # aborted mid-stream on purpose (not an error)
 
     @property
     def output_tokens(self) -> int:

@@ -195,6 +195,11 @@ class Requester:
             model=spec.model,
             inputs=len(spec.inputs) or None,
             request_bytes=len(payload),
+            call=spec.call,
+            agent=spec.agent,
+            parent=spec.parent,
+            agent_depth=spec.agent_depth,
+            truncated_tokens=spec.truncated_tokens,
         )
         if spec.media:
             count_media(rec, spec)

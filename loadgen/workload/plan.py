@@ -55,6 +55,15 @@ class RequestSpec:
     #: loop's requests are planned without them, and loadgen.execute.media_feed makes
     #: them in a helper process ahead of the send; None: nothing left to make
     media_due: tuple[int, int] | None = None
+    # -- agents (workload.agent, agent traces): ``session`` is the agent task
+    call: int | None = None  # 0-based index of this LLM call in its agent's loop
+    agent: int | None = None  # which agent of the task: 0 the main one, 1.. its sub-agents
+    parent: int | None = None  # a sub-agent's call: the index of the call that started it
+    agent_depth: int | None = None  # 0 the main agent, 1 a sub-agent, ...
+    truncated_tokens: int = 0  # context dropped to stay within max_context_tokens
+    # -- users who stop (workload.cancel): abort the stream after this much
+    cancel_after_tokens: int | None = None  # token events received
+    cancel_after_ns: int | None = None  # since the request was sent
 
 
 def step_rng(seed: int, step: int, stream: int) -> np.random.Generator:
