@@ -55,7 +55,7 @@ from loadgen.scenario.models import Scenario, TraceLoad
 from loadgen.workload.deal import deal
 from loadgen.workload.prompts import Calibration
 from loadgen.workload.source import Workload
-from loadgen.workload.step import plan_step
+from loadgen.workload.step import plan_step, with_own_media
 
 __all__ = ["FLUSH_AFTER_S", "Connect", "WorkerConfig", "main", "serve"]
 
@@ -185,7 +185,8 @@ class _Worker:
             self._done(StepDone(sat_out=True))
             return
         sc = self.config.scenario
-        share = deal(plan_step(workload, sc.load, step.mode, step.value, index), rank, ranks)
+        plan = plan_step(workload, sc.load, step.mode, step.value, index, defer_media=True)
+        share = with_own_media(workload, deal(plan, rank, ranks))  # its own media, no others'
         self._write(b"P")
         command = await self._commands.get()
         if not isinstance(command, Go):  # stopped before the start

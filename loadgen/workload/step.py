@@ -33,7 +33,7 @@ from loadgen.workload.model_mix import MODEL_STREAM, SESSION_STREAM, ModelPicker
 from loadgen.workload.plan import RequestSpec, step_rng
 from loadgen.workload.source import SessionPlan, Workload
 
-__all__ = ["StepPlan", "plan_step"]
+__all__ = ["StepPlan", "plan_step", "with_own_media"]
 
 NS_PER_S = 1_000_000_000
 
@@ -59,11 +59,23 @@ class StepPlan:
     rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
 
 
-def plan_step(workload: Workload, load: LoadSpec, mode: str, value: float, index: int) -> StepPlan:
+def plan_step(
+    workload: Workload,
+    load: LoadSpec,
+    mode: str,
+    value: float,
+    index: int,
+    *,
+    defer_media: bool = False,
+) -> StepPlan:
     """The plan of step ``index`` at load ``value`` (users, requests/s, a time scale, or
     offline a cap on requests in flight: 0 for none); with a model mix
-    (``workload.models``) each request, or session, names its model."""
-    plan = _plan(workload, load, mode, value, index)
+    (``workload.models``) each request, or session, names its model.
+
+    ``defer_media``: an open loop's synthetic media are not made here, only named
+    (``RequestSpec.media_due``): a worker process dealt a share makes its own with
+    :func:`with_own_media`, not every request's."""
+    plan = _plan(workload, load, mode, value, index, defer_media)
     if workload.models:
         _name_models(plan, workload.models, workload.spec.seed, index)
     return plan
@@ -91,7 +103,17 @@ def _name_models(
         plan.sessions = map(session, plan.sessions)
 
 
-def _plan(workload: Workload, load: LoadSpec, mode: str, value: float, index: int) -> StepPlan:
+def with_own_media(workload: Workload, plan: StepPlan) -> StepPlan:
+    """``plan`` (a worker's share, planned with ``defer_media``) with the synthetic media
+    of its open-loop requests made: the same bytes one process would have made."""
+    if workload.media is not None and plan.open_requests:
+        plan.open_requests = [workload.with_media(s) for s in plan.open_requests]
+    return plan
+
+
+def _plan(
+    workload: Workload, load: LoadSpec, mode: str, value: float, index: int, defer: bool
+) -> StepPlan:
     seed = workload.spec.seed
     rng = step_rng(seed, index, 0)
     if isinstance(load, TraceLoad):
@@ -101,7 +123,7 @@ def _plan(workload: Workload, load: LoadSpec, mode: str, value: float, index: in
         return StepPlan(
             False,
             offsets_ns=[0] * batch,  # all at once: MLPerf Offline
-            open_requests=workload.requests(rng, batch),
+            open_requests=workload.requests(rng, batch, defer_media=defer),
             max_concurrency=int(value) or None,
             rng=rng,
         )
@@ -149,7 +171,7 @@ def _plan(workload: Workload, load: LoadSpec, mode: str, value: float, index: in
         plan.open_sessions = workload.sessions(rng, len(offsets))
         plan.open_session_flags = flags
         return plan
-    specs = workload.requests(rng, len(offsets))
+    specs = workload.requests(rng, len(offsets), defer_media=defer)
     plan.open_requests = [
         dataclasses.replace(s, warmup=wu, ramp=ra) for s, (wu, ra) in zip(specs, flags, strict=True)
     ]

@@ -15,7 +15,9 @@ from loadgen.errors import ScenarioError
 from loadgen.scenario import load_scenario
 from loadgen.scenario.media_spec import AudioSpec, ImagesSpec
 from loadgen.workload import Workload
-from loadgen.workload.media import MediaMaker, synthetic_image, synthetic_wav
+from loadgen.workload.deal import deal
+from loadgen.workload.media import Media, MediaMaker, synthetic_image, synthetic_wav
+from loadgen.workload.step import plan_step, with_own_media
 
 LOAD = "load: {concurrency: [1], requests_per_step: 2}\n"
 
@@ -102,3 +104,34 @@ def test_images_need_an_api_that_takes_them(tmp_path: Path) -> None:
     path.write_text("target: {api: openai-transcriptions}\n" + LOAD)
     with pytest.raises(ScenarioError, match=r"openai-transcriptions needs workload\.audio"):
         load_scenario(path)
+
+
+def test_an_open_loop_worker_makes_only_its_own_shares_media(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "workload: {images: {width: {dist: fixed, value: 64}, height: {dist: fixed, value: 48}}}\n"
+        "load: {mode: rate, rate: [5], requests_per_step: 9}\n"
+    )
+    sc = load_scenario(path)
+    w = Workload.prepare(sc.workload, chat=True)
+    whole = plan_step(w, sc.load, "rate", 5.0, 0)
+    made: list[int] = []
+    real = MediaMaker.made
+
+    def counted(self: MediaMaker, draw: int, index: int) -> tuple[Media, ...]:
+        made.append(index)
+        return real(self, draw, index)
+
+    monkeypatch.setattr(MediaMaker, "made", counted)
+    shares = []
+    for rank in range(2):
+        deferred = plan_step(w, sc.load, "rate", 5.0, 0, defer_media=True)
+        shares.append(with_own_media(w, deal(deferred, rank, 2)))
+    mine = [s.index for s in shares[0].open_requests]
+    assert sorted(made) == sorted(s.index for p in shares for s in p.open_requests)
+    assert len(made) == len(whole.open_requests) and mine == [0, 2, 4, 6, 8]
+    by_index = {s.index: s for p in shares for s in p.open_requests}
+    for s in whole.open_requests:  # the same bytes as one process makes, none left due
+        assert by_index[s.index].media == s.media and by_index[s.index].media_due is None
