@@ -10,6 +10,7 @@ import pytest
 
 from loadgen.errors import ScenarioError
 from loadgen.workload.trace_agents import Link
+from loadgen.workload.trace_stats import trace_stats
 from loadgen.workload.traces import load_trace, read_trace
 
 MS = 1_000_000
@@ -239,3 +240,26 @@ def test_not_otlp_or_no_calls(tmp_path: Path) -> None:
         f"{tools}: no LLM-call spans: expected spans with gen_ai.operation.name chat, "
         "text_completion, generate_content or gen_ai.usage.* attributes"
     )
+
+
+def test_agent_stats(tmp_path: Path) -> None:
+    other = [span(1, None, "chat", 50, 60, 5, 5, trace=TRACE_B)]
+    rows = read_trace(write(tmp_path, [*AGENT, *other]))
+    stats = trace_stats(rows)
+    assert stats["sessions"] == 2
+    assert stats["agents"] == {
+        "tasks": 2,
+        "sub_agents": 1,
+        "max_depth": 1,
+        "calls_p50": 3.0,  # 5 calls and 1
+        "calls_max": 5,
+        "linked": 4,  # every call of the agent task but its first
+    }
+    assert trace_stats([r for r in rows if r.session == TRACE_B])["agents"] == {
+        "tasks": 1,
+        "sub_agents": 0,
+        "max_depth": 0,
+        "calls_p50": 1.0,
+        "calls_max": 1,
+        "linked": 0,
+    }
