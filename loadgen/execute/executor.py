@@ -6,7 +6,7 @@ and handing each finished record on; :class:`StepOutcome` is what a step's
 summary needs from whoever carried it out, one process or several.
 
 Imports: asyncio, itertools, loadgen.client, loadgen.clock, loadgen.records,
-loadgen.execute (drivers, monitor, sessions), loadgen.summary, loadgen.workload.
+loadgen.execute (drivers, linked, monitor, sessions), loadgen.summary, loadgen.workload.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from loadgen.execute.drivers import (
     run_jobs,
     send_each,
 )
+from loadgen.execute.linked import linked_loop
 from loadgen.execute.media_feed import MediaFeed, MediaHelper
 from loadgen.execute.monitor import LoopMonitor
 from loadgen.execute.sessions import SessionRunner
@@ -207,6 +208,17 @@ async def carry_out(
                 media_waits.extend(feed.waits_ns)
     elif plan.closed:  # warm up, then drain: the measured window holds measured requests only
         await _closed(plan, run, plan.requests, _Warmup(run, plan.warmup), budget, t0_ns)
+    elif plan.waits:  # an agent trace: each call waits for the calls it followed
+        await linked_loop(
+            send,
+            on_record,
+            plan.open_requests,
+            plan.offsets_ns,
+            plan.waits,
+            max_concurrency=plan.max_concurrency,
+            send_lags_ns=send_lags,
+            t0_ns=t0_ns,
+        )
     else:
         await _open(plan, run, plan.open_requests, send_lags, t0_ns)
 

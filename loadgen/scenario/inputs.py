@@ -140,7 +140,7 @@ def _files(sc: Scenario) -> Iterator[tuple[FieldPath, str, str, str]]:
             expected,
         )
     if isinstance(sc.load, TraceLoad):
-        expected = "a trace file (mooncake or loadgen JSONL, azure or burstgpt CSV)"
+        expected = "a trace file (mooncake or loadgen JSONL, azure or burstgpt CSV, OTLP JSON)"
         yield ("load", "trace"), "trace", sc.load.trace, expected
     if sc.target.tls.ca_file is not None:
         expected = "a PEM file of the CA certificates to trust"

@@ -53,7 +53,7 @@ __all__ = [
     "TraceLoad",
 ]
 
-TRACE_FORMATS = ("auto", "mooncake", "azure", "burstgpt", "loadgen")
+TRACE_FORMATS = ("auto", "mooncake", "azure", "burstgpt", "loadgen", "otlp")
 
 
 class StopEarly(Spec):
@@ -251,8 +251,10 @@ class TraceLoad(_Unswept):
         "trace", description="Replay a trace file's arrivals, open loop."
     )
     trace: str = Field(description="The trace file (relative paths: from the scenario's folder).")
-    trace_format: Literal["auto", "mooncake", "azure", "burstgpt", "loadgen"] = Field(
-        "auto", description="Layout of the trace file; auto tells by extension and header."
+    trace_format: Literal["auto", "mooncake", "azure", "burstgpt", "loadgen", "otlp"] = Field(
+        "auto",
+        description="Layout of the trace file (otlp: OpenTelemetry GenAI spans, an agent "
+        "trace); auto tells by extension and header.",
     )
     time_scale: list[Annotated[float, Field(ge=MIN_SCALE, le=MAX_SCALE)]] = Field(
         default_factory=lambda: [1.0],

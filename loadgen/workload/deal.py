@@ -12,6 +12,8 @@ out:
 - open loop (rate, trace): arrival i goes to worker ``i mod n`` with its own
   offset from the common start, so the merged arrival times are the planned
   ones; a ``max_concurrency`` is split like a concurrency.
+- an agent trace (a plan with ``waits``): session s goes to worker ``s mod n``
+  with all its calls, so every wait is on a request of the same worker.
 
 Duration and ramp-up are the same for every worker (each ramps its own
 users over the same ramp). Pure: no clock, no I/O.
@@ -86,8 +88,19 @@ def deal(plan: StepPlan, worker: int, n: int) -> StepPlan:
             share.warmup_sessions = _chunks(w, _proportional(len(w), users))[worker]
             share.sessions = itertools.islice(plan.sessions, worker, None, n)
         return share
-    mine = slice(worker, None, n)
     limit = plan.max_concurrency
+    if plan.waits:
+        keep = [
+            i for i, s in enumerate(plan.open_requests) if _session_of(s.session, i) % n == worker
+        ]
+        return dataclasses.replace(
+            plan,
+            offsets_ns=[plan.offsets_ns[i] for i in keep],
+            open_requests=[plan.open_requests[i] for i in keep],
+            waits=[plan.waits[i] for i in keep],
+            max_concurrency=None if limit is None else shares(limit, n)[worker],
+        )
+    mine = slice(worker, None, n)
     return dataclasses.replace(
         plan,
         offsets_ns=plan.offsets_ns[mine],
@@ -96,3 +109,8 @@ def deal(plan: StepPlan, worker: int, n: int) -> StepPlan:
         open_session_flags=plan.open_session_flags[mine],
         max_concurrency=None if limit is None else shares(limit, n)[worker],
     )
+
+
+def _session_of(session: int | None, index: int) -> int:
+    """What deals a linked request: its session (a request outside one: its index)."""
+    return index if session is None else session

@@ -143,6 +143,16 @@ def _trace_lines(rows: list[TraceRow]) -> list[str]:
         )
     if st["sessions"] is not None:
         lines.append(f"  sessions: {st['sessions']}")
+    ag = st["agents"]
+    if ag is not None:
+        lines.append(
+            f"  agents: {ag['tasks']} tasks, {ag['sub_agents']} sub-agents (depth up to "
+            f"{ag['max_depth']}), calls per task p50 {ag['calls_p50']:g}, max {ag['calls_max']}"
+        )
+        lines.append(
+            f"  linked: {ag['linked']} of {st['count']} calls wait for earlier calls "
+            "to end (plus the recorded gap)"
+        )
     return lines
 
 

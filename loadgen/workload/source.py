@@ -245,10 +245,13 @@ class Workload:
             trace.trace, trace.trace_format, time_scale=time_scale, window_s=trace.window_s
         )
 
-    def trace_request(self, row: TraceRow, index: int, rng: np.random.Generator) -> RequestSpec:
-        """A request of the row's lengths; Mooncake hash blocks become shared text."""
+    def trace_request(
+        self, row: TraceRow, index: int, rng: np.random.Generator, context: str = ""
+    ) -> RequestSpec:
+        """A request of the row's lengths; Mooncake hash blocks become shared text, and
+        an agent trace's call starts with ``context`` (the prompt of the call it follows)."""
         n = max(1, row.input_tokens)
-        prefix = ""
+        prefix = context
         if row.hash_ids:
             full = min(len(row.hash_ids), n // TRACE_BLOCK_TOKENS)
             prefix = " ".join(self._block(h) for h in row.hash_ids[:full])

@@ -11,6 +11,10 @@ prepared workload in, a :class:`StepPlan` out; the runner only carries it out.
 - open loop (``rate``, ``trace``): ``requests[i]`` goes at ``offsets_ns[i]``;
   arrivals before ``ramp_ns`` are flagged ``ramp`` and the first
   ``warmup_requests`` warm-up.
+- agent traces (``trace`` rows with links): the same, and ``waits[i]`` lists
+  the requests request ``i`` waits for, each with its gap: it starts at the
+  later of its offset and each of those ends plus its gap
+  (:mod:`loadgen.workload.trace_links`).
 - sessions: the same, with a session in place of a request (a closed-loop
   user runs sessions back to back; an open-loop arrival starts one), and
   ``requests_per_step`` and ``warmup_requests`` count sessions.
@@ -32,6 +36,7 @@ from loadgen.workload.arrivals import arrival_offsets_ns, ramped_offsets_ns
 from loadgen.workload.model_mix import MODEL_STREAM, SESSION_STREAM, ModelPicker
 from loadgen.workload.plan import RequestSpec, step_rng
 from loadgen.workload.source import SessionPlan, Workload
+from loadgen.workload.trace_links import Waits, has_links, linked_requests
 
 __all__ = ["StepPlan", "plan_step", "with_own_media"]
 
@@ -57,6 +62,8 @@ class StepPlan:
     open_sessions: list[SessionPlan] = field(default_factory=list)
     open_session_flags: list[tuple[bool, bool]] = field(default_factory=list)  # (warmup, ramp)
     rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
+    # -- agent traces: per open request, (request index, gap ns) of the calls it waits for
+    waits: list[Waits] = field(default_factory=list)  # empty: no links (a plain open loop)
 
 
 def plan_step(
@@ -211,7 +218,11 @@ def _trace(
         rows = [r for r in rows if r.offset_ns < load.duration_s * NS_PER_S]
     if load.requests_per_step is not None:
         rows = rows[: load.requests_per_step]
-    specs = [workload.trace_request(row, i, rng) for i, row in enumerate(rows)]
+    waits: list[Waits] = []
+    if has_links(rows):
+        specs, waits = linked_requests(workload, rows, rng)
+    else:
+        specs = [workload.trace_request(row, i, rng) for i, row in enumerate(rows)]
     del index
     return StepPlan(
         False,
@@ -219,4 +230,5 @@ def _trace(
         open_requests=specs,
         max_concurrency=load.max_concurrency,
         rng=rng,
+        waits=waits,
     )

@@ -9,7 +9,7 @@ each format holds is in the docstring of :mod:`loadgen.workload.traces`.
 Bad input raises a one-line :class:`ScenarioError` naming the file, the line
 (1-based; a CSV header is line 1), the field and what was expected.
 
-Imports: orjson, loadgen.errors.
+Imports: orjson, loadgen.errors, loadgen.workload.trace_agents (the Link type).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from typing import IO, Any, NoReturn
 import orjson
 
 from loadgen.errors import ScenarioError
+from loadgen.workload.trace_agents import Link
 
 __all__ = ["NS", "Raw", "detect", "fail", "read_rows"]
 
@@ -35,13 +36,15 @@ NS = 1_000_000_000
 _AZURE = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
 _BURSTGPT = ("Timestamp", "Request tokens", "Response tokens")
 _BURSTGPT_SESSION = ("Session ID", "SessionID")
+_HEAD = 1 << 16  # bytes an auto trace's format is told from (OTLP: its resourceSpans key)
 _SECONDS = re.compile(r"(\d+)(?:\.(\d*))?")
 _DATETIME = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?\s*(Z|[+-]\d{2}:?\d{2})?"
 )
 
-#: One parsed row before sorting: (time ns, input tokens, output tokens, hash ids, session).
-Raw = tuple[int, int, int, tuple[int, ...], str | None]
+#: One parsed row before sorting: (time ns, input tokens, output tokens, hash ids, session,
+#: link: an agent trace's call, where it waits and in which agent; None elsewhere).
+Raw = tuple[int, int, int, tuple[int, ...], str | None, Link | None]
 
 
 def read_rows(name: str, fh: IO[bytes], fmt: str, skipped: Counter[str]) -> list[Raw]:
@@ -66,11 +69,15 @@ def detect(name: str, fh: IO[bytes]) -> str:
         n, line = n + 1, fh.readline()
     first = line.removeprefix(b"\xef\xbb\xbf").strip()
     fh.seek(0)
+    head = fh.read(_HEAD)
+    fh.seek(0)
     if not first:
         fail(name, "the trace is empty")
     suffix = Path(name).suffix.lower()
     where = f"{name}:{n}"
     if suffix in (".jsonl", ".json", ".ndjson") or (suffix != ".csv" and first[:1] == b"{"):
+        if first[:1] == b"{" and b'"resourceSpans"' in head:  # one document, maybe indented
+            return "otlp"
         obj = _json_object(where, first)
         if "hash_ids" in obj or "input_length" in obj:
             return "mooncake"
@@ -78,8 +85,9 @@ def detect(name: str, fh: IO[bytes]) -> str:
             return "loadgen"
         fail(
             where,
-            "cannot tell the trace format: expected a key input_length (mooncake) or "
-            f"prompt_tokens_requested (loadgen); got keys {', '.join(map(str, obj))}; "
+            "cannot tell the trace format: expected a key input_length (mooncake), "
+            "prompt_tokens_requested (loadgen) or resourceSpans (otlp); "
+            f"got keys {', '.join(map(str, obj))}; "
             "set load.trace_format",
         )
     header = [c.strip() for c in next(csv.reader([_utf8(where, first)]), [])]
@@ -152,7 +160,7 @@ def _mooncake_row(where: str, obj: dict[str, Any]) -> Raw:
     if not isinstance(ids, list | tuple) or not all(type(i) is int for i in ids):
         fail(where, f"hash_ids: expected a list of integers, got {ids!r:.60}")
     session = obj.get("session_id")
-    return t, inp, out, tuple(ids), None if session is None else str(session)
+    return t, inp, out, tuple(ids), None if session is None else str(session), None
 
 
 def _loadgen_row(where: str, obj: dict[str, Any]) -> Raw | None:
@@ -171,7 +179,7 @@ def _loadgen_row(where: str, obj: dict[str, Any]) -> Raw | None:
     inp = _count(where, key, obj.get(key, _MISSING))
     out = _count(where, "max_tokens", obj.get("max_tokens", _MISSING))
     session = obj.get("session")
-    return t, inp, out, (), None if session is None else str(session)
+    return t, inp, out, (), None if session is None else str(session), None
 
 
 _MISSING = object()
@@ -225,7 +233,7 @@ def _read_csv(name: str, fh: IO[bytes], fmt: str, skipped: Counter[str]) -> list
             if fmt == "burstgpt" and row[2] == 0:
                 skipped["failed"] += 1
             else:
-                out.append((*row, (), (session[0] or None) if session else None))
+                out.append((*row, (), (session[0] or None) if session else None, None))
         return out
     except csv.Error as exc:
         return fail(f"{name}:{reader.line_num}", f"CSV syntax error: {exc}")

@@ -1,7 +1,8 @@
 """What a trace looks like: its arrival-rate profile and summary figures.
 
 For ``loadgen workload``: requests per second over time, token percentiles,
-how many requests share a hash block (a prefix) with another, sessions.
+how many requests share a hash block (a prefix) with another, sessions, and
+for an agent trace its agents: sub-agents, depth, calls per task, linked calls.
 
 Imports: numpy, loadgen.workload.traces.
 """
@@ -16,7 +17,14 @@ import numpy as np
 
 from loadgen.workload.traces import TraceRow
 
-__all__ = ["PERCENTILES", "TokenStats", "TraceStats", "arrival_profile", "trace_stats"]
+__all__ = [
+    "PERCENTILES",
+    "AgentStats",
+    "TokenStats",
+    "TraceStats",
+    "arrival_profile",
+    "trace_stats",
+]
 
 #: Token-count percentiles :func:`trace_stats` reports.
 PERCENTILES = (50, 90, 99)
@@ -59,6 +67,17 @@ class TraceStats(TypedDict):
     output_tokens: TokenStats
     shared_block_share: float | None  # requests with a hash block another one has; None: no ids
     sessions: int | None  # distinct session ids; None when no row has one
+    # -- agent traces: None when no row carries a link
+    agents: AgentStats | None
+
+
+class AgentStats(TypedDict):
+    tasks: int  # sessions: one agent task each
+    sub_agents: int  # agents below a task's main agent, over every task
+    max_depth: int  # 0: no sub-agents
+    calls_p50: float  # LLM calls per task
+    calls_max: int
+    linked: int  # calls that wait for an earlier call (its end, plus the recorded gap)
 
 
 def trace_stats(rows: Sequence[TraceRow]) -> TraceStats:
@@ -76,6 +95,23 @@ def trace_stats(rows: Sequence[TraceRow]) -> TraceStats:
         output_tokens=_token_stats([r.output_tokens for r in rows]),
         shared_block_share=_shared_share(rows),
         sessions=len(sessions) if sessions else None,
+        agents=_agent_stats(rows),
+    )
+
+
+def _agent_stats(rows: Sequence[TraceRow]) -> AgentStats | None:
+    links = [(r.session, r.link) for r in rows if r.link is not None]
+    if not links:
+        return None
+    calls = Counter(s for s, _ in links)
+    agents = {(s, lk.agent) for s, lk in links if lk.depth > 0}
+    return AgentStats(
+        tasks=len(calls),
+        sub_agents=len(agents),
+        max_depth=max(lk.depth for _, lk in links),
+        calls_p50=float(np.percentile(list(calls.values()), 50)),
+        calls_max=max(calls.values()),
+        linked=sum(1 for _, lk in links if lk.after is not None or lk.joins),
     )
 
 

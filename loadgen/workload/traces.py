@@ -23,8 +23,12 @@ Pure: no clock, no network. Formats (``fmt``):
   ``prompt_tokens_server``; output tokens ``max_tokens``. Warm-up rows are left out
   (``skipped["warmup"]``), and so is a torn last line of a killed run
   (``skipped["torn_line"]``). Every step of the run is kept; ``window_s`` picks one.
+- ``otlp``: OpenTelemetry GenAI spans as OTLP JSON (:mod:`loadgen.workload.trace_otlp`):
+  an agent trace. Each LLM call is a row; its session is the trace, and its
+  :class:`~loadgen.workload.trace_agents.Link` says which call it waits for, how
+  long after that call's end it started (``gap_ns``), its agent and depth.
 - ``auto``: ``.csv`` (or a first line not starting with ``{``) is told apart by its
-  header, JSON lines by the keys of the first object.
+  header, JSON lines by the keys of the first object, OTLP by its ``resourceSpans``.
 
 Token counts of 0 are raised to 1, since a request needs a prompt and at least one
 output token, and counted in ``Trace.clamped`` (except BurstGPT's failures, above).
@@ -36,7 +40,8 @@ Bad input raises a one-line :class:`ScenarioError` naming the file, the line
 The formats are read in :mod:`loadgen.workload.trace_formats`; this module checks
 the options, then clamps, sorts, windows and rescales the rows.
 
-Imports: loadgen.errors, loadgen.scenario.loadspec, loadgen.workload.trace_formats.
+Imports: loadgen.errors, loadgen.scenario.loadspec, loadgen.workload (trace_agents,
+trace_formats, trace_otlp).
 """
 
 from __future__ import annotations
@@ -51,7 +56,9 @@ from pathlib import Path
 
 from loadgen.errors import ScenarioError
 from loadgen.scenario.loadspec import TRACE_FORMATS
+from loadgen.workload.trace_agents import Link
 from loadgen.workload.trace_formats import NS, Raw, detect, fail, read_rows
+from loadgen.workload.trace_otlp import read_otlp
 
 __all__ = [
     "TRACE_FORMATS",
@@ -72,6 +79,8 @@ class TraceRow:
     output_tokens: int
     hash_ids: tuple[int, ...] = ()  # Mooncake: ids of 512-token blocks shared between requests
     session: str | None = None  # where a format has a conversation/session id
+    # -- agent traces: the call this one waits for, its agent and place (None elsewhere)
+    link: Link | None = None
 
 
 @dataclass(slots=True, frozen=True)
@@ -129,7 +138,7 @@ def load_trace(
     with fh:
         if fmt == "auto":
             fmt = detect(name, fh)
-        raw = read_rows(name, fh, fmt, skipped)
+        raw = read_otlp(name, fh, skipped) if fmt == "otlp" else read_rows(name, fh, fmt, skipped)
     raw = _clamp(raw, clamped)
     rows = _select(name, raw, window_s, limit, skipped)
     return Trace(rescale(rows, time_scale), fmt, dict(skipped), dict(clamped))
@@ -141,7 +150,12 @@ def rescale(rows: Sequence[TraceRow], time_scale: float) -> list[TraceRow]:
         return list(rows)
     return [
         TraceRow(
-            round(r.offset_ns * time_scale), r.input_tokens, r.output_tokens, r.hash_ids, r.session
+            round(r.offset_ns * time_scale),
+            r.input_tokens,
+            r.output_tokens,
+            r.hash_ids,
+            r.session,
+            r.link,
         )
         for r in rows
     ]
@@ -166,10 +180,10 @@ def _check_options(
 
 
 def _clamp(raw: list[Raw], clamped: Counter[str]) -> list[Raw]:
-    for i, (t, inp, gen, ids, session) in enumerate(raw):
+    for i, (t, inp, gen, ids, session, link) in enumerate(raw):
         if inp == 0 or gen == 0:
             clamped.update(k for k, v in (("input_tokens", inp), ("output_tokens", gen)) if v == 0)
-            raw[i] = (t, max(inp, 1), max(gen, 1), ids, session)
+            raw[i] = (t, max(inp, 1), max(gen, 1), ids, session, link)
     return raw
 
 
@@ -202,4 +216,4 @@ def _select(
     if limit is not None:
         raw = raw[:limit]
     base = raw[0][0]
-    return [TraceRow(t - base, inp, gen, ids, s) for t, inp, gen, ids, s in raw]
+    return [TraceRow(t - base, inp, gen, ids, s, link) for t, inp, gen, ids, s, link in raw]

@@ -62,6 +62,16 @@ def test_a_trace_prints_its_arrival_profile(capsys: pytest.CaptureFixture[str]) 
     assert "shared prefixes: 100% of requests share a 512-token hash block" in out
 
 
+def test_an_agent_trace_prints_its_agents(capsys: pytest.CaptureFixture[str]) -> None:
+    """scenarios/data/mini-agent-otlp.json: three coding tasks (5, 4 and 6 calls) and two
+    research tasks (4 calls of the main agent, two sub-agents of 2 calls each)."""
+    code, out, _ = run_cli(["workload", str(SCENARIOS / "agent-trace.yaml")], capsys)
+    assert code == 0
+    assert "recorded: 31 requests over" in out and "sessions: 5" in out
+    assert "agents: 5 tasks, 4 sub-agents (depth up to 1), calls per task p50 6, max 8" in out
+    assert "linked: 26 of 31 calls wait for earlier calls to end" in out  # all but 5 firsts
+
+
 def test_a_bad_dataset_is_one_line_and_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -318,8 +318,9 @@ def test_auto_cannot_tell(tmp_path: Path) -> None:
     )
     path = write(tmp_path, "trace.jsonl", '\n{"t": 1, "n": 2}\n')
     assert error(path) == (
-        f"{path}:2: cannot tell the trace format: expected a key input_length (mooncake) or "
-        "prompt_tokens_requested (loadgen); got keys t, n; set load.trace_format"
+        f"{path}:2: cannot tell the trace format: expected a key input_length (mooncake), "
+        "prompt_tokens_requested (loadgen) or resourceSpans (otlp); got keys t, n; "
+        "set load.trace_format"
     )
     path = write(tmp_path, "empty.jsonl", "\n\n")
     assert error(path) == f"{path}: the trace is empty"
@@ -334,9 +335,10 @@ def test_missing_file_directory_and_unknown_format(tmp_path: Path) -> None:
     assert error(tmp_path).startswith(f"{tmp_path}: cannot read the trace: ")
     path = write(tmp_path, "t.jsonl", MOONCAKE)
     assert error(path, "sharegpt") == (
-        "trace_format: expected one of auto, mooncake, azure, burstgpt, loadgen; got 'sharegpt'"
+        "trace_format: expected one of auto, mooncake, azure, burstgpt, loadgen, otlp; "
+        "got 'sharegpt'"
     )
-    assert TRACE_FORMATS == ("auto", "mooncake", "azure", "burstgpt", "loadgen")
+    assert TRACE_FORMATS == ("auto", "mooncake", "azure", "burstgpt", "loadgen", "otlp")
 
 
 def test_missing_column(tmp_path: Path) -> None:
