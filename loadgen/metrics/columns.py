@@ -24,9 +24,10 @@ The mean and std of merged rows follow the merge order, as they would the
 order of a concatenated record list.
 
 Tool calls and structured answers are tallied apart (``outputs``:
-:class:`~loadgen.metrics.validity.OutputTally`).
+:class:`~loadgen.metrics.validity.OutputTally`), and so is every call of a
+session (``sessions``: :class:`~loadgen.metrics.session_tally.SessionTally`).
 
-Imports: numpy, loadgen.records, loadgen.metrics.validity.
+Imports: numpy, loadgen.records, loadgen.metrics.validity, loadgen.metrics.session_tally.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from typing import Self
 import numpy as np
 import numpy.typing as npt
 
+from loadgen.metrics.session_tally import SessionTally
 from loadgen.metrics.validity import OutputTally
 from loadgen.records import Record
 
@@ -151,6 +153,7 @@ class StepColumns(_Accumulator):
         "ramp",
         "reasoning_ok",
         "reconnects",
+        "sessions",
         "total",
         "usage_ignored",
         "vector_dims",
@@ -176,11 +179,16 @@ class StepColumns(_Accumulator):
         self.outputs = OutputTally()
         #: pooling APIs: the vector dimensions the measured answers carried, with their count
         self.vector_dims: dict[int, int] = {}
+        #: every call of a session (warm-up, ramp-up and failed ones too)
+        self.sessions = SessionTally()
 
     def add(self, r: Record) -> None:
         """Take what the summary needs from ``r``; ``r`` itself is not kept."""
         self.total += 1
         self.failures.add(r)
+        if r.session is not None:
+            measured_ok = r.ok and not (r.warmup or r.ramp or r.error_kind == "cancelled")
+            self.sessions.add(r, self.ok_count if measured_ok else None)
         if r.error_kind == "cancelled":
             self.cancelled += 1
             return
@@ -250,6 +258,7 @@ class StepColumns(_Accumulator):
 
     def merge(self, other: StepColumns) -> None:
         """Append ``other``'s requests after this one's (as if added after them)."""
+        self.sessions.merge(other.sessions, self.ok_count)
         for name, col in other._measured.items():
             self._measured[name].extend(col)
         for name, col in other._ok.items():

@@ -4,9 +4,10 @@ A step passes when every stated bound holds: ``sla.ttft_ms.p99: 500`` means the
 step's TTFT p99 must be <= 500 ms. Goodput counts requests that meet every
 per-request bound: for each of TTFT, TPOT and E2E the bound of the highest
 percentile stated (p99 before p95, p90, p50, mean) is applied to the request's
-own value. ITL bounds are step-level only. With ``ttft_of="answer"`` the
-request's TTFT is to its first answer token (a request with none fails a
-TTFT bound). In open loop TTFT and E2E count from the intended send time
+own value. ITL bounds are step-level only. ``sla.session_s`` bounds the step's
+session time percentiles (seconds; loadgen.metrics.sessions has session goodput).
+With ``ttft_of="answer"`` the request's TTFT is to its first answer token (a
+request with none fails a TTFT bound). In open loop TTFT and E2E count from the intended send time
 unless ``sla.latency_from`` is ``sent``.
 
 :func:`decide` gives the step its one verdict, which every output renders:
@@ -31,9 +32,11 @@ from loadgen.records import Record
 from loadgen.scenario.models import PercentileBounds, SlaSpec
 from loadgen.summary import SlaCheck, SlaResult, StepSummary
 
-__all__ = ["check_sla", "decide", "request_meets_sla"]
+__all__ = ["SESSION_METRIC", "check_sla", "decide", "request_meets_sla"]
 
 _ORDER = ("p99", "p95", "p90", "p50", "mean")
+#: the session-time check's metric (bounds and values in seconds)
+SESSION_METRIC = "session_s"
 
 
 def per_request_bound(bounds: PercentileBounds) -> float | None:
@@ -93,6 +96,7 @@ def check_sla(step: StepSummary, sla: SlaSpec) -> SlaResult:
                 check.interval = pair
                 check.verdict = verdict(Interval(pair[0], pair[1], ci["confidence"]), bound)
             checks.append(check)
+    checks += _session_checks(step, sla)
     if sla.max_error_rate is not None:
         checks.append(_check("error_rate", "value", sla.max_error_rate, step.requests.error_rate))
     if sla.valid_output_rate is not None:
@@ -103,6 +107,27 @@ def check_sla(step: StepSummary, sla: SlaSpec) -> SlaResult:
     result = SlaResult(passed=passed, inconclusive=saturated, checks=checks)
     decide(result, step.requests.ok)
     return result
+
+
+def _session_checks(step: StepSummary, sla: SlaSpec) -> list[SlaCheck]:
+    """``sla.session_s``'s bounds (seconds) against the step's session time percentiles
+    (``sessions.time_ms`` / 1000), judged on their intervals as the latency bounds are;
+    a step without a completed session has no value (missed)."""
+    checks = []
+    sessions = step.sessions
+    d = sessions.time_ms if sessions is not None else None
+    dist = d.model_dump() if d is not None else {}
+    ci = d.ci.model_dump() if d is not None and d.ci is not None else {}
+    for stat, bound in sla.session_s.items():
+        ms = dist.get(stat)
+        check = _check(SESSION_METRIC, stat, bound, None if ms is None else ms / 1000)
+        pair = ci.get(stat)
+        if ms is not None and pair is not None:
+            check.interval = [None if x is None else x / 1000 for x in pair]
+            interval = Interval(check.interval[0], check.interval[1], ci["confidence"])
+            check.verdict = verdict(interval, bound)
+        checks.append(check)
+    return checks
 
 
 def decide(result: SlaResult, ok: int) -> None:
@@ -136,6 +161,8 @@ def decide(result: SlaResult, ok: int) -> None:
 
 #: what a step with no successful request is, in every output
 NO_SUCCESS = "no successful request"
+#: what a step with no completed session is, against a session bound
+NO_SESSION = "no completed session"
 
 
 def _missed_text(c: SlaCheck) -> str:
@@ -147,7 +174,7 @@ def _missed_text(c: SlaCheck) -> str:
         return f"valid output rate {100 * c.value:.2f}% < {100 * c.bound:g}%{high}"
     name = f"{c.metric}.{c.stat_label}" if c.metric != "error_rate" else "error rate"
     if c.value is None:
-        return f"{name}: {NO_SUCCESS}"
+        return f"{name}: {NO_SESSION if c.metric == SESSION_METRIC else NO_SUCCESS}"
     if c.metric == "error_rate":
         return f"{name} {100 * c.value:.2f}% > {100 * c.bound:g}%"
     low = f" (interval from {c.interval[0]:.4g})" if c.interval and c.interval[0] else ""

@@ -14,6 +14,9 @@ whole window's figures kept beside them (``throughput_whole``).
 Open loop (rate, trace): TTFT and E2E count from the intended send time
 unless ``sla.latency_from`` is ``sent``; both figures are kept.
 
+Records with a session also make the step's ``sessions`` block
+(loadgen.metrics.sessions), over the whole window.
+
 Imports: numpy, loadgen.records, loadgen.summary, loadgen.scenario.models, loadgen.metrics.
 """
 
@@ -42,8 +45,9 @@ from loadgen.metrics.latency import FIRST_STAMP
 from loadgen.metrics.media import media_stats, send_ms
 from loadgen.metrics.pooling import dims_warning, pooling_stats
 from loadgen.metrics.profiles import PROFILES, Profile
+from loadgen.metrics.sessions import session_stats, sessions_needed
 from loadgen.metrics.share import by_model, part_throughput, throughput
-from loadgen.metrics.sla import check_sla, decide
+from loadgen.metrics.sla import SESSION_METRIC, check_sla, decide
 from loadgen.metrics.stats import distribution_ms
 from loadgen.metrics.tokens import PROMPT_TOLERANCE, short_output_warning, usage_ignored_warning
 from loadgen.metrics.validity import output_validity
@@ -158,8 +162,13 @@ def summarize_step(
     step.send_ms = send_ms(ok, sla.confidence)
     window = step.steady_duration_s if steady is not None else window_s
     step.media = media_stats(ok, inside if steady is not None else everyone, window or 0.0)
+    ttft_rows = v.ttft_rows(ok, profile.name, ttft_of, step.latency_from)
+    step.sessions, session_times = session_stats(cols.sessions, good, ttft_rows, window_s, sla)
     step.sla = check_sla(step, sla)
     _requests_needed(step, ok, profile.name, ttft_of, sla.confidence)
+    for c in step.sla.checks:
+        if c.metric == SESSION_METRIC:
+            sessions_needed(c, session_times, step.requests.ok, sla.confidence)
     decide(step.sla, step.requests.ok)  # again: the reasons now say how many would decide
     step.sla.good_requests = int(good.sum())
     # a step where nothing succeeded (a server down) has no latency to check it with, and

@@ -6,12 +6,12 @@ steps), :func:`format_step` (printed after each step, its warnings apart for
 stderr) and :func:`format_verdict` (the run's last lines).
 
 Imports: loadgen.summary, loadgen.report.facts, loadgen.report.endpoints,
-loadgen.report.mix (outputs see only the summary).
+loadgen.report.mix, loadgen.report.sessions (outputs see only the summary).
 """
 
 from __future__ import annotations
 
-from loadgen.report import facts, mix, validity
+from loadgen.report import facts, mix, sessions, validity
 from loadgen.report.endpoints import console_lines, target_text
 from loadgen.report.pooling import throughput_parts
 from loadgen.report.wrap import CONSOLE_WIDTH, fit, phrases
@@ -156,10 +156,10 @@ def interval_text(lo: float | None, hi: float | None) -> str:
 
 
 def _notes(step: StepSummary, prompt_length_source: str | None) -> list[str]:
-    """Lines under the table: TTFT's end point, prefix cache, images and audio, prompt-length
-    check."""
+    """Lines under the table: TTFT's end point, prefix cache, images and audio, sessions,
+    prompt-length check."""
     texts = (facts.ttft_of_text(step), facts.prefix_cache_text(step), facts.media_text(step))
-    out = [text for text in texts if text]
+    out = [text for text in texts if text] + sessions.lines(step)
     prompt = facts.prompt_length_text(step)
     if prompt is not None and (
         step.prompt_lengths.beyond_tolerance or prompt_length_source == "approximate"

@@ -10,7 +10,8 @@ that says something (a plain run has none of them), then cost and telemetry.
 
 Several endpoints add ``endpoint<i>_<field>`` columns after those
 (loadgen.report.endpoints.CSV_FIELDS); a model mix adds ``model<i>_<field>``
-columns (loadgen.report.mix.CSV_FIELDS).
+columns (loadgen.report.mix.CSV_FIELDS); steps with sessions add ``session*`` columns
+(loadgen.report.sessions.csv_fields).
 
 Imports: the standard library, loadgen.summary, loadgen.vocab, loadgen.report.endpoints,
 loadgen.report.mix.
@@ -24,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from loadgen.report import mix, pooling, validity
+from loadgen.report import mix, pooling, sessions, validity
 from loadgen.report.endpoints import csv_fields
 from loadgen.summary import Mean, MeanMax, StepSummary, Summary
 from loadgen.vocab import CURVE_STATS, DISTRIBUTION_STATS
@@ -269,6 +270,7 @@ def step_row(step: StepSummary, metrics_profile: str = "loadgen") -> dict[str, A
     row.update(csv_fields(step))
     row.update(mix.csv_fields(step))
     row.update(validity.csv_fields(step))
+    row.update(sessions.csv_fields(step))
     if step.cost is not None:  # a figure the step has no throughput for is left out
         row.update({f"cost_{k}": v for k, v in step.cost.model_dump(exclude_none=True).items()})
     row.update({f"telemetry_{k}": v for k, v in telemetry_fields(step).items()})

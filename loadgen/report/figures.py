@@ -7,7 +7,8 @@ imported inside the functions, so importing this module costs nothing.
 Each ``draw_*`` returns the figure unsaved, so tests can read the lines back.
 
 Imports: matplotlib (lazily), loadgen.summary, loadgen.vocab, loadgen.report.plots,
-loadgen.report.sample_series, loadgen.report.bins, loadgen.report.samples.
+loadgen.report.sample_series, loadgen.report.bins, loadgen.report.samples,
+loadgen.report.context_figure.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from loadgen.report import plots as p
 from loadgen.report import sample_series as ss
 from loadgen.report.bins import EXACT_UP_TO
 from loadgen.report.cdf_figure import draw_cdf, draw_e2e_cdf
+from loadgen.report.context_figure import context_steps, draw_context
 from loadgen.report.figstyle import (
     SLA_COLOUR,
     STAT_STYLE,
@@ -65,6 +67,7 @@ PLOT_FILES = {
     "cdf": "latency_cdf.png",
     "turns": "ttft_by_turn.png",
     "timeline": "timeline.png",
+    "context": "ttft_vs_context.png",
 }
 #: bracket end, or inconclusive -> (marker, colour)
 _BRACKET_STYLE = {
@@ -384,6 +387,8 @@ def write_plots(
         jobs["turns"] = lambda: draw_turns(summary)
     if (samples is not None and len(samples.sent_ns)) or telemetry:
         jobs["timeline"] = lambda: draw_timeline(summary, samples, telemetry)
+    if samples is not None and context_steps(summary, samples):
+        jobs["context"] = lambda: draw_context(summary, samples)
     written: dict[str, Path] = {}
     notes: list[str] = []
     for name, file in PLOT_FILES.items():

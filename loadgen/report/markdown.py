@@ -20,7 +20,7 @@ import datetime as dt
 from collections.abc import Sequence
 
 from loadgen.metrics.profiles import PROFILES
-from loadgen.report import facts, pooling, pooling_views
+from loadgen.report import facts, pooling, pooling_views, sessions
 from loadgen.report.blocks import (
     FAIL,
     PASS,
@@ -121,6 +121,7 @@ def _profile_text(profile: str) -> str:
 
 def _sla_text(sla: SlaBounds) -> str:
     parts = [f"{metric_label(m, s)} ≤ {b:g} ms" for m, s, b in sla.latency_bounds()]
+    parts += sessions.bound_texts(sla)
     if sla.max_error_rate is not None:
         parts.append(f"error rate ≤ {pct(sla.max_error_rate)}")
     if sla.valid_output_rate is not None:
@@ -241,7 +242,14 @@ def build_document(
         Heading("Steps at a glance"),
         _overview(summary) if summary.steps else Text("no step finished", "warn"),
     ]
-    groups = (("curve", "telemetry"), ("throughput",), ("cdf",), ("turns",), ("timeline",))
+    groups = (
+        ("curve", "telemetry"),
+        ("throughput",),
+        ("cdf",),
+        ("turns",),
+        ("context",),
+        ("timeline",),
+    )
     figures = [
         Figures(tuple((plots[n], n) for n in group if n in plots))
         for group in groups

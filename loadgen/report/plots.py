@@ -316,7 +316,7 @@ def sla_bounds(summary: Summary) -> dict[str, float]:
     """The scenario's latency bounds by legend label: ``{"TTFT p99": 500.0, ...}``."""
     out: dict[str, float] = {}
     for metric, bounds in summary.sla.items():
-        if isinstance(bounds, dict):
+        if isinstance(bounds, dict) and metric != "session_s":  # seconds, of whole sessions
             for stat, bound in bounds.items():
                 if isinstance(bound, int | float):
                     out[metric_label(metric, stat)] = float(bound)

@@ -8,7 +8,9 @@ token in steps whose summary says ``ttft_of: answer``) and the ITL values (ms),
 each a :class:`~loadgen.report.bins.ValueColumn` of float64, and where each
 request's ITL values end in that column (``itl_ends``, one int64 a request
 that has any), so ``compare``'s bootstrap can resample whole requests
-(:meth:`StepSamples.per_request`); for the timeline,
+(:meth:`StepSamples.per_request`); for the context plot, each session call's
+TTFT, prompt tokens and cached share
+(:class:`~loadgen.report.context_points.ContextPoints`); for the timeline,
 every request's (sent, end) interval and every token event's arrival with its
 weight (the request's output tokens / its token events, so a server that sends
 several tokens per event is counted right), a
@@ -31,7 +33,7 @@ same values the summary's statistics were made of.
 
 Imports: numpy, orjson, loadgen.errors, loadgen.records, loadgen.summary, loadgen.vocab,
 loadgen.metrics.latency, loadgen.metrics.profiles, loadgen.report.bins,
-loadgen.report.resample.
+loadgen.report.context_points, loadgen.report.resample.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from loadgen.metrics.latency import first_answer, first_token
 from loadgen.metrics.profiles import PROFILES, Profile
 from loadgen.records import Record, read_records
 from loadgen.report.bins import EXACT_UP_TO, StampColumn, ValueColumn
+from loadgen.report.context_points import ContextPoints
 from loadgen.report.resample import PerRequest
 from loadgen.summary import Summary
 from loadgen.vocab import LATENCY_METRICS
@@ -83,7 +86,7 @@ def profile_of(name: str) -> Profile:
 class StepSamples:
     """Values of one step's measured successful requests, in ms: a column per metric."""
 
-    __slots__ = ("e2e_ms", "itl_ends", "itl_ms", "tpot_ms", "ttft_ms")
+    __slots__ = ("context", "e2e_ms", "itl_ends", "itl_ms", "tpot_ms", "ttft_ms")
 
     def __init__(self, exact_up_to: int | None = EXACT_UP_TO) -> None:
         self.ttft_ms = ValueColumn(exact_up_to)
@@ -92,6 +95,8 @@ class StepSamples:
         self.e2e_ms = ValueColumn(exact_up_to)
         #: after each request with ITL values, how many the column then holds
         self.itl_ends = array("q")
+        #: session calls: TTFT against prompt tokens and cached share (the context plot)
+        self.context = ContextPoints()
 
     def column(self, metric: str) -> ValueColumn:
         """The column of ``metric`` (one of :data:`SAMPLED_METRICS`)."""
@@ -161,6 +166,8 @@ class RunSamples:
         since = "scheduled" if r.step in self.scheduled_steps else "sent"
         if (t := profile.ttft(r, first, since)) is not None:
             s.ttft_ms.append(t / _NS_PER_MS)
+            if r.session is not None:
+                s.context.add(r.prompt_tokens, t / _NS_PER_MS, r.cached_tokens_server)
         if (p := profile.tpot(r)) is not None:
             s.tpot_ms.append(p / _NS_PER_MS)
         if (e := profile.latency(r, since)) is not None:

@@ -9,14 +9,14 @@ endpoints, the per-model table of a model mix, and the warnings.
 
 Imports: loadgen.summary, loadgen.report.blocks, loadgen.report.console,
 loadgen.report.csv_out, loadgen.report.endpoints, loadgen.report.mix,
-loadgen.report.facts, loadgen.vocab.
+loadgen.report.facts, loadgen.report.sessions, loadgen.vocab.
 """
 
 from __future__ import annotations
 
 import math
 
-from loadgen.report import endpoints, facts, mix, validity
+from loadgen.report import endpoints, facts, mix, sessions, validity
 from loadgen.report.blocks import Block, Heading, Items, Table, Text, num, pct, verdict_cell
 from loadgen.report.console import load_label
 from loadgen.report.csv_out import telemetry_fields
@@ -49,6 +49,8 @@ NO_SUCCESS = "no successful request"
 def _check_row(c: SlaCheck) -> tuple[str, ...]:
     if c.metric == validity.METRIC:
         return validity.check_cells(c)
+    if c.metric == sessions.METRIC:
+        return sessions.check_cells(c)
     if c.metric == "error_rate":
         name, bound, value = "error rate", pct(c.bound), pct(c.value)
         margin = "–" if c.margin is None else f"{100 * c.margin:+.2f} pp"
@@ -208,6 +210,7 @@ def _facts(step: StepSummary) -> tuple[str, ...]:
         )
         if text is not None
     ]
+    out += sessions.lines(step)
     if step.little is not None and not step.little.flagged:
         out.append(
             f"Little's law: {step.little.mean_in_flight:.1f} in flight sampled vs "

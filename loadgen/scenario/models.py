@@ -87,6 +87,7 @@ __all__ = [
     "RateLoad",
     "ResponseFormatSpec",
     "Scenario",
+    "SessionBounds",
     "SessionSpec",
     "SlaSpec",
     "StopEarly",
@@ -113,6 +114,19 @@ class PercentileBounds(Spec):
     p90: float | None = Field(None, gt=0, description="Bound on the 90th percentile, in ms.")
     p95: float | None = Field(None, gt=0, description="Bound on the 95th percentile, in ms.")
     p99: float | None = Field(None, gt=0, description="Bound on the 99th percentile, in ms.")
+
+    def items(self) -> list[tuple[str, float]]:
+        return [(k, v) for k, v in self.model_dump().items() if v is not None]
+
+
+class SessionBounds(Spec):
+    """Bounds on the time of a whole session (agent task or multi-turn chat), in seconds."""
+
+    mean: float | None = Field(None, gt=0, description="Bound on the mean, in s.")
+    p50: float | None = Field(None, gt=0, description="Bound on the median, in s.")
+    p90: float | None = Field(None, gt=0, description="Bound on the 90th percentile, in s.")
+    p95: float | None = Field(None, gt=0, description="Bound on the 95th percentile, in s.")
+    p99: float | None = Field(None, gt=0, description="Bound on the 99th percentile, in s.")
 
     def items(self) -> list[tuple[str, float]]:
         return [(k, v) for k, v in self.model_dump().items() if v is not None]
@@ -162,6 +176,14 @@ class SlaSpec(Spec):
         description="Smallest allowed share of checked answers (tool calls, structured "
         "answers) that are valid for their schema; judged on its Wilson interval at "
         "`confidence`. Needs workload.tools or workload.response_format.",
+    )
+    # -- agent sessions and multi-turn chats
+    session_s: SessionBounds = Field(
+        default_factory=SessionBounds,
+        description="Bounds on session time (first call's start to last call's end, in "
+        "seconds); the highest percentile stated is also each session's bound for "
+        "session goodput. Needs sessions in the workload (workload.sessions, an agent "
+        "workload or a trace).",
     )
 
 
@@ -256,6 +278,8 @@ class Scenario(Spec):
                 f"target.api openai-responses, not {self.target.api}"
             )
         _output_fits(self)
+        if (why := _session_sla_fits(self)) is not None:
+            raise ValueError(why)
         if (why := media_fits(self.target.api, w.images, w.audio)) is not None:
             raise ValueError(why)
         if w.sessions is not None and (w.images is not None or w.audio is not None):
@@ -288,6 +312,23 @@ def _output_fits(sc: Scenario) -> None:
             "sla.valid_output_rate bounds the validity of tool calls and structured answers: "
             "it needs workload.tools or workload.response_format"
         )
+
+
+def _session_sla_fits(sc: Scenario) -> str | None:
+    """sla.session_s bounds sessions: the workload must make some (sessions, an agent
+    workload, or a trace, which may carry them); why not, else None."""
+    bounds = sc.sla.session_s.items()
+    if not bounds:
+        return None
+    w = sc.workload
+    agent = getattr(w, "agent", None)  # workload.agent (agent sessions), where it exists
+    if w.sessions is not None or agent is not None or isinstance(sc.load, TraceLoad):
+        return None
+    stat, value = bounds[0]
+    return (
+        f"sla.session_s.{stat}: {value:g} bounds session time, but the workload makes no "
+        "sessions: add workload.sessions (or an agent workload), or drop sla.session_s"
+    )
 
 
 #: Prompt tokens an open-loop step may plan up front (its requests are made

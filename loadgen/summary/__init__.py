@@ -19,6 +19,7 @@ One module per concept, each importing only those before it:
 - ``validity``: :class:`OutputValidity`
 - ``pooling``: :class:`PoolingStats` (embeddings, rerank)
 - ``media``: :class:`MediaStats`
+- ``sessions``: :class:`SessionStats` (agent tasks and multi-turn chats as wholes)
 - ``step``: :class:`StepSummary`, :class:`EndpointStats`, :class:`Cost`
 - ``run``: :class:`Summary`, :class:`ClockAnchor`, :class:`Verdict`,
   :class:`WorkloadInfo`
@@ -52,6 +53,7 @@ from loadgen.summary.run import (
     WorkloadPrefix,
     WorkloadSessions,
 )
+from loadgen.summary.sessions import SessionStats
 from loadgen.summary.sla import Cause, LatencyBounds, SlaBounds, SlaCheck, SlaResult, StepVerdict
 from loadgen.summary.step import Cost, EndpointStats, StepSummary
 from loadgen.summary.telemetry import (
@@ -97,6 +99,7 @@ __all__ = [
     "PromptLengthCheck",
     "RequestCounts",
     "ServerStats",
+    "SessionStats",
     "SlaBounds",
     "SlaCheck",
     "SlaResult",

@@ -50,13 +50,16 @@ class SlaBounds(Sparse):
     confidence: float | None = None
     # -- tool calls and structured output
     valid_output_rate: float | None = None
+    # -- agent sessions and multi-turn chats
+    session_s: LatencyBounds | None = None  # in seconds, not ms: a whole session's time
 
     def latency_bounds(self) -> list[tuple[str, str, float]]:
-        """``(metric, stat, bound)`` of every latency bound given, in field order."""
+        """``(metric, stat, bound)`` of every per-request latency bound given (in ms), in
+        field order; the session bound (seconds) is :attr:`session_s`."""
         return [
             (metric, stat, bound)
             for metric, bounds in self
-            if isinstance(bounds, LatencyBounds)
+            if isinstance(bounds, LatencyBounds) and metric != "session_s"
             for stat, bound in bounds.model_dump().items()
         ]
 

@@ -27,6 +27,7 @@ from loadgen.summary.latency import Distribution
 from loadgen.summary.media import MediaStats
 from loadgen.summary.mix import ModelStats
 from loadgen.summary.pooling import PoolingStats, drop_token_timing
+from loadgen.summary.sessions import SessionStats
 from loadgen.summary.sla import SlaResult
 from loadgen.summary.telemetry import StepTelemetry
 from loadgen.summary.validity import OutputValidity
@@ -203,6 +204,12 @@ class StepSummary(Strict):
     )
     media: MediaStats | None = Field(
         None, description="Images and audio the requests carried; null when none did."
+    )
+    # -- agent sessions and multi-turn chats
+    sessions: SessionStats | None = Field(
+        None,
+        description="The step's sessions as wholes (time, its split, calls, context growth, "
+        "sessions/s, goodput); null when no record of the step has a session.",
     )
 
     @property

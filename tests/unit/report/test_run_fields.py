@@ -21,6 +21,7 @@ from loadgen.report.markdown import (
     build_document,
     render_markdown,
 )
+from loadgen.report.sessions import CSV_FIELDS as SESSION_COLUMNS
 from loadgen.report.writer import write_reports
 from loadgen.scenario.workload_spec import WorkloadSpec
 from loadgen.summary import StepSummary, Summary, TokenCounts
@@ -164,7 +165,8 @@ def test_csv_new_columns_follow_the_base_columns(
     summary, _ = rich_data
     header = _header(summary)
     assert header[: len(BASE_COLUMNS)] == list(BASE_COLUMNS)
-    assert header[len(BASE_COLUMNS) :] == list(NEW_COLUMNS)  # no cost, telemetry, ttft_of
+    # no cost, telemetry, ttft_of; the records have sessions: their columns last
+    assert header[len(BASE_COLUMNS) :] == [*NEW_COLUMNS, *SESSION_COLUMNS]
     rows = list(csv.DictReader(io.StringIO(render_steps_csv(summary))))
     s0, s1 = summary.steps
     assert [r["load_mode"] for r in rows] == ["concurrency", "trace"]
@@ -286,7 +288,7 @@ def test_reports_on_disk(tmp_path: Path, rich_data: tuple[Summary, list[Record]]
     assert "<li>prefix cache hit 62.5% of 8,000 prompt tokens</li>" in page
     assert "Step 1 · trace x0.5" in page
     steps_csv = (out / "steps.csv").read_text().splitlines()[0]
-    assert steps_csv.endswith(",".join(NEW_COLUMNS))
+    assert steps_csv.endswith(",".join((*NEW_COLUMNS, *SESSION_COLUMNS)))
 
 
 def test_plain_reports_on_disk_have_none_of_it(results_dir: Path) -> None:

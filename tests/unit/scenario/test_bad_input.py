@@ -59,6 +59,15 @@ BAD = {
     ),
     "missing load": ("name: x\n", "load: required field is missing"),
     "not a mapping": ("- 1\n- 2\n", "expected a mapping of scenario fields, got list"),
+    "session bound without sessions": (
+        GOOD.replace("sla: {ttft_ms: {p99: 500}}", "sla: {session_s: {p90: 30}}"),
+        "sla.session_s.p90: 30 bounds session time, but the workload makes no sessions: "
+        "add workload.sessions (or an agent workload), or drop sla.session_s",
+    ),
+    "session bound not positive": (
+        GOOD.replace("sla: {ttft_ms: {p99: 500}}", "sla: {session_s: {p50: 0}}"),
+        "sla.session_s.p50: Input should be greater than 0",
+    ),
     "sla out of range": (
         GOOD.replace("sla: {ttft_ms: {p99: 500}}", "sla: {max_error_rate: 2}"),
         "sla.max_error_rate: Input should be less than or equal to 1",
