@@ -125,6 +125,9 @@ class Record:
     cached_tokens_server: int | None = None
     # -- users who stop (workload.cancel)
     cancelled_by_client: bool = False  # aborted mid-stream on purpose (not an error)
+    # -- agents: the answer's first tool call, kept (with keep_text) for the next call's context
+    answer_tool_name: str | None = None  # its function name
+    answer_tool_arguments: str | None = None  # its arguments' JSON text, as streamed
 
     @property
     def output_tokens(self) -> int:

@@ -7,7 +7,9 @@ SSE splitter and the adapter run after. Every failure is a row with an
 Reasoning and answer: ``first_token_ns`` is the first token event of any
 kind; ``first_reasoning_ns`` and ``first_answer_ns`` split it by what the
 adapter said the event carried. The answer's text is kept only for specs
-with ``keep_text`` (multi-turn sessions need it for the next turn).
+with ``keep_text`` (multi-turn sessions need it for the next turn), and with
+it the answer's first tool call, when tools are offered (an agent's next call
+carries it: ``answer_tool_name``, ``answer_tool_arguments``).
 
 Deadlines (from ``target.timeouts_s``): first token after send, idle gap
 between chunks once tokens flow (enforced within +1/8 of the idle limit, to
@@ -68,7 +70,7 @@ from loadgen.client.record_marks import (
 from loadgen.client.routing import Router
 from loadgen.client.sse import MAX_EVENT_BYTES, ErrorEvent, EventTooLarge, SseSplitter
 from loadgen.client.transport import HttpRequest, Transport, TransportError
-from loadgen.client.validity import OutputCheck, ToolCalls, tool_event
+from loadgen.client.validity import OutputCheck, ToolCalls, keep_tool_call, tool_event
 from loadgen.client.whole_body import read_whole_body
 from loadgen.clock import NS_PER_S, loop_time_at, now_ns
 from loadgen.records import Record
@@ -249,6 +251,8 @@ class Requester:
         if check is not None and rec.ok:  # after the stream: out of every timing
             rec.valid_output, rec.invalid_detail = check.check(calls, "".join(text or ()))
         keep_text(rec, text if spec.keep_text else None)
+        if spec.keep_text and calls is not None and calls.args:
+            keep_tool_call(rec, calls)
         return rec
 
     async def _stream(

@@ -31,7 +31,7 @@ import orjson
 from loadgen.records import Record
 from loadgen.workload.tools import OutputAsk
 
-__all__ = ["MAX_DETAIL", "OutputCheck", "ToolCalls", "tool_event"]
+__all__ = ["MAX_DETAIL", "OutputCheck", "ToolCalls", "keep_tool_call", "tool_event"]
 
 #: characters of an invalid answer's reason kept in its record
 MAX_DETAIL = 200
@@ -146,3 +146,11 @@ def tool_event(
             rec.tool_calls += 1
         if calls is not None:
             calls.add(index, name, args)
+
+
+def keep_tool_call(rec: Record, calls: ToolCalls) -> None:
+    """The answer's first tool call (its name and whole arguments text) on ``rec``, for
+    an agent's next call to carry forward."""
+    first = min(calls.args)
+    rec.answer_tool_name = calls.names.get(first, "")
+    rec.answer_tool_arguments = "".join(calls.args[first])

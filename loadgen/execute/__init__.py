@@ -3,7 +3,8 @@
 Owns carrying out a step's :class:`~loadgen.workload.step.StepPlan` in this
 process's event loop (:mod:`~loadgen.execute.executor`): closed and open loop
 drivers that sleep until absolute deadlines (:mod:`~loadgen.execute.drivers`),
-multi-turn sessions (:mod:`~loadgen.execute.sessions`), the watch on this
+multi-turn sessions (:mod:`~loadgen.execute.sessions`), agent tasks
+(:mod:`~loadgen.execute.agents`), the watch on this
 process's CPU, loop lag and memory (:mod:`~loadgen.execute.monitor`), the
 requester built from the scenario (:mod:`~loadgen.execute.requester`), the
 event loop and garbage-collection settings measuring runs under

@@ -6,7 +6,7 @@ and handing each finished record on; :class:`StepOutcome` is what a step's
 summary needs from whoever carried it out, one process or several.
 
 Imports: asyncio, itertools, loadgen.client, loadgen.clock, loadgen.records,
-loadgen.execute (drivers, linked, monitor, sessions), loadgen.summary, loadgen.workload.
+loadgen.execute (agents, drivers, linked, monitor, sessions), loadgen.summary, loadgen.workload.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Generic, Protocol, TypeVar
 
 from loadgen.client import Requester
 from loadgen.clock import now_ns
+from loadgen.execute.agents import AgentRunner
 from loadgen.execute.drivers import (
     Budget,
     OnRecord,
@@ -178,14 +179,13 @@ async def carry_out(
     """
     budget = Budget(plan.measured, plan.duration_ns)
     if plan.sessions is not None or plan.open_sessions:
-        sessions = SessionRunner(
-            workload,
-            send,
-            on_record,
-            plan.rng,
-            stop=lambda: budget.over(now_ns()),
-            ids=itertools.count(worker, workers),
-        )
+        stop = lambda: budget.over(now_ns())  # noqa: E731
+        ids = itertools.count(worker, workers)
+        sessions: SessionRunner | AgentRunner
+        if workload.spec.agent is not None:
+            sessions = AgentRunner(workload, send, on_record, stop=stop, ids=ids)
+        else:
+            sessions = SessionRunner(workload, send, on_record, plan.rng, stop=stop, ids=ids)
         if plan.closed:
             assert plan.sessions is not None
             warmup = _Warmup(sessions.run_warmup, plan.warmup_sessions)

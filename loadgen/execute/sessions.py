@@ -30,11 +30,12 @@ from loadgen.clock import sleep_until
 from loadgen.execute.drivers import OnRecord, Send
 from loadgen.workload.plan import Message, RequestSpec
 from loadgen.workload.source import SessionPlan, Workload
+from loadgen.workload.step import Session
 
 __all__ = ["SessionJob", "SessionRunner"]
 
 #: An open-loop session: the plan and whether it is warm-up or ramp-up.
-SessionJob = tuple[SessionPlan, bool, bool]
+SessionJob = tuple[Session, bool, bool]
 
 
 class SessionRunner:
@@ -62,12 +63,13 @@ class SessionRunner:
 
     async def run(
         self,
-        plan: SessionPlan,
+        plan: Session,
         ramping: bool,
         scheduled: int | None,
         *,
         warmup: bool = False,
     ) -> None:
+        assert isinstance(plan, SessionPlan)
         history: list[Message] = []
         previous: str | None = None  # state server: the last answer's response id
         for turn in range(plan.turns):
@@ -97,7 +99,7 @@ class SessionRunner:
             if plan.think_ns[turn]:
                 await sleep_until(wake)
 
-    async def run_warmup(self, plan: SessionPlan, ramping: bool, scheduled: int | None) -> None:
+    async def run_warmup(self, plan: Session, ramping: bool, scheduled: int | None) -> None:
         await self.run(plan, ramping, scheduled, warmup=True)
 
     async def run_job(self, job: SessionJob, ramping: bool, scheduled: int | None) -> None:

@@ -14,6 +14,7 @@ loadgen.target.mock (the mock's arguments), loadgen.workload.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -24,8 +25,8 @@ from loadgen.forecast.timing import StepEstimate, StepShape, from_bounds, on_moc
 from loadgen.scenario.models import ConcurrencyLoad, RateLoad, Scenario
 from loadgen.vocab import PERCENTILE_OF
 from loadgen.workload.describe import workload_report
-from loadgen.workload.source import SessionPlan, Workload
-from loadgen.workload.step import NS_PER_S, StepPlan, plan_step
+from loadgen.workload.source import Workload
+from loadgen.workload.step import NS_PER_S, Session, StepPlan, plan_step
 
 if TYPE_CHECKING:
     from loadgen.mock.config import Settings
@@ -177,7 +178,7 @@ def step_shape(plan: StepPlan, mode: str) -> StepShape:
     )
 
 
-def _session_lengths(sessions: list[SessionPlan]) -> tuple[float, float, float]:
+def _session_lengths(sessions: Sequence[Session]) -> tuple[float, float, float]:
     """Mean new user tokens and max tokens per turn, and think time per turn, in seconds."""
     users = [t for s in sessions for t in s.user_tokens]
     outs = [t for s in sessions for t in s.max_tokens]

@@ -5,7 +5,9 @@ tokens (one per whitespace-separated word of text, one per int of a token list;
 their number is the prompt token count, their blocks what the prefix cache
 sees) and the limits the real servers enforce. Errors come out as
 ``HttpError`` in the shape of the server being imitated (vLLM answers 400,
-TGI answers 422). Imports only the standard library, orjson and ``wire``.
+TGI answers 422). An agent's tool calls and results in a prompt count as
+:mod:`loadgen.mock.tool_rounds` says. Imports only the standard library, orjson
+and the mock's own modules.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from loadgen.mock.media import (
     media_tokens,
 )
 from loadgen.mock.structured import Structured, parse_structured
+from loadgen.mock.tool_rounds import message_tool_words, part_tool_words
 from loadgen.mock.wire import tgi_error, vllm_error
 
 __all__ = [
@@ -115,7 +118,8 @@ def message_tokens_of(
     audio_tokens_per_s: float = DEFAULT_AUDIO_TOKENS_PER_S,
 ) -> list[str]:
     """The tokens of chat ``messages``: the words of every content (and text part), in order,
-    and each ``image_url`` / ``input_audio`` part's tokens (:mod:`loadgen.mock.media`).
+    each ``image_url`` / ``input_audio`` part's tokens (:mod:`loadgen.mock.media`), and
+    the words of tool calls and results (:mod:`loadgen.mock.tool_rounds`).
 
     Role names and the chat template count nothing.
     """
@@ -135,6 +139,8 @@ def message_tokens_of(
                     continue
                 if isinstance(part.get("text"), str):
                     words += part["text"].split()
+                elif (tool := part_tool_words(part)) is not None:
+                    words += tool
                 elif (
                     m := media_tokens(part, media, image_tokens_per_mp, audio_tokens_per_s)
                 ) is not None:
@@ -142,6 +148,8 @@ def message_tokens_of(
                     media += 1
         elif content is not None:
             raise vllm_error(400, "message content must be a string or a list", "messages")
+        if len(message) > 2:  # an agent's tool round: the calls and results (tool_rounds)
+            words += message_tool_words(message)
     return words
 
 

@@ -22,6 +22,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from loadgen.scenario.agent_spec import AgentSpec, FanOutSpec
 from loadgen.scenario.dists import (
     DatasetSpec,
     Distribution,
@@ -63,17 +64,20 @@ from loadgen.strict import Spec
 from loadgen.vocab import API_NAMES, CHAT_APIS
 
 __all__ = [
+    "AGENT_APIS",
     "API_NAMES",
     "MAX_ENDPOINTS",
     "MAX_MOCK_REPLICAS",
     "MAX_PLANNED_TOKENS",
     "MOCK_MODEL",
     "ROUTING_POLICIES",
+    "AgentSpec",
     "ConcurrencyLoad",
     "CostSpec",
     "DatasetSpec",
     "Distribution",
     "EmpiricalDist",
+    "FanOutSpec",
     "FixedDist",
     "FloatDistribution",
     "LimitsSpec",
@@ -286,6 +290,7 @@ class Scenario(Spec):
             raise ValueError(
                 "workload.images and workload.audio go with single requests: drop workload.sessions"
             )
+        _agent_fits(self)
         if isinstance(self.load, TraceLoad):
             for name in ("dataset", "sessions"):
                 if getattr(w, name) is not None:
@@ -297,6 +302,24 @@ class Scenario(Spec):
         if isinstance(self.load, RateLoad | OfflineLoad):
             _open_loop_fits(self.load, w)
         return self
+
+
+def _agent_fits(sc: Scenario) -> None:
+    """Agent tasks need a text-generating API and a load that starts tasks."""
+    w = sc.workload
+    if w.agent is None:
+        return
+    api = sc.target.api
+    if api not in AGENT_APIS:
+        raise ValueError(f"workload.agent needs target.api {' | '.join(AGENT_APIS)}, not {api}")
+    if w.images is not None or w.audio is not None:
+        raise ValueError(
+            "workload.images and workload.audio go with single requests: drop workload.agent"
+        )
+    if isinstance(sc.load, TraceLoad):
+        raise ValueError("load.mode trace takes lengths from the trace: drop workload.agent")
+    if isinstance(sc.load, OfflineLoad):
+        raise ValueError("load.mode offline sends single requests: drop workload.agent")
 
 
 def _output_fits(sc: Scenario) -> None:
@@ -321,7 +344,7 @@ def _session_sla_fits(sc: Scenario) -> str | None:
     if not bounds:
         return None
     w = sc.workload
-    agent = getattr(w, "agent", None)  # workload.agent (agent sessions), where it exists
+    agent = w.agent
     if w.sessions is not None or agent is not None or isinstance(sc.load, TraceLoad):
         return None
     stat, value = bounds[0]
@@ -330,6 +353,9 @@ def _session_sla_fits(sc: Scenario) -> str | None:
         "sessions: add workload.sessions (or an agent workload), or drop sla.session_s"
     )
 
+
+#: The APIs an agent task can talk to: the chat ones, and two that take its context as text.
+AGENT_APIS = (*CHAT_APIS, "openai-completions", "tgi")
 
 #: Prompt tokens an open-loop step may plan up front (its requests are made
 #: before the step starts so that sending them costs nothing): about 2.5 GB of text.
@@ -347,8 +373,8 @@ def _open_loop_fits(load: RateLoad | OfflineLoad, w: WorkloadSpec) -> None:
     else:
         rate = max(load.points, default=0.0)
         arrivals = rate * ((load.duration_s or 0.0) + load.ramp_up_s / 2)
-    # sessions plan turn lengths only; a dataset's rows are shared, not copied
-    shared = w.sessions is not None or w.dataset is not None
+    # sessions and agent tasks plan lengths only; a dataset's rows are shared, not copied
+    shared = w.sessions is not None or w.dataset is not None or w.agent is not None
     mean = 1.0 if shared else mean_length(w.prompt_tokens)
     media = media_bytes(w.images, w.audio)
     if media and arrivals * (mean * BYTES_PER_TOKEN + media) > MAX_PLANNED_BYTES:

@@ -6,7 +6,8 @@ a shared prefix and multi-turn sessions shape them like production traffic.
 Paths are plain strings here; ``loadgen.scenario.load`` resolves relative ones
 against the scenario's folder, and the workload package reads the files.
 
-Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.dists, .media_spec.
+Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.dists, .media_spec,
+.agent_spec.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from loadgen.scenario.agent_spec import AgentSpec
 from loadgen.scenario.dists import (
     DatasetSpec,
     Distribution,
@@ -164,17 +166,25 @@ class WorkloadSpec(Spec):
         description="A synthetic WAV clip in each request (openai-chat input_audio, "
         "openai-transcriptions' file).",
     )
+    # -- agents: tasks of LLM calls with tool results and sub-agents
+    agent: AgentSpec | None = Field(
+        None,
+        description="Agent tasks: each a loop of LLM calls, every prompt carrying the "
+        "earlier answers and tool results (not with `sessions`).",
+    )
 
     @model_validator(mode="after")
     def _compatible(self) -> WorkloadSpec:
         if self.prompt_as == "token_ids":
-            for name in ("tokenizer", "dataset", "prefix", "sessions"):
+            for name in ("tokenizer", "dataset", "prefix", "sessions", "agent"):
                 if getattr(self, name) is not None:
                     raise ValueError(f"prompt_as token_ids cannot be combined with {name}")
         if self.dataset is not None:
-            for name in ("prefix", "sessions"):
+            for name in ("prefix", "sessions", "agent"):
                 if getattr(self, name) is not None:
                     raise ValueError(f"a dataset brings its own prompts: drop `{name}`")
+        if self.agent is not None and self.sessions is not None:
+            raise ValueError("give `sessions` (chats) or `agent` (agent tasks), not both")
         if self.tool_choice is not None and self.tools is None:
             raise ValueError("tool_choice needs `tools` (the functions to choose from)")
         if self.tools is not None and self.response_format is not None:

@@ -55,6 +55,16 @@ class WorkloadSessions(Strict):
     think_time_s: str | None = None
 
 
+class WorkloadAgent(Strict):
+    """Agent tasks (workload.agent): each distribution as one line; ``fan_out`` one line."""
+
+    calls: str
+    tool_result_tokens: str
+    tool_time_s: str | None = None
+    max_context_tokens: int | None = None
+    fan_out: str | None = None  # e.g. ``at 2, width fixed 2, calls fixed 3, task fixed 64``
+
+
 class WorkloadInfo(Sparse):
     """A short description of the workload (loadgen.workload.describe); lengths as one line
     for people, e.g. ``lognormal mean 512 std 256 [1, 4096]``."""
@@ -79,6 +89,8 @@ class WorkloadInfo(Sparse):
     # -- fixed 336 px, jpeg`` (synthetic), ``from the dataset: 40 of 200 rows, 52 images``
     images: str | None = None
     audio: str | None = None  # e.g. ``fixed 1.5 s a request, 16000 Hz WAV``
+    # -- agents (workload.agent)
+    agent: WorkloadAgent | None = None
 
 
 class Verdict(Strict):

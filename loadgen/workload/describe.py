@@ -4,7 +4,8 @@ Every step is planned exactly as ``loadgen run`` plans it (same seeds, same
 requests); a step bounded by ``duration_s`` in closed loop shows its first
 ``SAMPLE`` requests. Sessions show their first turn's prompt and each turn's
 new message; the history a later turn carries is made of real answers, which
-only a run knows.
+only a run knows. Agent tasks show their shapes and planned context growth
+(:mod:`loadgen.workload.describe_agent`).
 
 Imports: numpy, loadgen.scenario, loadgen.workload.
 """
@@ -12,18 +13,20 @@ Imports: numpy, loadgen.scenario, loadgen.workload.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from loadgen.scenario.models import RateLoad, Scenario, TraceLoad
 from loadgen.vocab import pace
+from loadgen.workload.agent import AgentPlan
+from loadgen.workload.describe_agent import agent_lines, describe_agent
 from loadgen.workload.lengths import describe
 from loadgen.workload.plan import RequestSpec
 from loadgen.workload.pooling import pooling_dists
 from loadgen.workload.source import SessionPlan, Workload
-from loadgen.workload.step import StepPlan, plan_step
+from loadgen.workload.step import Session, StepPlan, plan_step
 from loadgen.workload.tools import describe_output
 from loadgen.workload.trace_stats import arrival_profile, trace_stats
 from loadgen.workload.traces import TraceRow
@@ -65,6 +68,8 @@ def describe_workload(sc: Scenario, workload: Workload) -> dict[str, Any]:
             "turns": describe(s.turns),
             "think_time_s": describe(s.think_time_s) if s.think_time_s else None,
         }
+    if w.agent is not None:
+        out["agent"] = describe_agent(w.agent)
     if workload.output is not None:
         out.update(describe_output(workload.output, w))
     out.update(_media(workload))
@@ -110,6 +115,8 @@ def workload_report(
         elif key == "sessions":
             think = f", think time {value['think_time_s']}" if value["think_time_s"] else ""
             lines.append(f"  sessions: turns {value['turns']}{think}")
+        elif key == "agent":
+            lines.append("  agent: " + "; ".join(f"{k} {v}" for k, v in value.items() if v))
         elif key != "prompt_length_source":
             lines.append(f"  {key}: {value}")
     if workload.models:
@@ -123,7 +130,7 @@ def workload_report(
         plan = plan_step(workload, sc.load, mode, value, index)
         plan.requests = map(workload.with_media, plan.requests)  # a closed loop's, made here
         lines.append("")
-        lines.extend(_step_lines(plan, index, mode, value))
+        lines.extend(_step_lines(plan, index, mode, value, _sessions_of(sc, workload)))
         lines.extend((notes or {}).get(index, ()))
     lines.extend(tail)
     return "\n".join(lines)
@@ -163,7 +170,28 @@ def _points(sc: Scenario) -> list[tuple[str, float]]:
     return [(load.mode, v) for v in load.points]
 
 
-def _step_lines(plan: StepPlan, index: int, mode: str, value: float) -> list[str]:
+def _sessions_of(sc: Scenario, workload: Workload) -> Callable[[list[Session]], list[str]]:
+    """How a step's sessions are shown: chats, or agent tasks."""
+    agent = sc.workload.agent
+    if agent is None:
+        return _session_lines
+    system = [workload.maker.count_text(p) for p in workload.prefixes]
+    limit = agent.max_context_tokens
+
+    def lines(tasks: list[Session]) -> list[str]:
+        plans = [t for t in tasks if isinstance(t, AgentPlan)]
+        return agent_lines(plans, system, limit, _picked)
+
+    return lines
+
+
+def _step_lines(
+    plan: StepPlan,
+    index: int,
+    mode: str,
+    value: float,
+    session_lines: Callable[[list[Session]], list[str]],
+) -> list[str]:
     head = {
         "concurrency": f"step {index}: concurrency {value:g}",
         "rate": f"step {index}: rate {value:g} req/s",
@@ -174,9 +202,9 @@ def _step_lines(plan: StepPlan, index: int, mode: str, value: float) -> list[str
     if plan.closed and plan.sessions is not None:
         count = plan.measured if plan.measured is not None else SAMPLE
         sessions = list(itertools.islice(plan.sessions, count))
-        return [head, *_session_lines(sessions)]
+        return [head, *session_lines(sessions)]
     if plan.open_sessions:
-        return [head, *_session_lines(plan.open_sessions), *_arrivals(plan)]
+        return [head, *session_lines(plan.open_sessions), *_arrivals(plan)]
     if plan.closed:
         count = plan.measured if plan.measured is not None else SAMPLE
         specs = plan.warmup + list(itertools.islice(plan.requests, count))
@@ -247,7 +275,8 @@ def _picked(models: list[str | None], what: str) -> list[str]:
     return ["  models: " + ", ".join(f"{m} {n}" for m, n in counts.items()) + f" {what}"]
 
 
-def _session_lines(sessions: list[SessionPlan]) -> list[str]:
+def _session_lines(chats: list[Session]) -> list[str]:
+    sessions = [s for s in chats if isinstance(s, SessionPlan)]
     turns = [s.turns for s in sessions]
     users = [t for s in sessions for t in s.user_tokens]
     outs = [t for s in sessions for t in s.max_tokens]

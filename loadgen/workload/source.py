@@ -25,6 +25,7 @@ from loadgen.errors import ScenarioError
 from loadgen.scenario.media_spec import IMAGE_APIS
 from loadgen.scenario.models import EmpiricalDist, TraceLoad, WorkloadSpec
 from loadgen.vocab import POOLING_APIS
+from loadgen.workload.agent import AgentPlan, plan_tasks
 from loadgen.workload.datasets import DatasetRow, RowSampler, load_dataset
 from loadgen.workload.lengths import read_lengths_file, sample_lengths, sample_seconds
 from loadgen.workload.media import Media, MediaMaker, image_file
@@ -286,6 +287,20 @@ class Workload:
                 )
             )
         return out
+
+    def agent_tasks(self, rng: np.random.Generator, n: int, *, start: int = 0) -> list[AgentPlan]:
+        """``n`` agent task plans numbered from ``start`` (loadgen.workload.agent)."""
+        spec = self.spec
+        assert spec.agent is not None
+        return plan_tasks(
+            spec.agent,
+            spec.prompt_tokens,
+            spec.output_tokens,
+            rng,
+            n,
+            start=start,
+            prefixes=len(self.prefixes),
+        )
 
     def turn_request(
         self,

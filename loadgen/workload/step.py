@@ -18,6 +18,8 @@ prepared workload in, a :class:`StepPlan` out; the runner only carries it out.
 - sessions: the same, with a session in place of a request (a closed-loop
   user runs sessions back to back; an open-loop arrival starts one), and
   ``requests_per_step`` and ``warmup_requests`` count sessions.
+- agent tasks (``workload.agent``): as sessions, an :class:`AgentPlan` in
+  place of a :class:`SessionPlan` (a task is a session of LLM calls).
 
 Imports: numpy, loadgen.scenario, loadgen.workload.
 """
@@ -32,15 +34,19 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from loadgen.scenario.models import ConcurrencyLoad, LoadSpec, OfflineLoad, RateLoad, TraceLoad
+from loadgen.workload.agent import AgentPlan
 from loadgen.workload.arrivals import arrival_offsets_ns, ramped_offsets_ns
 from loadgen.workload.model_mix import MODEL_STREAM, SESSION_STREAM, ModelPicker
 from loadgen.workload.plan import RequestSpec, step_rng
 from loadgen.workload.source import SessionPlan, Workload
 from loadgen.workload.trace_links import Waits, has_links, linked_requests
 
-__all__ = ["StepPlan", "plan_step", "with_own_media"]
+__all__ = ["Session", "StepPlan", "plan_step", "with_own_media"]
 
 NS_PER_S = 1_000_000_000
+
+#: A session job: a multi-turn chat or an agent task.
+Session = SessionPlan | AgentPlan
 
 
 @dataclass(slots=True)
@@ -57,9 +63,9 @@ class StepPlan:
     duration_ns: int | None = None
     ramp_ns: int = 0
     max_concurrency: int | None = None
-    sessions: Iterator[SessionPlan] | None = None  # closed loop with sessions
-    warmup_sessions: list[SessionPlan] = field(default_factory=list)
-    open_sessions: list[SessionPlan] = field(default_factory=list)
+    sessions: Iterator[Session] | None = None  # closed loop with sessions (or agent tasks)
+    warmup_sessions: list[Session] = field(default_factory=list)
+    open_sessions: list[Session] = field(default_factory=list)
     open_session_flags: list[tuple[bool, bool]] = field(default_factory=list)  # (warmup, ramp)
     rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
     # -- agent traces: per open request, (request index, gap ns) of the calls it waits for
@@ -98,7 +104,7 @@ def _name_models(
     def spec(s: RequestSpec) -> RequestSpec:
         return dataclasses.replace(s, model=pick(s.index))
 
-    def session(s: SessionPlan) -> SessionPlan:
+    def session(s: Session) -> Session:
         return dataclasses.replace(s, model=per_session(s.index))
 
     plan.warmup = [spec(s) for s in plan.warmup]
@@ -140,8 +146,8 @@ def _plan(
     if mode == "concurrency":
         c = int(value)
         plan = StepPlan(True, c, duration_ns=duration_ns, ramp_ns=ramp_ns, measured=n, rng=rng)
-        if workload.spec.sessions is not None:
-            plan.warmup_sessions = workload.sessions(rng, w) if w else []
+        if _has_sessions(workload):
+            plan.warmup_sessions = _sessions(workload, rng, w) if w else []
             plan.sessions = _endless_sessions(workload, rng, w)
         else:
             plan.warmup = workload.requests(rng, w, warmup=w) if w else []
@@ -174,8 +180,8 @@ def _plan(
     if n is not None:
         flags, offsets = _trim_measured(flags, offsets, n)
         plan.offsets_ns = offsets
-    if workload.spec.sessions is not None:
-        plan.open_sessions = workload.sessions(rng, len(offsets))
+    if _has_sessions(workload):
+        plan.open_sessions = _sessions(workload, rng, len(offsets))
         plan.open_session_flags = flags
         return plan
     specs = workload.requests(rng, len(offsets), defer_media=defer)
@@ -203,11 +209,24 @@ def _trim_measured(
     return flags, offsets
 
 
+def _has_sessions(workload: Workload) -> bool:
+    return workload.spec.sessions is not None or workload.spec.agent is not None
+
+
+def _sessions(
+    workload: Workload, rng: np.random.Generator, n: int, start: int = 0
+) -> list[Session]:
+    """``n`` chat sessions, or agent tasks, numbered from ``start``."""
+    if workload.spec.agent is not None:
+        return list(workload.agent_tasks(rng, n, start=start))
+    return list(workload.sessions(rng, n, start=start))
+
+
 def _endless_sessions(
     workload: Workload, rng: np.random.Generator, first: int
-) -> Iterator[SessionPlan]:
+) -> Iterator[Session]:
     for start in itertools.count(first, 16):
-        yield from workload.sessions(rng, 16, start=start)
+        yield from _sessions(workload, rng, 16, start)
 
 
 def _trace(

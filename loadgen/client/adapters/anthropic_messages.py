@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from loadgen.client.adapters.agent_messages import has_calls, messages_blocks
 from loadgen.client.adapters.base import EMPTY, Delta, TypedEvents, is_messages
 from loadgen.client.adapters.media_parts import messages_parts, with_media
 from loadgen.client.adapters.tools import messages_fields
@@ -95,11 +96,10 @@ def split_system(
     else:
         texts = [m["content"] for m in prompt if m["role"] == "system"]
         system = "\n".join(texts) if texts else None
-        messages = [
-            {"role": m["role"], "content": message_content(m)}
-            for m in prompt
-            if m["role"] != "system"
-        ]
+        rest = [m for m in prompt if m["role"] != "system"]
+        if has_calls(rest):  # an agent's tool rounds (no media: agents send none)
+            return system, messages_blocks(rest)
+        messages = [{"role": m["role"], "content": message_content(m)} for m in rest]
     return system, with_media(messages, media, messages_parts) if media else messages
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from loadgen.client.adapters.agent_messages import chat_messages, has_calls
 from loadgen.client.adapters.base import Delta, as_text, is_messages
 from loadgen.client.adapters.media_parts import with_media
 from loadgen.client.adapters.openai_common import OpenAIAdapter, openai_body
@@ -82,9 +83,10 @@ class OpenAIChat(OpenAIAdapter):
         self.output_fields = chat_fields(output) if output is not None else {}
 
     def prompt_field(self, prompt: Prompt) -> dict[str, Any]:
-        """A message list is sent as is; text becomes one user message."""
+        """A message list is sent as is (an agent's tool rounds in chat's form:
+        :mod:`~loadgen.client.adapters.agent_messages`); text becomes one user message."""
         if is_messages(prompt):
-            return {"messages": prompt}
+            return {"messages": chat_messages(prompt) if has_calls(prompt) else prompt}
         return {"messages": [{"role": "user", "content": as_text(prompt, "openai-chat")}]}
 
     def body(

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from loadgen.client.adapters.agent_messages import has_calls, responses_items
 from loadgen.client.adapters.base import EMPTY, NO_HEADERS, Delta, TypedEvents, bearer, is_messages
 from loadgen.client.adapters.media_parts import responses_parts, with_media
 from loadgen.client.adapters.openai_common import read_usage
@@ -85,6 +86,8 @@ def input_items(prompt: Prompt, media: tuple[Media, ...] = ()) -> str | list[dic
         prompt = [{"role": "user", "content": prompt}]
     if not is_messages(prompt):
         raise TypeError("openai-responses takes text or chat messages, not token ids")
+    if has_calls(prompt):  # an agent's tool rounds (no media: agents send none)
+        return responses_items(prompt)
     items_ = [{"role": m["role"], "content": message_content(m)} for m in prompt]
     return with_media(items_, media, responses_parts) if media else items_
 
