@@ -5,7 +5,8 @@ sees them: no token timing or output tokens/s anywhere, requests/s and inputs/s 
 inputs/s (documents/s for rerank), input tokens/s and the error rate, the overlays plot
 E2E against requests/s; a ``--fail-if`` on TTFT or output tokens/s is one line, exit 2
 (it could only ever be "not checked"), one on inputs/s is judged; ``--repeat``'s spread
-of the same two runs is over the pooling figures.
+of the same two runs is over the pooling figures. report.md's run section says where E2E
+counts from (``E2E from the send``), not TTFT.
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ def test_pooling_runs_compare_by_requests_and_inputs(
     )
     (a, _, dir_a), (b, _, dir_b) = run(sc), run(sc)
     out = tmp_path / "cmp"
+    report = (dir_a / "report.md").read_text()
+    assert "- metrics profile: loadgen: loadgen's own formulas (E2E from the send)" in report
+    assert not [w for w in TOKEN_WORDS if w in report], report
 
     plain = _loadgen("compare", str(dir_a), str(dir_b), "--out", str(out))
     assert plain.returncode == 0, plain.stderr
