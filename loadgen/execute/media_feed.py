@@ -22,8 +22,15 @@ How far ahead: twice the step's users (at least 4), and no more requests'
 media than :data:`MEDIA_AHEAD_BYTES` holds (estimated:
 :func:`loadgen.scenario.planned.media_bytes`).
 
-Imports: asyncio, os, pickle, sys, loadgen.clock, loadgen.execute
-(media_helper's framing), loadgen.scenario (planned), loadgen.workload.
+A helper that dies (killed, out of memory) ends the run: every request that
+waits for its media, and every one asked for later, gets
+:class:`MediaHelperDied`, a :class:`~loadgen.errors.LoadgenError` whose one
+line names the process and how it ended (exit code or signal); the run
+stops with it (exit 1), never sending requests without their images.
+
+Imports: asyncio, os, pickle, signal, sys, loadgen.clock, loadgen.errors,
+loadgen.execute (media_helper's framing), loadgen.scenario (planned),
+loadgen.workload.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ import asyncio
 import contextlib
 import os
 import pickle
+import signal
 import sys
 from collections import deque
 from collections.abc import Iterator
@@ -39,12 +47,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from loadgen.clock import now_ns
+from loadgen.errors import LoadgenError
 from loadgen.execute.media_helper import HEADER, HELPER_NICE, frame
 from loadgen.scenario.planned import media_bytes
 from loadgen.workload.media import Media, MediaMaker
 from loadgen.workload.plan import RequestSpec
 
-__all__ = ["MEDIA_AHEAD_BYTES", "MediaFeed", "MediaHelper"]
+__all__ = ["MEDIA_AHEAD_BYTES", "MediaFeed", "MediaHelper", "MediaHelperDied"]
 
 #: media of requests not yet sent, made ahead, may hold at most this much memory
 MEDIA_AHEAD_BYTES = 256 * 2**20
@@ -52,6 +61,24 @@ MEDIA_AHEAD_BYTES = 256 * 2**20
 _ROOT = str(Path(__file__).resolve().parents[2])
 #: how long the helper may take to start (import numpy and Pillow)
 START_TIMEOUT_S = 60.0
+#: how long to wait, once its output has ended, for the helper's exit status
+EXIT_WAIT_S = 2.0
+
+
+class MediaHelperDied(LoadgenError):
+    """The media helper process ended during the run: the message says how."""
+
+
+def exit_text(returncode: int | None) -> str:
+    """How a process ended, in words: ``exit code 1``, ``killed by SIGKILL``."""
+    if returncode is None:
+        return "still running, its output closed"
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit code {returncode}"
 
 
 class MediaHelper:
@@ -65,6 +92,9 @@ class MediaHelper:
         self._reader: asyncio.Task[None] | None = None
         self._by_key: dict[tuple[int, int], asyncio.Future[tuple[Media, ...]]] = {}
         self._asked: deque[asyncio.Future[tuple[Media, ...]]] = deque()  # in asking order
+        #: why the helper is gone (set once its output ended during the run)
+        self.died: str | None = None
+        self._closing = False
 
     async def start(self) -> None:
         """Start the helper and wait until it has imported what it needs."""
@@ -92,13 +122,17 @@ class MediaHelper:
     def submit(self, draw: int, index: int) -> asyncio.Future[tuple[Media, ...]]:
         """The media of request ``index`` (of the batch ``draw``), asked of the helper
         once (again: the same future) until :meth:`take` takes it."""
+        if self.died is not None:
+            raise MediaHelperDied(self.died)
         assert self._proc is not None and self._proc.stdin is not None, "start() first"
         key = (draw, index)
         future = self._by_key.get(key)
         if future is None:
             future = self._by_key[key] = asyncio.get_running_loop().create_future()
             self._asked.append(future)
-            self._proc.stdin.write(frame(pickle.dumps(key)))
+            # its stdin closed (the helper died): the reader tells how it ended
+            with contextlib.suppress(OSError, RuntimeError):
+                self._proc.stdin.write(frame(pickle.dumps(key)))
         return future
 
     def take(self, draw: int, index: int) -> asyncio.Future[tuple[Media, ...]]:
@@ -121,14 +155,30 @@ class MediaHelper:
                 future = self._asked.popleft()
                 if not future.done():
                     future.set_result(media)
-        except (asyncio.IncompleteReadError, OSError) as exc:
+        except (asyncio.IncompleteReadError, OSError):
+            if self._closing:
+                return
+            self.died = await self._death()
             while self._asked:
                 future = self._asked.popleft()
                 if not future.done():
-                    future.set_exception(RuntimeError(f"the media helper ended: {exc}"))
+                    future.set_exception(MediaHelperDied(self.died))
+                    future.exception()  # retrieved: one nobody awaits logs nothing
             self._by_key.clear()
 
+    async def _death(self) -> str:
+        """What a dead helper's error says: its pid and how it ended."""
+        proc = self._proc
+        assert proc is not None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), EXIT_WAIT_S)
+        return (
+            f"the media helper process (pid {proc.pid}, making the run's synthetic images "
+            f"and audio) died during the run ({exit_text(proc.returncode)})"
+        )
+
     async def aclose(self) -> None:
+        self._closing = True
         proc, self._proc = self._proc, None
         if proc is None:
             return

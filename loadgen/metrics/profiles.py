@@ -75,6 +75,8 @@ class Profile:
     note: str = ""
     #: the pooled gaps are also reported as AIPerf's inter-chunk latency (``icl_ms``)
     names_icl: bool = False
+    # -- pooling APIs (embeddings, rerank): no TTFT, so the note says where E2E counts from
+    pooling_note: str = ""
 
     def origin(self, r: Record) -> int:
         """The stamp TTFT and E2E count from."""
@@ -140,6 +142,7 @@ PROFILES: dict[str, Profile] = {
             "between",
             "gaps",
             "loadgen's own formulas (TTFT from the send)",
+            pooling_note="loadgen's own formulas (E2E from the send)",
         ),
         Profile(
             "vllm",
@@ -148,6 +151,7 @@ PROFILES: dict[str, Profile] = {
             "vllm",
             "gaps",
             "vLLM's benchmark formulas (TTFT from the request's start)",
+            pooling_note="vLLM's benchmark formulas (E2E from the request's start)",
         ),
         Profile(
             "aiperf",
@@ -157,6 +161,7 @@ PROFILES: dict[str, Profile] = {
             "per_request",
             "AIPerf's formulas (TTFT from the start, ITL one value per request)",
             names_icl=True,
+            pooling_note="AIPerf's formulas (E2E from the start)",
         ),
         Profile(
             "guidellm",
@@ -165,6 +170,7 @@ PROFILES: dict[str, Profile] = {
             "with_wait",
             "per_request",
             "GuideLLM's formulas (TTFT from the start, TPOT with the first token's wait)",
+            pooling_note="GuideLLM's formulas (E2E from the start)",
         ),
     )
 }

@@ -18,6 +18,10 @@ one token, one event, as for text, the first answer token opening the call:
   token an ``input_json_delta`` (``partial_json``) of that block's ``index``;
   ``content_block_stop``, ``message_delta`` with ``stop_reason: tool_use`` (vLLM
   says ``tool_use`` for a named choice too) and ``message_stop``.
+- Messages JSON answers (``output_config.format``; :class:`MessagesJsonEvents`): the
+  text stream with the answer's pieces as the ``text_delta`` texts, ``stop_reason``
+  ``end_turn`` (vLLM turns the format into chat's ``response_format``, so its answer
+  is chat's JSON text, streamed as Messages text).
 
 A one-token answer opens the call and carries its whole arguments in one token
 (two events). Every event differs (no pre-framed runs); the constant parts are
@@ -35,7 +39,9 @@ import orjson
 
 from loadgen.mock.events_messages import (
     SIGNATURE,
+    STOP_REASONS,
     MessagesEvents,
+    _delta,
     _sse,
     _start,
     _thinking_end,
@@ -46,7 +52,13 @@ from loadgen.mock.request import GenSpec
 from loadgen.mock.structured import Answer, _pieces
 from loadgen.mock.wire import chunk
 
-__all__ = ["MessagesToolEvents", "ResponsesJsonEvents", "ResponsesToolEvents", "call_pieces"]
+__all__ = [
+    "MessagesJsonEvents",
+    "MessagesToolEvents",
+    "ResponsesJsonEvents",
+    "ResponsesToolEvents",
+    "call_pieces",
+]
 
 _ARGS = b"response.function_call_arguments.delta"
 
@@ -247,5 +259,38 @@ class MessagesToolEvents(MessagesEvents):
         return orjson.dumps({
             "id": self.rid, "type": "message", "role": "assistant", "content": content,
             "model": self.model, "stop_reason": "tool_use",
+            "usage": {"input_tokens": self.prompt_tokens, "output_tokens": len(variants)},
+        })  # fmt: skip
+
+
+class MessagesJsonEvents(MessagesEvents):
+    """A JSON answer (``output_config.format``), streamed as ``text_delta`` events of its
+    pieces (after any thinking block)."""
+
+    def __init__(
+        self, rid: str, model: str, prompt_tokens: int, n_reason: int, *, answer: Answer, n_out: int
+    ):
+        super().__init__(rid, model, prompt_tokens, n_reason)
+        self.frames = None  # every event differs
+        self.answer = answer
+        self.pieces = _pieces(answer.text, max(1, n_out - n_reason))
+
+    def token(self, k: int, v: int) -> bytes:
+        text = orjson.dumps(self.pieces[k - self.n_reason])
+        return self._switch(k) + chunk(_delta(self.index, b"text_delta", b"text", text))
+
+    def last(self, k: int, v: int, finish: str, variants: bytes) -> bytes:
+        """The whole answer is sent: ``end_turn``, as chat's JSON answer ends ``stop``."""
+        stop = STOP_REASONS.get(self.answer.finish, "end_turn").encode()
+        return self.token(k, v) + self._ending(k, stop)
+
+    def body(self, variants: bytes, finish: str) -> bytes:
+        content: list[dict[str, Any]] = []
+        if self.n_reason:
+            content.append({"type": "thinking", "thinking": "", "signature": SIGNATURE})
+        content.append({"type": "text", "text": self.answer.text})
+        return orjson.dumps({
+            "id": self.rid, "type": "message", "role": "assistant", "content": content,
+            "model": self.model, "stop_reason": STOP_REASONS.get(self.answer.finish, "end_turn"),
             "usage": {"input_tokens": self.prompt_tokens, "output_tokens": len(variants)},
         })  # fmt: skip

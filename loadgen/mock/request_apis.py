@@ -10,7 +10,8 @@ unknown id is vLLM's 404. The map is bounded (:data:`MAX_CONVERSATIONS`, the
 oldest forgotten first). Messages errors are Anthropic's shape (``{"type":
 "error", "error": {...}}``, as vLLM translates them). Images in either API's
 input count as prompt tokens as in chat (``media_rates``,
-:mod:`loadgen.mock.media`); tools and Responses' ``text.format`` are read by
+:mod:`loadgen.mock.media`); tools, Responses' ``text.format`` and Messages'
+``output_config.format`` are read by
 :mod:`loadgen.mock.structured_apis`.
 
 Imports only the standard library, orjson and the mock's own modules.
@@ -162,7 +163,8 @@ def parse_messages(
 ) -> GenSpec:
     """Validate a ``/v1/messages`` body: ``model``, ``messages``, ``max_tokens`` are
     required (Anthropic's schema); ``system`` (text or text blocks) counts as prompt, and
-    ``image`` blocks as their pixels' tokens; ``tools`` and ``tool_choice`` are read.
+    ``image`` blocks as their pixels' tokens; ``tools``, ``tool_choice`` and
+    ``output_config.format`` are read.
     vLLM's Messages request has no ``ignore_eos`` (nor ``min_tokens``): it is ignored."""
     try:
         data = load_json(body, tgi=False)

@@ -36,7 +36,12 @@ from loadgen.mock.events import (
 )
 from loadgen.mock.events_messages import MessagesEvents
 from loadgen.mock.events_responses import ResponsesEvents
-from loadgen.mock.events_tools import MessagesToolEvents, ResponsesJsonEvents, ResponsesToolEvents
+from loadgen.mock.events_tools import (
+    MessagesJsonEvents,
+    MessagesToolEvents,
+    ResponsesJsonEvents,
+    ResponsesToolEvents,
+)
 from loadgen.mock.faults import (
     AFTER_RESPONSE,
     CONTENT,
@@ -303,9 +308,10 @@ class MockServer:
         tool call or JSON answer in that API's shape (loadgen.mock.events_tools)."""
         n_reason = (self._reasoning(n_out) or (0, ""))[0]
         if spec.api == API_MESSAGES:
-            if answer is not None and answer.tool is not None:
+            if answer is not None:
                 head = (rid, spec.model, spec.prompt_tokens, n_reason)
-                return MessagesToolEvents(*head, answer=answer, n_out=n_out)
+                mkind = MessagesToolEvents if answer.tool is not None else MessagesJsonEvents
+                return mkind(*head, answer=answer, n_out=n_out)
             return MessagesEvents(rid, spec.model, spec.prompt_tokens, n_reason)
         args = (rid, int(time.time()), spec, n_reason, self.conversations.keep, spec.previous_id)
         if answer is not None:

@@ -7,8 +7,11 @@ shape (vLLM 0.32's validation, its 400s):
   other tool types are not functions and are skipped), ``tool_choice`` ``auto`` /
   ``required`` / ``none`` or ``{"type": "function", name}``, and ``text.format``
   (``{"type": "json_schema", name, schema, strict}``, ``json_object`` or ``text``);
-- Messages: ``tools`` (``{name, description, input_schema}``) and ``tool_choice``
-  ``{"type": "auto" | "any" | "none" | "tool", name}`` (``any`` is chat's ``required``).
+- Messages: ``tools`` (``{name, description, input_schema}``), ``tool_choice``
+  ``{"type": "auto" | "any" | "none" | "tool", name}`` (``any`` is chat's ``required``)
+  and ``output_config.format`` (``{"type": "json_schema", schema}``: vLLM's
+  ``AnthropicJsonOutputFormat``; any other type is a 400, and a format without a
+  schema is ignored, as vLLM maps only a schema to chat's ``response_format``).
 
 Imports only the standard library and the mock's own modules.
 """
@@ -93,8 +96,8 @@ def _text_format(text: Any) -> tuple[str, Any] | None:
 
 
 def messages_structured(data: dict[str, Any], err: Any) -> Structured | None:
-    """A Messages body's tools / tool_choice; None when it has no tools. ``err`` makes the
-    400 (Anthropic's error shape)."""
+    """A Messages body's tools / tool_choice / output_config.format; None when it asks for
+    neither. ``err`` makes the 400 (Anthropic's error shape)."""
     raw = data.get("tools")
     tools: dict[str, Any] = {}
     if raw is not None:
@@ -118,4 +121,28 @@ def messages_structured(data: dict[str, Any], err: Any) -> Structured | None:
         else:
             raise err(400, "tool_choice: type must be auto, any, none or tool")
     choice = _choice_needs_tools(choice, tools, err)
+    schema = _output_schema(data.get("output_config"), err)
+    if schema is not None:
+        return Structured(tools, choice, "json_schema", schema)
     return Structured(tools, choice) if tools else None
+
+
+def _output_schema(config: Any, err: Any) -> dict[str, Any] | None:
+    """``output_config.format.schema``, or None when no format (or no schema) is given."""
+    if config is None:
+        return None
+    if not isinstance(config, dict):
+        raise err(400, "output_config: Input should be a valid dictionary")
+    fmt = config.get("format")
+    if fmt is None:
+        return None
+    if not isinstance(fmt, dict):
+        raise err(400, "output_config.format: Input should be a valid dictionary")
+    if fmt.get("type", "json_schema") != "json_schema":
+        raise err(400, "output_config.format.type: Input should be 'json_schema'")
+    schema = fmt.get("schema")
+    if schema is None:
+        return None
+    if not isinstance(schema, dict):
+        raise err(400, "output_config.format.schema: Input should be a valid dictionary")
+    return schema

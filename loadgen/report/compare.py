@@ -6,7 +6,9 @@ other, an ``auto`` sweep's concurrency probe only with a probe), the refusal
 to compare runs measured under different metrics profiles, the comparison
 tables (each metric for each run and its relative difference from the first
 run, the baseline), the overlay plots and ``comparison.md`` / ``comparison.html``.
-The gate's rule lives in :mod:`loadgen.report.gate`.
+The gate's rule lives in :mod:`loadgen.report.gate`; what pooling runs
+(embeddings, rerank: no token timing) are compared by, in
+:mod:`loadgen.report.pooling_compare`.
 
 Imports: loadgen.errors, loadgen.summary, loadgen.vocab, loadgen.report.*
 (matplotlib lazily, through figures).
@@ -26,6 +28,12 @@ from loadgen.report.csv_out import load_value
 from loadgen.report.gate import Gate, GateResult, conclusions, evaluate_gate, step_value
 from loadgen.report.markdown import render_markdown
 from loadgen.report.plots import Series, curve_steps, load_axis_label, load_x
+from loadgen.report.pooling_compare import (
+    check_gates,
+    overlay_x,
+    table_metrics,
+    throughput_y,
+)
 from loadgen.report.repeats import RepeatSpread
 from loadgen.report.samples import RunSamples, read_run_samples
 from loadgen.report.writer import load_summary
@@ -151,7 +159,8 @@ def _mean_summary(repeats: Sequence[Summary]) -> Summary:
             for r in repeats
             if len(r.steps) > step.index and r.steps[step.index].load == step.load
         ]
-        for path, _, _ in TABLE_METRICS:
+        paths = dict.fromkeys(p for p, _, _ in table_metrics(repeats, TABLE_METRICS))
+        for path in dict.fromkeys([*(p for p, _, _ in TABLE_METRICS), *paths]):
             values = [step_value(s, path) for s in same]
             if len(values) == len(repeats) and all(v is not None for v in values):
                 *parents, last = path.split(".")
@@ -242,10 +251,11 @@ def _fmt(v: float | None, path: str) -> str:
 def comparison_tables(
     runs: Sequence[Run], *, tolerance: float = MATCH_TOLERANCE
 ) -> list[tuple[str, Table]]:
-    """Per metric: rows of load, each run's value, and each later run's change vs the baseline."""
+    """Per metric: rows of load, each run's value, and each later run's change vs the baseline
+    (a pooling run's figures when every run is one: no token timing)."""
     matches = matched_steps(runs, tolerance=tolerance)
     tables = []
-    for path, title, unit in TABLE_METRICS:
+    for path, title, unit in table_metrics([r.summary for r in runs], TABLE_METRICS):
         header = (
             "load",
             *(f"{r.name} ({unit})" for r in runs),
@@ -289,8 +299,10 @@ def run_gates(
     """Every gate on every step the baseline (first run) and the newest (last run) share.
 
     The bootstrap resamples values made by the runs' metrics profile (:func:`load_runs`
-    refuses runs under different profiles unless told).
+    refuses runs under different profiles unless told). A gate on token timing where a run
+    is a pooling one is a one-line ScenarioError.
     """
+    check_gates(gates, [r.name for r in runs], [r.summary for r in runs])
     base, new = runs[0], runs[-1]
     pairs = [
         (label, (steps[0], steps[-1]))
@@ -315,13 +327,15 @@ def run_gates(
 
 
 def overlay_series(runs: Sequence[Run], metric: str) -> Series:
-    """x = output tokens/s, y = the metric's p50 and p99 (ms), per run: ``"<run> p99"``;
-    each run's steps in load order, probes left out (:func:`loadgen.report.plots.curve_steps`)."""
+    """x = output tokens/s (pooling runs: requests/s), y = the metric's p50 and p99 (ms), per
+    run: ``"<run> p99"``; each run's steps in load order, probes left out
+    (:func:`loadgen.report.plots.curve_steps`)."""
     out: Series = {}
+    x_field, _ = overlay_x([r.summary for r in runs])
     for run in runs:
         for stat in CURVE_STATS:
             points = [
-                (s.throughput.output_tokens_per_s, float(v))
+                (float(getattr(s.throughput, x_field) or 0.0), float(v))
                 for s in curve_steps(run.summary)
                 if (v := getattr(getattr(s, metric), stat)) is not None
             ]
@@ -332,10 +346,11 @@ def overlay_series(runs: Sequence[Run], metric: str) -> Series:
 
 def throughput_overlay(runs: Sequence[Run]) -> Series:
     """x = the load (:func:`loadgen.report.plots.load_x`; a trace: achieved requests/s),
-    y = output tokens/s, per run."""
+    y = output tokens/s (pooling runs: requests/s), per run."""
+    y_field, _, _ = throughput_y([r.summary for r in runs])
     return {
         run.name: [
-            (x, s.throughput.output_tokens_per_s)
+            (x, float(getattr(s.throughput, y_field) or 0.0))
             for s in curve_steps(run.summary)
             if (x := load_x(s)) is not None
         ]
@@ -386,21 +401,20 @@ def write_comparison(
     written: list[Path] = []
     images = []
     profiles = f"metrics profile: {profiles_text(runs)}"
+    summaries = [r.summary for r in runs]
+    _, x_label = overlay_x(summaries)
     for metric in OVERLAY_METRICS:
         series = overlay_series(runs, metric)
         if series:
             title = f"{metric_label(metric, '')} vs throughput"
-            fig = draw_overlay(
-                series, title, "output tokens/s", f"{title.split()[0]} (ms)", profiles
-            )
+            fig = draw_overlay(series, title, x_label, f"{title.split()[0]} (ms)", profiles)
             written.append(save_figure(fig, out_dir / f"compare_{metric}.png"))
             images.append((f"compare_{metric}.png", title))
     xlabel = load_axis_label(runs[0].summary)
-    fig = draw_overlay(
-        throughput_overlay(runs), "output tokens/s vs load", xlabel, "output tok/s", profiles
-    )
+    _, y_label, y_title = throughput_y(summaries)
+    fig = draw_overlay(throughput_overlay(runs), y_title, xlabel, y_label, profiles)
     written.append(save_figure(fig, out_dir / "compare_throughput.png"))
-    images.append(("compare_throughput.png", "output tokens/s vs load"))
+    images.append(("compare_throughput.png", y_title))
     blocks: list[Block] = [
         Heading(f"loadgen compare: {' vs '.join(r.name for r in runs)}", 1),
         Items(

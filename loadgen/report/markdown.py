@@ -91,7 +91,9 @@ def _scenario_items(summary: Summary, scenario: Scenario | None) -> tuple[str, .
         )
         warmup = getattr(load, "warmup_requests", 0)  # a trace or an offline batch has none
         items.append(f"per step: {length}, {warmup} warm-up requests")
-    items.append(f"metrics profile: {_profile_text(summary.metrics_profile)}")
+    items.append(
+        f"metrics profile: {_profile_text(summary.metrics_profile, pooling.is_pooling(summary))}"
+    )
     items += facts.run_facts(summary)
     if scenario is not None and summary.workload is None:
         work = scenario.workload
@@ -114,9 +116,14 @@ def _scenario_items(summary: Summary, scenario: Scenario | None) -> tuple[str, .
     return tuple(items)
 
 
-def _profile_text(profile: str) -> str:
+def _profile_text(profile: str, pooled: bool = False) -> str:
+    """``loadgen: loadgen's own formulas (TTFT from the send)``; a pooling run's note says
+    where E2E counts from (it has no TTFT)."""
     found = PROFILES.get(profile)
-    return f"{profile}: {found.note}" if found is not None and found.note else profile
+    if found is None:
+        return profile
+    note = found.pooling_note if pooled else found.note
+    return f"{profile}: {note}" if note else profile
 
 
 def _sla_text(sla: SlaBounds) -> str:

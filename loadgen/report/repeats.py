@@ -10,9 +10,12 @@ different steps; those are left out).
 
 For each such step and each metric below: every repeat's value, their
 mean, standard deviation (n - 1), min, max and coefficient of variation.
-Written as ``repeats.json`` and ``repeats.md`` beside the repeat folders.
+A pooling step (embeddings, rerank: no token timing) has its own metrics:
+E2E, requests/s, inputs/s, input tokens/s
+(:mod:`loadgen.report.pooling_compare`). Written as ``repeats.json`` and
+``repeats.md`` beside the repeat folders.
 
-Imports: pydantic, loadgen.summary, loadgen.report (files, gate).
+Imports: pydantic, loadgen.summary, loadgen.report (files, gate, pooling_compare).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from pydantic import BaseModel
 
 from loadgen.report.files import write_atomic
 from loadgen.report.gate import step_value
+from loadgen.report.pooling_compare import console_heads, repeat_metrics
 from loadgen.summary import Summary
 
 __all__ = [
@@ -94,7 +98,7 @@ def spread(summaries: Sequence[Summary], dirs: Sequence[str]) -> RepeatSpread:
         if any(st.load != steps[0].load for st in steps):
             continue
         metrics = []
-        for path in REPEAT_METRICS:
+        for path in repeat_metrics(steps, REPEAT_METRICS):
             values = [step_value(st, path) for st in steps]
             present = [v for v in values if v is not None]
             if len(present) != len(values):
@@ -139,10 +143,11 @@ def render_markdown(s: RepeatSpread) -> str:
 
 
 def render_console(s: RepeatSpread) -> str:
-    """A compact table: per step, the headline metrics' mean ± std and cv."""
-    heads = ("ttft_ms.p99", "itl_ms.p50", "e2e_ms.p50", "throughput.output_tokens_per_s")
+    """A compact table: per step, the headline metrics' mean ± std and cv (a pooling step's:
+    E2E, requests/s, inputs/s)."""
     lines = [f"spread over {s.repeats} repeats (mean ± std, cv):"]
     for step in s.steps:
+        heads = console_heads([m.metric for m in step.metrics])
         cells = []
         for m in step.metrics:
             if m.metric in heads:

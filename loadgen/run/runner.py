@@ -9,7 +9,8 @@ open-file limit must fit the planned concurrency
 rewritten after every step, and Ctrl-C still leaves a valid partial summary
 (the interrupted step is marked and its cut-short requests kept); SIGTERM
 and SIGHUP do the same (:mod:`~loadgen.run.signals`). A write the disk
-refuses ends the run as one line (exit 2).
+refuses ends the run as one line (exit 2); so does any LoadgenError a step's
+task group raises (a dead media helper: exit 1), unwrapped from its group.
 
 Imports: loadgen.* below the run: clock, errors, execute, records, report, results,
 scale (the workers' count), scenario, summary, target, workload, telemetry (type
@@ -26,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from loadgen.clock import anchor, now_ns
-from loadgen.errors import OutputError
+from loadgen.errors import LoadgenError, OutputError
 from loadgen.execute.loop import loop_factory, quiet_gc
 from loadgen.execute.open_files import ensure_open_files
 from loadgen.records import RecordWriter
@@ -172,5 +173,20 @@ def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
             stack.callback(telemetry.stop)
         session = Session(scenario, workload, urls, opts, summary, writer, progress, telemetry)
         with quiet_gc(), asyncio.Runner(loop_factory=loop_factory()) as runner:
-            runner.run(session.run(stop))
+            try:
+                runner.run(session.run(stop))
+            except BaseExceptionGroup as group:
+                raise _first_loadgen_error(group) from None
     return summary
+
+
+def _first_loadgen_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The first LoadgenError among ``group``'s leaves (the one line the CLI prints), else
+    the group itself."""
+    match = group.subgroup(lambda e: isinstance(e, LoadgenError))
+    if match is None:
+        return group
+    e: BaseException = match
+    while isinstance(e, BaseExceptionGroup):
+        e = e.exceptions[0]
+    return e

@@ -44,7 +44,13 @@ from loadgen.scenario.loadspec import (
     TraceLoad,
 )
 from loadgen.scenario.media_spec import media_fits
-from loadgen.scenario.output_spec import FORMAT_APIS, OUTPUT_APIS, ResponseFormatSpec, ToolsSpec
+from loadgen.scenario.output_spec import (
+    FORMAT_APIS,
+    OUTPUT_APIS,
+    SCHEMA_ONLY_APIS,
+    ResponseFormatSpec,
+    ToolsSpec,
+)
 from loadgen.scenario.planned import BYTES_PER_TOKEN, MAX_PLANNED_BYTES, mean_length, media_bytes
 from loadgen.scenario.pooling import check_pooling
 from loadgen.scenario.target_spec import (
@@ -330,6 +336,12 @@ def _output_fits(sc: Scenario) -> None:
             raise ValueError(
                 f"workload.{name} needs target.api {' | '.join(apis)}, not {sc.target.api}"
             )
+    fmt = w.response_format
+    if fmt is not None and fmt.type == "json_object" and sc.target.api in SCHEMA_ONLY_APIS:
+        raise ValueError(
+            f"workload.response_format.type json_object: {sc.target.api} takes json_schema "
+            "only (output_config.format has no json_object): give json_schema: FILE"
+        )
     if sc.sla.valid_output_rate is not None and w.tools is None and w.response_format is None:
         raise ValueError(
             "sla.valid_output_rate bounds the validity of tool calls and structured answers: "

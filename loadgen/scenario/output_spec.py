@@ -7,7 +7,8 @@ plain strings here, resolved by :mod:`loadgen.scenario.load`; the files are
 read (and the schemas checked) by :mod:`loadgen.workload.tools`.
 
 :data:`OUTPUT_APIS` names the APIs that carry tools, :data:`FORMAT_APIS` those
-that carry response formats (a new adapter that sends them adds its name).
+that carry response formats (a new adapter that sends them adds its name),
+:data:`SCHEMA_ONLY_APIS` those whose format is a JSON schema only (no json_object).
 
 Imports: pydantic, loadgen.strict.
 """
@@ -25,15 +26,19 @@ __all__ = [
     "FORMAT_APIS",
     "MAX_TOOLS",
     "OUTPUT_APIS",
+    "SCHEMA_ONLY_APIS",
     "ResponseFormatSpec",
     "ToolsSpec",
 ]
 
-#: the APIs whose adapter sends tools (and, but for Messages, response formats)
+#: the APIs whose adapter sends tools
 OUTPUT_APIS: tuple[str, ...] = ("openai-chat", "openai-responses", "anthropic-messages")
 #: the APIs whose adapter sends a response format (chat's ``response_format``, Responses'
-#: ``text.format``); loadgen sends none on anthropic-messages
-FORMAT_APIS: tuple[str, ...] = ("openai-chat", "openai-responses")
+#: ``text.format``, Messages' ``output_config.format``)
+FORMAT_APIS: tuple[str, ...] = ("openai-chat", "openai-responses", "anthropic-messages")
+#: the APIs that have no json_object format (Anthropic's ``output_config.format`` is a
+#: JSON schema only, and vLLM 0.32's Messages request refuses any other type)
+SCHEMA_ONLY_APIS: tuple[str, ...] = ("anthropic-messages",)
 #: synthetic tools (and parameters each) at most: a body of a few hundred KB
 MAX_TOOLS = 128
 #: parameters of each synthetic tool when ``parameters`` is not given
@@ -89,9 +94,14 @@ class ResponseFormatSpec(Spec):
         min_length=1,
         max_length=64,
         pattern=r"^[A-Za-z0-9_-]+$",
-        description="The schema's name as sent (response_format.json_schema.name).",
+        description="The schema's name as sent (response_format.json_schema.name; "
+        "anthropic-messages sends no name).",
     )
-    strict: bool = Field(True, description="Sent as response_format.json_schema.strict.")
+    strict: bool = Field(
+        True,
+        description="Sent as response_format.json_schema.strict (anthropic-messages "
+        "sends no strict: its output_config.format is always enforced).",
+    )
 
     @model_validator(mode="after")
     def _schema_when_asked(self) -> ResponseFormatSpec:

@@ -4,9 +4,10 @@ against the mock over real sockets.
 ``tool_choice: required``: every answer one valid call, finish ``tool_calls`` on both APIs
 (chat's word), and the time to the first tool-call fragment agrees with the mock's truth
 as TTFT does (test_ground_truth.py's bound, two attempts). The invalid_json fault lowers
-the validity rate on Responses. Images: the server's prompt tokens include the images'
-tokens and equal the mock's truth. A response format on anthropic-messages is one line,
-exit 2.
+the validity rate on Responses and Messages. A JSON schema on Messages goes as
+``output_config.format``: every answer valid, streamed or not. Images: the server's
+prompt tokens include the images' tokens and equal the mock's truth. json_object on
+anthropic-messages (which has no such format) is one line, exit 2.
 """
 
 from __future__ import annotations
@@ -37,10 +38,17 @@ def _truth(path: Path) -> dict[str, dict[str, object]]:
 
 
 def _run(
-    run: RunFixture, scenario: Make, api: str, args: list[str], requests: int, **workload: object
+    run: RunFixture,
+    scenario: Make,
+    api: str,
+    args: list[str],
+    requests: int,
+    stream: bool = True,
+    **workload: object,
 ) -> tuple[Summary, list[Record]]:
+    target = {"api": api, "extra_body": {"ignore_eos": True}, "mock": {"args": args}}
     sc = scenario(
-        target={"api": api, "extra_body": {"ignore_eos": True}, "mock": {"args": args}},
+        target={**target, "stream": stream},
         workload={"output_tokens": {"dist": "uniform", "min": 8, "max": 24}, **workload},
         load={"concurrency": [4], "requests_per_step": requests, "warmup_requests": 2},
     )
@@ -130,14 +138,41 @@ def test_images_are_prompt_tokens_as_the_truth(
         assert truth[r.request_id]["prompt_tokens"] == r.prompt_tokens_server
 
 
-def test_a_response_format_on_messages_is_one_line(tmp_path: Path) -> None:
-    (tmp_path / "schema.json").write_text('{"type": "object"}')
-    path = _scenario(
-        tmp_path, "  response_format: {json_schema: schema.json}", api="anthropic-messages"
+def test_messages_json_schema_answers_are_valid_and_the_fault_breaks_them(
+    run: RunFixture, scenario: Make
+) -> None:
+    """output_config.format on Messages: the mock answers schema-valid JSON text
+    (streamed as text_delta events, and whole when not streamed); invalid_json lowers the
+    rate, with the first invalid answer as the example."""
+    fast = ["--ttft-ms", "5", "--itl-ms", "1"]
+    for stream in (True, False):
+        summary, measured = _run(
+            run, scenario, "anthropic-messages", fast, 30,
+            response_format={"json_schema": SCHEMA}, stream=stream,
+        )  # fmt: skip
+        assert len(measured) == 30 and all(r.ok and r.valid_output is True for r in measured)
+        assert all(r.tool_calls == 0 and r.finish_reason == "stop" for r in measured)
+        if stream:  # one text_delta a token, as usage counts them
+            assert all(r.output_events == r.output_tokens_server for r in measured)
+        v = summary.steps[0].output_validity
+        assert v is not None and (v.checked, v.valid, v.rate, v.example) == (30, 30, 1.0, None)
+    args = [*fast, "--fault", "invalid_json=0.3", "--seed", "3"]
+    summary, measured = _run(
+        run, scenario, "anthropic-messages", args, 80, response_format={"json_schema": SCHEMA}
     )
+    invalid = [r for r in measured if r.valid_output is False]
+    assert all(r.ok for r in measured) and 8 <= len(invalid) <= 45, len(invalid)
+    v = summary.steps[0].output_validity
+    assert v is not None and v.checked == 80 and v.valid == 80 - len(invalid) and v.rate < 1
+    assert v.example and v.example.startswith("the answer")
+    assert v.example in {r.invalid_detail for r in invalid}
+
+
+def test_json_object_on_messages_is_one_line(tmp_path: Path) -> None:
+    path = _scenario(tmp_path, "  response_format: {type: json_object}", api="anthropic-messages")
     err = _one_line(_loadgen(["run", str(path)], tmp_path))
-    assert "workload.response_format needs target.api openai-chat | openai-responses" in err
-    assert "not anthropic-messages" in err
+    assert "workload.response_format.type json_object" in err
+    assert "anthropic-messages takes json_schema only" in err
     path = _scenario(tmp_path, "  audio: {seconds: {dist: fixed, value: 1}}", "openai-responses")
     err = _one_line(_loadgen(["run", str(path)], tmp_path))
     assert "workload.audio needs target.api" in err and "not openai-responses" in err

@@ -26,8 +26,9 @@ base64 ``image`` blocks of its last user message
 (:func:`~loadgen.client.adapters.media_parts.messages_parts`). With an
 :class:`~loadgen.workload.tools.OutputAsk` every body carries ``tools``
 (``input_schema``) and ``tool_choice`` (``{"type": "auto" | "any" | "none" |
-"tool", "name"}``; :func:`~loadgen.client.adapters.tools.messages_fields`);
-loadgen sends no response format here (the scenario refuses one). A whole
+"tool", "name"}``), or a JSON schema the answer's text must meet, as
+``output_config: {"format": {"type": "json_schema", "schema": ...}}``
+(:func:`~loadgen.client.adapters.tools.messages_fields`). A whole
 answer's ``tool_use`` blocks are its tool calls (``input`` as JSON text). The key goes in
 ``x-api-key`` (Anthropic's header) and as ``Authorization: Bearer`` too:
 vLLM's ``--api-key`` reads only the latter. Every value is read through
@@ -198,7 +199,8 @@ class AnthropicMessages(TypedEvents):
     headers: Mapping[str, str] = MappingProxyType({"anthropic-version": ANTHROPIC_VERSION})
 
     def __init__(self, output: OutputAsk | None = None) -> None:
-        """``output``: tools and a tool choice to send with every request."""
+        """``output``: tools and a tool choice, or a response format, to send with every
+        request."""
         self.output_fields = messages_fields(output) if output is not None else {}
 
     @staticmethod

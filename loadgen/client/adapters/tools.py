@@ -14,8 +14,11 @@ each API spells it differently:
 ``auto`` / ``required`` / ``none`` are strings for both OpenAI APIs; Messages
 says ``{"type":"auto"}``, ``{"type":"any"}``, ``{"type":"none"}``. A response
 format is chat's ``response_format`` (``{"type":"json_schema","json_schema":
-{name, schema, strict}}`` or ``{"type":"json_object"}``) and Responses'
-``text.format`` (``{"type":"json_schema", name, schema, strict}``).
+{name, schema, strict}}`` or ``{"type":"json_object"}``), Responses'
+``text.format`` (``{"type":"json_schema", name, schema, strict}``) and Messages'
+``output_config.format`` (``{"type":"json_schema", schema}``: Anthropic's
+structured outputs, which vLLM 0.32 turns into chat's ``response_format``; it
+has no name, no ``strict`` and no json_object, which the scenario refuses).
 
 Each ``*_fields`` function gives the body fields an adapter adds (computed
 once per run, not per request).
@@ -35,6 +38,7 @@ __all__ = [
     "chat_tool_choice",
     "chat_tools",
     "messages_fields",
+    "messages_output_config",
     "messages_tool_choice",
     "messages_tools",
     "responses_fields",
@@ -163,12 +167,22 @@ def messages_tool_choice(choice: str) -> dict[str, Any]:
     return {"type": "tool", "name": choice}
 
 
+def messages_output_config(fmt: ResponseFormat) -> dict[str, Any]:
+    """The Messages body's ``output_config``: ``{"format": {"type": "json_schema", schema}}``
+    (Anthropic's structured outputs, as vLLM 0.32 reads them; json_object has no Messages
+    form and is refused by the scenario)."""
+    if fmt.type != "json_schema" or fmt.schema is None:
+        raise ValueError("anthropic-messages takes a json_schema response format only")
+    return {"format": {"type": "json_schema", "schema": fmt.schema}}
+
+
 def messages_fields(ask: OutputAsk) -> dict[str, Any]:
-    """The Messages body's ``tools`` and ``tool_choice`` (the API has no response format:
-    a response format is refused for it by the scenario)."""
+    """The Messages body's ``tools``, ``tool_choice`` and ``output_config``, where asked."""
     out: dict[str, Any] = {}
     if ask.tools:
         out["tools"] = messages_tools(ask.tools)
     if ask.tool_choice is not None:
         out["tool_choice"] = messages_tool_choice(ask.tool_choice)
+    if ask.response_format is not None:
+        out["output_config"] = messages_output_config(ask.response_format)
     return out

@@ -17,7 +17,10 @@ the test's own, not loadgen's.
 - ``tool_choice: required``: the validity rate loadgen reports is the rate of
   the raw answers, validated here; with strict tools every call vLLM finished
   is valid, without them a tiny random model's arguments mostly are not.
-- ``response_format: json_schema``: every answer valid.
+- ``response_format: json_schema`` on chat (``response_format``) and on Messages
+  (``output_config.format``): loadgen's verdict on every answer is the test's own;
+  most are valid, and the same Messages request without the format is not JSON at
+  all (so vLLM applied it, it did not ignore it).
 - ``target.models`` 3:1 of the base model and the LoRA adapter: broken down
   per model, every adapter request served by the adapter.
 """
@@ -249,10 +252,21 @@ def valid_calls(calls: list[tuple[str, str]], tools: dict[str, dict[str, Any]]) 
 
 
 def answer_text(events: list[dict[str, Any]]) -> str:
+    """A chat stream's answer text (its ``content`` deltas)."""
     return "".join(
         (choice.get("delta") or {}).get("content") or ""
         for event in events
         for choice in event.get("choices") or ()
+    )
+
+
+def messages_text(events: list[dict[str, Any]]) -> str:
+    """A Messages stream's answer text (its ``text_delta`` deltas)."""
+    return "".join(
+        (event.get("delta") or {}).get("text") or ""
+        for event in events
+        if event.get("type") == "content_block_delta"
+        and (event.get("delta") or {}).get("type") == "text_delta"
     )
 
 
@@ -324,19 +338,33 @@ def test_tool_choice_required_validity_is_what_vllm_sent(
         assert valid < n and v.rate < 1.0 and v.example
 
 
-def test_json_schema_answers_are_valid(
-    vllm_features: VllmServer, scenario: Build, tmp_path: Path
-) -> None:
+#: each API's answer text in its stream, and where the schema goes in its body
+FORMATS: dict[str, tuple[Callable[[list[dict[str, Any]]], str], Callable[[Any], Any]]] = {
+    "openai-chat": (answer_text, lambda body: body["response_format"]["json_schema"]["schema"]),
+    "anthropic-messages": (messages_text, lambda body: body["output_config"]["format"]["schema"]),
+}
+
+
+def bounded_schema(tmp_path: Path) -> tuple[dict[str, Any], Path]:
     """The shipped answer schema with its strings bounded: unbounded, a random model's
     strings run to max_tokens (answers cut short, invalid as sent)."""
-    n = 12
     schema = json.loads(SCHEMA.read_text())
     schema["properties"]["topics"]["items"]["maxLength"] = 12
     path = tmp_path / "schema.json"
     path.write_text(json.dumps(schema))
+    return schema, path
+
+
+@pytest.mark.parametrize("api", list(FORMATS))
+def test_json_schema_answers_are_valid(
+    api: str, vllm_features: VllmServer, scenario: Build, tmp_path: Path
+) -> None:
+    n = 12
+    schema, path = bounded_schema(tmp_path)
+    text_of, schema_sent = FORMATS[api]
     with Tap(vllm_features.url) as tap:
         sc = scenario(
-            target=target(tap.root, "openai-chat"),
+            target=target(tap.root, api),
             workload={
                 "prompt_tokens": fixed(16),
                 "output_tokens": fixed(160),
@@ -349,26 +377,57 @@ def test_json_schema_answers_are_valid(
 
     def mine(ex: Exchange) -> bool:
         try:
-            answer = json.loads(answer_text(sse_events(ex.answer)))
+            answer = json.loads(text_of(sse_events(ex.answer)))
         except ValueError:
             return False
         return jsonschema.Draft202012Validator(schema).is_valid(answer)
 
-    sent = wire[records[0].request_id].json_body()
-    assert sent["response_format"]["json_schema"]["schema"] == schema
+    for r in records:
+        assert schema_sent(wire[r.request_id].json_body()) == schema
     valid = checked_against_the_wire(summary, records, wire, mine)
     v = summary.steps[0].output_validity
     assert v is not None
-    print(f"response_format json_schema: {valid} of {n} valid; first invalid: {v.example}")
+    print(f"{api} json_schema: {valid} of {n} valid; first invalid: {v.example}")
     # Most are valid. Those that are not, vLLM really sent invalid: cut at max_tokens, or
     # (xgrammar lets them through) a raw control character inside a string, which JSON
     # forbids unescaped (seen: U+001C in 1 of 16 answers)
     assert valid >= n // 2
     for r in records:
         if not r.valid_output:
-            text = answer_text(sse_events(wire[r.request_id].answer))
+            text = text_of(sse_events(wire[r.request_id].answer))
             cut = r.finish_reason == "length"
             assert cut or any(ord(c) < 0x20 for c in text), text
+
+
+def test_messages_without_output_config_are_not_json(
+    vllm_features: VllmServer, tmp_path: Path
+) -> None:
+    """The control for the Messages case above: the same random model, asked the same
+    without ``output_config``, writes no JSON at all, so the valid answers there were
+    vLLM's constraint, not chance (nor a field it ignored)."""
+    schema, _ = bounded_schema(tmp_path)
+    texts = []
+    for i in range(4):
+        body: dict[str, Any] = {
+            "model": "tiny-llama",
+            "max_tokens": 160,
+            "messages": [{"role": "user", "content": f"answer {i} in json please"}],
+        }
+        plain = httpx.post(f"{vllm_features.url}/v1/messages", json=body, timeout=120)
+        assert plain.status_code == 200, plain.text
+        texts.append("".join(b.get("text", "") for b in plain.json()["content"]))
+        body["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
+        shaped = httpx.post(f"{vllm_features.url}/v1/messages", json=body, timeout=120)
+        assert shaped.status_code == 200, shaped.text
+        shaped_text = "".join(b.get("text", "") for b in shaped.json()["content"])
+        assert shaped_text.lstrip().startswith("{"), shaped_text
+    for text in texts:
+        try:
+            json.loads(text)
+        except ValueError:
+            continue
+        raise AssertionError(f"an unconstrained answer was JSON: {text!r}")
+    print(f"without output_config, 4 of 4 answers not JSON, e.g. {texts[0][:60]!r}")
 
 
 def test_a_mix_of_the_base_model_and_a_lora_adapter(

@@ -1,5 +1,6 @@
 """A closed loop's synthetic media, made by the helper process ahead of demand: the same
-bytes as made in line (same seed, same images), bounded lookahead, waits counted."""
+bytes as made in line (same seed, same images), bounded lookahead, waits counted; a helper
+that dies is one MediaHelperDied naming it and how it ended, for every request."""
 
 from __future__ import annotations
 
@@ -10,8 +11,16 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
+import pytest
 
-from loadgen.execute.media_feed import MEDIA_AHEAD_BYTES, MediaFeed, MediaHelper
+from loadgen.errors import LoadgenError
+from loadgen.execute.media_feed import (
+    MEDIA_AHEAD_BYTES,
+    MediaFeed,
+    MediaHelper,
+    MediaHelperDied,
+    exit_text,
+)
 from loadgen.execute.monitor import SATURATION, LoopMonitor
 from loadgen.scenario import load_scenario
 from loadgen.scenario.planned import media_bytes
@@ -132,3 +141,41 @@ def test_numpy_seeding_is_unchanged_by_the_deferral(tmp_path: Path) -> None:
     a = [s.prompt for s in itertools.islice(w.endless(np.random.default_rng(1)), 70)]
     b = [s.prompt for s in w.requests(np.random.default_rng(1), 64)]
     assert a[:64] == b
+
+
+def test_a_dead_helper_fails_every_request_with_one_line_naming_it(tmp_path: Path) -> None:
+    """Killed mid-run: the request waiting for its media, and every one asked for after,
+    get MediaHelperDied (a LoadgenError: the run stops with its line), never a hang."""
+    w = workload(tmp_path)
+
+    async def main() -> tuple[str, str, int]:
+        helper = MediaHelper(w.media)  # type: ignore[arg-type]
+        await helper.start()
+        try:
+            feed = MediaFeed(stream(w), helper, users=2)
+            await feed.made(next(feed))  # the helper works
+            proc = helper._proc
+            assert proc is not None
+            proc.kill()
+            await proc.wait()
+            with pytest.raises(MediaHelperDied) as waiting:
+                for _ in range(40):  # the queued ones fail, then the next ask does
+                    await feed.made(next(feed))
+            with pytest.raises(MediaHelperDied) as later:
+                helper.submit(99, 0)
+            return str(waiting.value), str(later.value), proc.pid
+        finally:
+            await helper.aclose()
+
+    waiting, later, pid = run(main())
+    assert waiting == later
+    assert waiting == (
+        f"the media helper process (pid {pid}, making the run's synthetic images and audio) "
+        "died during the run (killed by SIGKILL)"
+    )
+    assert issubclass(MediaHelperDied, LoadgenError) and MediaHelperDied.exit_code == 1
+    assert (exit_text(1), exit_text(-15), exit_text(None)) == (
+        "exit code 1",
+        "killed by SIGTERM",
+        "still running, its output closed",
+    )

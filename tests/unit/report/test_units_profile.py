@@ -1,4 +1,5 @@
-"""Every report table says its units; every report names the metrics profile."""
+"""Every report table says its units; every report names the metrics profile (a pooling
+run's note says where E2E counts from: it has no TTFT)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import io
 import re
 from pathlib import Path
 
+from loadgen.metrics.profiles import PROFILES
 from loadgen.records import Record
 from loadgen.report.blocks import Table
 from loadgen.report.compare import comparison_tables, load_runs
@@ -69,3 +71,12 @@ def test_every_report_names_the_metrics_profile(
     rows = list(csv.DictReader(io.StringIO(render_steps_csv(summary))))
     assert {r["metrics_profile"] for r in rows} == {"guidellm"}
     assert rows[0]["role"] == "step"
+
+
+def test_a_pooling_runs_profile_note_names_e2e_not_ttft() -> None:
+    """report.md's "metrics profile" line for embeddings / rerank: each profile's origin,
+    said of E2E (test_pooling_compare.py reads it in a real run's report.md)."""
+    for name, profile in PROFILES.items():
+        assert "TTFT" in profile.note and "TTFT" not in profile.pooling_note, name
+        origin = "from the send" if profile.counts_from == "sent" else "from the"
+        assert f"(E2E {origin}" in profile.pooling_note, (name, profile.pooling_note)
