@@ -28,8 +28,8 @@ __all__ = [
 
 
 def load_label(step: StepSummary) -> str:
-    """``concurrency 16``, ``rate 4 req/s (poisson)``, ``trace x0.5`` or ``offline (all in
-    flight)``."""
+    """``concurrency 16``, ``rate 4 req/s (poisson)`` (``sessions/s`` where each arrival
+    starts a session or agent task), ``trace x0.5`` or ``offline (all in flight)``."""
     load = step.load
     if load.mode == "concurrency":
         return f"concurrency {load.concurrency}"
@@ -41,7 +41,8 @@ def load_label(step: StepSummary) -> str:
         cap = f" (max {load.max_concurrency} in flight)" if load.max_concurrency else ""
         return f"trace{scale}{cap}"
     cap = f", max {load.max_concurrency} in flight" if load.max_concurrency else ""
-    return f"rate {load.rate:g} req/s ({load.arrival}{cap})"
+    unit = "sessions/s" if step.sessions is not None else "req/s"  # arrivals start sessions
+    return f"rate {load.rate:g} {unit} ({load.arrival}{cap})"
 
 
 def confidence_lines(step: StepSummary) -> list[str]:

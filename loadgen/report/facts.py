@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from loadgen.report.mix import mix_text
-from loadgen.summary import PromptCalibration, StepSummary, Summary, WorkloadInfo
+from loadgen.summary import PromptCalibration, StepSummary, Summary, WorkloadAgent, WorkloadInfo
 
 __all__ = [
     "SOURCE_TEXT",
@@ -87,7 +87,10 @@ def workload_lines(w: WorkloadInfo | None) -> list[str]:
             if prefix.share is not None
             else "?"
         )
-        out.append(f"shared prefix: {size}, {prefix.groups} groups")
+        groups = "1 group" if prefix.groups == 1 else f"{prefix.groups} groups"
+        out.append(f"shared prefix: {size}, {groups}")
+    if (agent := w.agent) is not None:
+        out.append(_agent_line(agent))
     if (sessions := w.sessions) is not None:
         think = sessions.think_time_s
         out.append(
@@ -95,6 +98,18 @@ def workload_lines(w: WorkloadInfo | None) -> list[str]:
             + (f", think time {_value(think)}" if think is not None else "")
         )
     return out
+
+
+def _agent_line(agent: WorkloadAgent) -> str:
+    """``agent tasks: calls fixed 6, tool time ..., tool results ...; fan-out ...``."""
+    parts = [f"calls {agent.calls}"]
+    if agent.tool_time_s is not None:
+        parts.append(f"tool time {agent.tool_time_s}")
+    parts.append(f"tool results {agent.tool_result_tokens} tokens")
+    if agent.max_context_tokens is not None:
+        parts.append(f"context at most {agent.max_context_tokens:,} tokens")
+    fan = f"; fan-out {agent.fan_out}" if agent.fan_out is not None else ""
+    return "agent tasks: " + ", ".join(parts) + fan
 
 
 def run_facts(summary: Summary) -> list[str]:

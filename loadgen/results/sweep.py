@@ -177,7 +177,8 @@ def verdict(sweep: Sweep) -> Verdict:
         return v
     trace = mode == "trace"
     unit = "concurrency" if mode == "concurrency" else "rate"
-    suffix = "" if mode == "concurrency" else " req/s"
+    sessions = any(st.sessions is not None for _, st in steps)  # each arrival starts one
+    suffix = "" if mode == "concurrency" else " sessions/s" if sessions else " req/s"
     sure = _with_confidence(steps)
     if not passing:
         v.text = ("no replay speed" if trace else f"no {unit}") + " met the SLA" + sure

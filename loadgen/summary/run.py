@@ -62,7 +62,7 @@ class WorkloadAgent(Strict):
     tool_result_tokens: str
     tool_time_s: str | None = None
     max_context_tokens: int | None = None
-    fan_out: str | None = None  # e.g. ``at 2, width fixed 2, calls fixed 3, task fixed 64``
+    fan_out: str | None = None  # ``after call 2: fixed 2 sub-agents of fixed 3 calls, ...``
 
 
 class WorkloadInfo(Sparse):

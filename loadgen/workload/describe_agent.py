@@ -37,8 +37,8 @@ def describe_agent(spec: AgentSpec) -> dict[str, Any]:
     if fan is not None:
         at = ", ".join(map(str, fan.at)) if isinstance(fan.at, list) else describe(fan.at)
         out["fan_out"] = (
-            f"at {at}; width {describe(fan.width)}; calls {describe(fan.calls)}; "
-            f"task_tokens {describe(fan.task_tokens)}"
+            f"after call {at}: {describe(fan.width)} sub-agents of {describe(fan.calls)} "
+            f"calls, task message {describe(fan.task_tokens)} tokens"
         )
     return out
 

@@ -319,3 +319,31 @@ def test_docs_name_every_optional_column_and_plot() -> None:
             assert f"`{name}`" in docs, name
     for file in PLOT_FILES.values():
         assert f"`{file}`" in docs, file
+
+
+def test_agent_tasks_are_one_workload_line_and_arrivals_count_sessions(
+    rich_data: tuple[Summary, list[Record]],
+) -> None:
+    from loadgen.summary import WorkloadAgent, WorkloadInfo
+
+    agent = WorkloadAgent(
+        calls="fixed 6",
+        tool_result_tokens="uniform [100, 400]",
+        tool_time_s="exponential mean 0.2",
+        max_context_tokens=32000,
+        fan_out="after call 1: fixed 2 sub-agents of fixed 3 calls, task message fixed 80 tokens",
+    )
+    lines = facts.workload_lines(WorkloadInfo(prompt_length_source="approximate", agent=agent))
+    assert lines == [
+        "agent tasks: calls fixed 6, tool time exponential mean 0.2, tool results uniform "
+        "[100, 400] tokens, context at most 32,000 tokens; fan-out after call 1: fixed 2 "
+        "sub-agents of fixed 3 calls, task message fixed 80 tokens"
+    ]
+    summary, _ = rich_data
+    step = summary.steps[0]
+    rate = step.load.model_copy(update={"mode": "rate", "rate": 2.0, "arrival": "poisson"})
+    with_sessions = step.model_copy(update={"load": rate})
+    assert with_sessions.sessions is not None
+    assert load_label(with_sessions) == "rate 2 sessions/s (poisson)"
+    plain = with_sessions.model_copy(update={"sessions": None})
+    assert load_label(plain) == "rate 2 req/s (poisson)"

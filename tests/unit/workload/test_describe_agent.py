@@ -36,4 +36,4 @@ def test_the_preview_shows_task_shapes_and_context_growth() -> None:
     assert "truncation at 200 tokens: 5 of 5 tasks, 10 calls, 350 tokens dropped" in text
     info = describe_workload(sc, workload)["agent"]
     assert info["calls"] == "fixed 6" and info["max_context_tokens"] == 200
-    assert info["fan_out"].startswith("at 1; width fixed 2")
+    assert info["fan_out"].startswith("after call 1: fixed 2 sub-agents of ")
