@@ -203,8 +203,9 @@ def _step_lines(
         count = plan.measured if plan.measured is not None else SAMPLE
         sessions = list(itertools.islice(plan.sessions, count))
         return [head, *session_lines(sessions)]
-    if plan.open_sessions:
-        return [head, *session_lines(plan.open_sessions), *_arrivals(plan)]
+    if plan.open_sessions:  # each arrival starts a session (an agent task)
+        head = head.replace(" req/s", " sessions/s")
+        return [head, *session_lines(plan.open_sessions), *_arrivals(plan, "sessions/s")]
     if plan.closed:
         count = plan.measured if plan.measured is not None else SAMPLE
         specs = plan.warmup + list(itertools.islice(plan.requests, count))
@@ -293,7 +294,7 @@ def _session_lines(chats: list[Session]) -> list[str]:
     return lines
 
 
-def _arrivals(plan: StepPlan) -> list[str]:
+def _arrivals(plan: StepPlan, unit: str = "req/s") -> list[str]:
     if plan.closed or not plan.offsets_ns:
         return []
     span = plan.offsets_ns[-1] / 1e9
@@ -304,7 +305,7 @@ def _arrivals(plan: StepPlan) -> list[str]:
         top = max((r for _, r in profile), default=0.0) or 1.0
         for start, rate in profile:
             bar = "#" * round(rate / top * _BAR)
-            lines.append(f"    {start:8.2f} s {rate:8.2f} req/s {bar}")
+            lines.append(f"    {start:8.2f} s {rate:8.2f} {unit} {bar}")
     return lines
 
 
