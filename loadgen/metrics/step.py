@@ -36,6 +36,7 @@ from loadgen.metrics.aggregate import (
     steady_window,
     token_counts,
 )
+from loadgen.metrics.cache import cached_token_stats
 from loadgen.metrics.columns import NONE, StepColumns
 from loadgen.metrics.confidence import rate_interval, requests_needed
 from loadgen.metrics.latency import FIRST_STAMP
@@ -158,6 +159,7 @@ def summarize_step(
     step.send_ms = send_ms(ok, sla.confidence)
     window = step.steady_duration_s if steady is not None else window_s
     step.media = media_stats(ok, inside if steady is not None else everyone, window or 0.0)
+    step.cache = cached_token_stats(ok)
     step.sla = check_sla(step, sla)
     _requests_needed(step, ok, profile.name, ttft_of, sla.confidence)
     decide(step.sla, step.requests.ok)  # again: the reasons now say how many would decide

@@ -241,6 +241,7 @@ class PoolGen(Gen):
                     "recv_ns": self.recv_ns,
                     "token_ns": self.token_ns,
                     "prompt_tokens": spec.prompt_tokens,
+                    "cached_tokens": self.cached,
                     "output_tokens": 0,
                     "reasoning_tokens": 0,
                     "status": status,

@@ -14,6 +14,7 @@ from pydantic import Field, SerializerFunctionWrapHandler, field_validator, mode
 
 from loadgen.redact import strip_userinfo
 from loadgen.strict import Strict
+from loadgen.summary.cache import CachedTokenStats
 from loadgen.summary.counts import (
     LoadPoint,
     PrefixCacheStats,
@@ -203,6 +204,12 @@ class StepSummary(Strict):
     )
     media: MediaStats | None = Field(
         None, description="Images and audio the requests carried; null when none did."
+    )
+    # -- the server's prefix cache, as its answers counted it
+    cache: CachedTokenStats | None = Field(
+        None,
+        description="Prompt tokens the server served from its prefix cache, from each "
+        "answer's usage (cached_tokens_server); null when no answer counted them.",
     )
 
     @property
