@@ -133,7 +133,7 @@ class BatchEngine:
             return tokens
         hit = cache.lookup(gen.blocks, tokens)
         cache.acquire(gen.blocks)
-        gen.cache_hit(hit)
+        gen.cache_hit(hit, max(0, len(gen.blocks) * cache.block_size - hit))
         self.metrics.prefix_cache(tokens, hit)
         return tokens - hit
 

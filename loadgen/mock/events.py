@@ -74,6 +74,9 @@ class Events:
     #: of the prompt, the tokens the engine's prefix cache served (set on admission,
     #: ``Gen.cache_hit``); the usage reports them where the API has a field for it
     cached_tokens = 0
+    #: the prompt's other full blocks, which its prefill writes to the cache (vLLM's
+    #: ``created_cache_tokens``)
+    created_tokens = 0
 
     def first(self) -> bytes:
         """Bytes written just before the first token event (chat's role event)."""
@@ -222,14 +225,15 @@ class ChatEvents(_OpenAIEvents):
             self.rframes = [self._event(self._reasoning(v), 0) for v in range(len(TEXTS))]
 
     def prompt_details(self) -> bytes:
-        """Chat's: vLLM names the cache's new blocks and the media tokens too (null here)."""
-        return (
-            b',"prompt_tokens_details":{"cached_tokens":%d,"created_cache_tokens":null,'
-            b'"multimodal_tokens":null}' % self.cached_tokens
+        """Chat's: vLLM names the tokens its prefill wrote to the cache too (and the media
+        tokens, absent without media)."""
+        return b',"prompt_tokens_details":{"cached_tokens":%d,"created_cache_tokens":%d}' % (
+            self.cached_tokens,
+            self.created_tokens,
         )
 
     def prompt_details_obj(self) -> dict[str, Any] | None:
-        return {"cached_tokens": self.cached_tokens, "created_cache_tokens": None,
+        return {"cached_tokens": self.cached_tokens, "created_cache_tokens": self.created_tokens,
                 "multimodal_tokens": None}  # fmt: skip
 
     def _reasoning(self, v: int) -> bytes:

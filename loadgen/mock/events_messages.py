@@ -6,7 +6,8 @@ vLLM turns its chat stream into Anthropic's: ``message_start`` (usage
 ``content_block_delta`` per token (``thinking_delta`` or ``text_delta``; a
 thinking block ends with a ``signature_delta``), ``content_block_stop``,
 ``message_delta`` (``stop_reason``; usage ``input_tokens``, ``output_tokens`` and
-``cache_read_input_tokens``: the prompt's tokens the prefix cache served, which
+``cache_creation_input_tokens`` and ``cache_read_input_tokens``: the prompt's
+tokens its prefill wrote to the prefix cache and those the cache served, which
 vLLM takes out of ``input_tokens``; it sends them with
 ``--enable-prompt-tokens-details``, the mock always) and ``message_stop``; every
 event has an ``event:`` line, and no ``[DONE]`` follows. vLLM writes no delta
@@ -122,11 +123,11 @@ class MessagesEvents(Events):
     def _ending(self, k: int, stop: bytes) -> bytes:
         """After answer token ``k``, the last: the block's end, ``message_delta`` (``stop``,
         the usage) and ``message_stop``."""
-        cached = self.cached_tokens
-        usage = b'{"input_tokens":%d,"output_tokens":%d,"cache_read_input_tokens":%d}' % (
-            self.prompt_tokens - cached,
-            k + 1,
-            cached,
+        cached, created = self.cached_tokens, self.created_tokens
+        usage = (
+            b'{"input_tokens":%d,"output_tokens":%d,"cache_creation_input_tokens":%d,'
+            b'"cache_read_input_tokens":%d}'
+            % (max(0, self.prompt_tokens - cached - created), k + 1, created, cached)
         )
         delta = b'{"type":"message_delta","delta":{"stop_reason":"%s","stop_sequence":null},' % stop
         return chunk(
@@ -164,6 +165,7 @@ class MessagesEvents(Events):
 
     def usage(self, n: int) -> dict[str, int]:
         """A whole answer's usage: the cached prompt tokens apart, as vLLM counts them."""
-        cached = self.cached_tokens
-        return {"input_tokens": self.prompt_tokens - cached, "output_tokens": n,
+        cached, created = self.cached_tokens, self.created_tokens
+        return {"input_tokens": max(0, self.prompt_tokens - cached - created), "output_tokens": n,
+                "cache_creation_input_tokens": created,
                 "cache_read_input_tokens": cached}  # fmt: skip

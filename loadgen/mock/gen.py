@@ -112,13 +112,15 @@ class Gen:
         """Produce the next token; True when the request is over."""
         raise NotImplementedError
 
-    def cache_hit(self, tokens: int) -> None:
-        """The engine admitted it with ``tokens`` of its prompt cached. The first
-        admission's count is the request's (vLLM's ``num_cached_tokens``; a preempted
-        request's re-admission does not change it); its usage reports it."""
+    def cache_hit(self, tokens: int, created: int) -> None:
+        """The engine admitted it with ``tokens`` of its prompt cached and ``created`` more
+        (its other full blocks) now cached. The first admission's counts are the
+        request's (vLLM's ``num_cached_tokens``, ``num_cache_creation_tokens``; a
+        preempted request's re-admission does not change them); its usage reports them."""
         if not self.admitted:
             self.admitted = True
             self.cached = self.events.cached_tokens = tokens
+            self.events.created_tokens = created
 
     def emit_n(self, m: int) -> bool:
         """Produce up to ``m`` tokens now (a late scheduler catching up)."""

@@ -219,7 +219,7 @@ class PoolGen(Gen):
         self._complete()
         return True
 
-    def cache_hit(self, tokens: int) -> None:
+    def cache_hit(self, tokens: int, created: int) -> None:
         """As :meth:`Gen.cache_hit`, but the shared ``NO_EVENTS`` is left alone (a pooling
         answer has no usage of cached tokens)."""
         if not self.admitted:

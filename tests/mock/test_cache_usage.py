@@ -80,8 +80,9 @@ def _bodies(api: str, prompt: str, stream: bool) -> dict[str, Any]:
     }
 
 
-def _cached(api: str, answer: Any) -> tuple[int, int]:
-    """(cached tokens, prompt tokens) from one answer's usage, as each API says them."""
+def _cached(api: str, answer: Any) -> tuple[int, int | None, int]:
+    """(cached tokens, tokens newly written to the cache, prompt tokens) from one answer's
+    usage, as each API says them (completions has no count of the new ones)."""
     if isinstance(answer, list):  # a stream's events: the one that carries the final usage
         if api in (COMPLETIONS, CHAT):
             answer = answer[-1]
@@ -91,11 +92,13 @@ def _cached(api: str, answer: Any) -> tuple[int, int]:
             answer = next(e for e in answer if e["type"] == "message_delta")
     usage = answer["usage"]
     if api in (COMPLETIONS, CHAT):
-        return usage["prompt_tokens_details"]["cached_tokens"], usage["prompt_tokens"]
+        details = usage["prompt_tokens_details"]
+        return details["cached_tokens"], details.get("created_cache_tokens"), usage["prompt_tokens"]
     if api == RESPONSES:
-        return usage["input_tokens_details"]["cached_tokens"], usage["input_tokens"]
-    cached = usage["cache_read_input_tokens"]
-    return cached, usage["input_tokens"] + cached
+        details = usage["input_tokens_details"]
+        return details["cached_tokens"], details["cache_write_tokens"], usage["input_tokens"]
+    cached, created = usage["cache_read_input_tokens"], usage["cache_creation_input_tokens"]
+    return cached, created, usage["input_tokens"] + cached + created
 
 
 def test_every_api_reports_what_the_cache_served(
@@ -103,7 +106,7 @@ def test_every_api_reports_what_the_cache_served(
 ) -> None:
     truth = tmp_path / "truth.jsonl"
     mock = start_mock("--truth", str(truth), *QUICK)
-    got: list[tuple[int, int]] = []
+    got: list[tuple[int, int | None, int]] = []
     for api in (COMPLETIONS, CHAT, RESPONSES, MESSAGES):
         for stream in (True, False):
             # 70 words: a miss, then a hit of its four full blocks (64 tokens)
@@ -111,8 +114,9 @@ def test_every_api_reports_what_the_cache_served(
             answers = asyncio.run(_one_by_one(mock.port, api, [_bodies(api, prompt, stream)] * 2))
             got += [_cached(api, a) for a in answers]
     mock.stop()
-    assert got == [(0, 70), (64, 70)] * 8
-    assert [r["cached_tokens"] for r in read_truth(truth)] == [c for c, _ in got]
+    # a miss writes its four full blocks to the cache; the repeat finds them
+    assert got == [(0, None, 70), (64, None, 70)] * 2 + [(0, 64, 70), (64, 0, 70)] * 6
+    assert [r["cached_tokens"] for r in read_truth(truth)] == [c for c, _, _ in got]
 
 
 def test_a_long_running_context_evicts_cached_prefixes(

@@ -31,7 +31,7 @@ def test_chat_stream_is_shaped_like_vllm(fast_mock: MockProc) -> None:
     assert [e["choices"][0]["finish_reason"] for e in tokens] == [None] * 6 + ["length"]
     assert usage["choices"] == []
     # the cache's count as vLLM sends it with --enable-prompt-tokens-details (fixed mode: none)
-    details = {"cached_tokens": 0, "created_cache_tokens": None, "multimodal_tokens": None}
+    details = {"cached_tokens": 0, "created_cache_tokens": 0}
     assert usage["usage"] == {
         "prompt_tokens": 5,
         "total_tokens": 12,

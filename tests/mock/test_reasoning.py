@@ -50,8 +50,7 @@ def test_chat_stream_opens_with_reasoning(
         "completion_tokens": 8,  # reasoning tokens count as completion tokens too
         "prompt_tokens_details": {
             "cached_tokens": 0,  # 4 words: not one full 16-token block to cache
-            "created_cache_tokens": None,
-            "multimodal_tokens": None,
+            "created_cache_tokens": 0,
         },
         "completion_tokens_details": {"reasoning_tokens": 5},
     }
