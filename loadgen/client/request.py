@@ -346,6 +346,8 @@ class Requester:
                     rec.reasoning_tokens_server = d.reasoning_tokens
             if d.prompt_tokens is not None:
                 rec.prompt_tokens_server = d.prompt_tokens
+                if d.cached_tokens is not None:
+                    rec.cached_tokens_server = d.cached_tokens
             if d.usage_ignored is not None:
                 rec.usage_ignored = d.usage_ignored
             if d.error is not None:

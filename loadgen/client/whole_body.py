@@ -56,6 +56,7 @@ async def read_whole_body(
     rec.first_token_ns = rec.first_answer_ns = rec.last_token_ns = last or now_ns()
     rec.output_tokens_server = d.completion_tokens
     rec.prompt_tokens_server = d.prompt_tokens
+    rec.cached_tokens_server = d.cached_tokens
     rec.reasoning_tokens_server = d.reasoning_tokens
     rec.usage_ignored = d.usage_ignored
     rec.output_chars = len(d.text)

@@ -82,6 +82,10 @@ _OK = (
     "image_pixels",
     "audio_us",  # Record.audio_s in microseconds
     "request_bytes",
+    # -- the server's prefix cache
+    "cached",  # Record.cached_tokens_server (None: the usage had no count)
+    "session",  # Record.session (None: not a multi-turn request)
+    "call",  # Record.call: an agent's call index (None: not an agent's)
 )
 
 
@@ -239,6 +243,9 @@ class StepColumns(_Accumulator):
         c["image_pixels"].append(r.image_pixels)
         c["audio_us"].append(round(r.audio_s * 1e6))
         c["request_bytes"].append(r.request_bytes)
+        c["cached"].append(_opt(r.cached_tokens_server))
+        c["session"].append(_opt(r.session))
+        c["call"].append(_opt(r.call))
         if r.reasoning_events:
             self.reasoning_ok += 1
         self.outputs.add(r)

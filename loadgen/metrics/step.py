@@ -39,6 +39,7 @@ from loadgen.metrics.aggregate import (
     steady_window,
     token_counts,
 )
+from loadgen.metrics.cache import cached_token_stats
 from loadgen.metrics.columns import NONE, StepColumns
 from loadgen.metrics.confidence import rate_interval, requests_needed
 from loadgen.metrics.latency import FIRST_STAMP
@@ -164,6 +165,7 @@ def summarize_step(
     step.media = media_stats(ok, inside if steady is not None else everyone, window or 0.0)
     ttft_rows = v.ttft_rows(ok, profile.name, ttft_of, step.latency_from)
     step.sessions, session_times = session_stats(cols.sessions, good, ttft_rows, window_s, sla)
+    step.cache = cached_token_stats(ok)
     step.sla = check_sla(step, sla)
     _requests_needed(step, ok, profile.name, ttft_of, sla.confidence)
     for c in step.sla.checks:

@@ -99,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     cache.add_argument(
         "--prefix-cache-tokens",
         type=int,
-        help="prefix-cache capacity in tokens (default: the profile's kv_cache_tokens)",
+        help="the most tokens of cached prefixes (default: the profile's kv_cache_tokens); "
+        "cached blocks live in the KV cache, and running requests evict them when they need it",
     )
     cache.add_argument("--no-prefix-cache", action="store_true", help="turn the prefix cache off")
     reasoning = p.add_argument_group("Reasoning (openai-chat)")

@@ -8,9 +8,14 @@ requests queue on arrival; each step admits waiting requests while
 
 and gives every running request one token at its end, written in one pass.
 With a prefix cache (``cache.PrefixCache``) an admitted request's cached
-leading blocks cost no prefill: only its uncached tokens count as admitted.
-When the KV budget runs out the youngest running request is preempted (sent
-back to the head of the queue; it re-prefills prompt + generated tokens).
+leading blocks cost no prefill: only its uncached tokens count as admitted,
+and the request learns how many were cached (``Gen.cache_hit``: its usage
+reports them). The cache shares the KV budget: a running request holds its
+prompt's blocks, and after each admission and each step the free cached blocks
+are cut to what the running requests leave (``PrefixCache.fit``), so a long
+context evicts the cached prefixes of others. When the KV budget runs out the
+youngest running request is preempted (sent back to the head of the queue; it
+frees its blocks and re-prefills prompt + generated tokens).
 
 ``FixedPacer`` is the fixed mode: request i gets token k at
 ``recv_ns + ttft + k * itl``, all absolute deadlines kept in one heap; each
@@ -113,6 +118,13 @@ class BatchEngine:
             self.running.append(gen)
         return prefill
 
+    def _free(self, gen: Gen) -> None:
+        """A running request ends or is preempted: its KV and its hold on cached blocks go."""
+        self.kv_used -= gen.kv
+        gen.kv = 0
+        if self.cache is not None and gen.blocks is not None:
+            self.cache.release(gen.blocks)
+
     def _uncached(self, gen: Gen) -> int:
         """Tokens to prefill on admission (prompt, and output before a preemption), less hits."""
         tokens = gen.spec.prompt_tokens + gen.emitted
@@ -120,7 +132,8 @@ class BatchEngine:
         if cache is None or gen.blocks is None:
             return tokens
         hit = cache.lookup(gen.blocks, tokens)
-        cache.insert(gen.blocks)
+        cache.acquire(gen.blocks)
+        gen.cache_hit(hit, max(0, len(gen.blocks) * cache.block_size - hit))
         self.metrics.prefix_cache(tokens, hit)
         return tokens - hit
 
@@ -131,14 +144,15 @@ class BatchEngine:
         budget = self.profile.kv_cache_tokens
         while len(self.running) > 1 and self.kv_used + len(self.running) > budget:
             gen = self.running.pop()
-            self.kv_used -= gen.kv
-            gen.kv = 0
+            self._free(gen)
             self.waiting.appendleft(gen)
             self.metrics.preemptions += 1
 
     def _begin_step(self, start_ns: int) -> None:
         prefill = self._admit()
         self._make_room()
+        if self.cache is not None:
+            self.cache.fit(self.profile.kv_cache_tokens - self.kv_used)
         if not self.running:
             self.in_step = False
             return
@@ -160,8 +174,7 @@ class BatchEngine:
         grow = 0 if not self.profile.preemption else 1
         for gen in self.running:
             if gen.emit():
-                self.kv_used -= gen.kv
-                gen.kv = 0
+                self._free(gen)
             else:
                 gen.kv += grow
                 self.kv_used += grow

@@ -71,6 +71,12 @@ class Events:
     frames: list[bytes] | None = None
     needs_text = False
     n_reason = 0  # the first n_reason tokens are reasoning (chat only)
+    #: of the prompt, the tokens the engine's prefix cache served (set on admission,
+    #: ``Gen.cache_hit``); the usage reports them where the API has a field for it
+    cached_tokens = 0
+    #: the prompt's other full blocks, which its prefill writes to the cache (vLLM's
+    #: ``created_cache_tokens``)
+    created_tokens = 0
 
     def first(self) -> bytes:
         """Bytes written just before the first token event (chat's role event)."""
@@ -162,12 +168,22 @@ class _OpenAIEvents(Events):
     def last(self, k: int, v: int, finish: str, variants: bytes) -> bytes:
         return self._event(self._choice(v, finish), k + 1)
 
+    def prompt_details(self) -> bytes:
+        """The final usage's ``prompt_tokens_details`` (after ``completion_tokens``), as
+        vLLM sends it with ``--enable-prompt-tokens-details``: completions' holds only
+        ``cached_tokens``. The mock always sends it (docs/mock.md)."""
+        return b',"prompt_tokens_details":{"cached_tokens":%d}' % self.cached_tokens
+
+    def prompt_details_obj(self) -> dict[str, Any] | None:
+        """``prompt_tokens_details`` of a non-streaming answer's usage."""
+        return {"cached_tokens": self.cached_tokens}
+
     def trailer(self, n: int, done: bool) -> bytes:
         out = b""
         if self.include_usage:
-            extra = b""
+            extra = self.prompt_details()
             if self.details is not None:
-                extra = b',"completion_tokens_details":' + orjson.dumps(self.details)
+                extra += b',"completion_tokens_details":' + orjson.dumps(self.details)
             out = chunk(self.pre + b'],"usage":' + self._usage(n, extra) + b"}\n\n")
         return out + DONE + CHUNK_END if done else out + CHUNK_END
 
@@ -176,7 +192,7 @@ class _OpenAIEvents(Events):
             "prompt_tokens": self.prompt_tokens,
             "total_tokens": self.prompt_tokens + n,
             "completion_tokens": n,
-            "prompt_tokens_details": None,
+            "prompt_tokens_details": self.prompt_details_obj(),
             "completion_tokens_details": self.details,
         }
 
@@ -207,6 +223,18 @@ class ChatEvents(_OpenAIEvents):
         self.details = {"reasoning_tokens": self.n_reason}
         if self.n_reason and not self.continuous:
             self.rframes = [self._event(self._reasoning(v), 0) for v in range(len(TEXTS))]
+
+    def prompt_details(self) -> bytes:
+        """Chat's: vLLM names the tokens its prefill wrote to the cache too (and the media
+        tokens, absent without media)."""
+        return b',"prompt_tokens_details":{"cached_tokens":%d,"created_cache_tokens":%d}' % (
+            self.cached_tokens,
+            self.created_tokens,
+        )
+
+    def prompt_details_obj(self) -> dict[str, Any] | None:
+        return {"cached_tokens": self.cached_tokens, "created_cache_tokens": self.created_tokens,
+                "multimodal_tokens": None}  # fmt: skip
 
     def _reasoning(self, v: int) -> bytes:
         # vLLM's reasoning parser: a DeltaMessage with the reasoning text only (exclude_unset)

@@ -5,11 +5,14 @@ vLLM turns its chat stream into Anthropic's: ``message_start`` (usage
 (``thinking`` for the leading reasoning tokens, then ``text``), one
 ``content_block_delta`` per token (``thinking_delta`` or ``text_delta``; a
 thinking block ends with a ``signature_delta``), ``content_block_stop``,
-``message_delta`` (``stop_reason``; usage ``input_tokens`` and
-``output_tokens``) and ``message_stop``; every event has an ``event:`` line,
-and no ``[DONE]`` follows. vLLM writes no delta for a token that decodes to no
-text; the mock's Messages tokens all have text, so its events equal its
-usage counts.
+``message_delta`` (``stop_reason``; usage ``input_tokens``, ``output_tokens`` and
+``cache_creation_input_tokens`` and ``cache_read_input_tokens``: the prompt's
+tokens its prefill wrote to the prefix cache and those the cache served, which
+vLLM takes out of ``input_tokens``; it sends them with
+``--enable-prompt-tokens-details``, the mock always) and ``message_stop``; every
+event has an ``event:`` line, and no ``[DONE]`` follows. vLLM writes no delta
+for a token that decodes to no text; the mock's Messages tokens all have text,
+so its events equal its usage counts.
 
 An answer token's event never changes within a request: it is pre-framed per
 text variant, and the hot path writes a ready ``bytes`` object. Imports only
@@ -120,7 +123,12 @@ class MessagesEvents(Events):
     def _ending(self, k: int, stop: bytes) -> bytes:
         """After answer token ``k``, the last: the block's end, ``message_delta`` (``stop``,
         the usage) and ``message_stop``."""
-        usage = b'{"input_tokens":%d,"output_tokens":%d}' % (self.prompt_tokens, k + 1)
+        cached, created = self.cached_tokens, self.created_tokens
+        usage = (
+            b'{"input_tokens":%d,"output_tokens":%d,"cache_creation_input_tokens":%d,'
+            b'"cache_read_input_tokens":%d}'
+            % (max(0, self.prompt_tokens - cached - created), k + 1, created, cached)
+        )
         delta = b'{"type":"message_delta","delta":{"stop_reason":"%s","stop_sequence":null},' % stop
         return chunk(
             _stop(self.index)
@@ -152,5 +160,12 @@ class MessagesEvents(Events):
         return orjson.dumps({
             "id": self.rid, "type": "message", "role": "assistant", "content": content,
             "model": self.model, "stop_reason": STOP_REASONS.get(finish, "end_turn"),
-            "usage": {"input_tokens": self.prompt_tokens, "output_tokens": len(variants)},
+            "usage": self.usage(len(variants)),
         })  # fmt: skip
+
+    def usage(self, n: int) -> dict[str, int]:
+        """A whole answer's usage: the cached prompt tokens apart, as vLLM counts them."""
+        cached, created = self.cached_tokens, self.created_tokens
+        return {"input_tokens": max(0, self.prompt_tokens - cached - created), "output_tokens": n,
+                "cache_creation_input_tokens": created,
+                "cache_read_input_tokens": cached}  # fmt: skip

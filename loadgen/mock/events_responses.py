@@ -245,7 +245,8 @@ class ResponsesEvents(Events):
         p = self.spec.prompt_tokens
         return {
             "input_tokens": p,
-            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0,
+            "input_tokens_details": {"cached_tokens": self.cached_tokens,
+                                     "cache_write_tokens": self.created_tokens,
                                      "input_tokens_per_turn": [], "cached_tokens_per_turn": []},
             "output_tokens": n,
             "output_tokens_details": {"reasoning_tokens": min(n, self.n_reason),

@@ -259,7 +259,7 @@ class MessagesToolEvents(MessagesEvents):
         return orjson.dumps({
             "id": self.rid, "type": "message", "role": "assistant", "content": content,
             "model": self.model, "stop_reason": "tool_use",
-            "usage": {"input_tokens": self.prompt_tokens, "output_tokens": len(variants)},
+            "usage": self.usage(len(variants)),
         })  # fmt: skip
 
 

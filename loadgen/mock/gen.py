@@ -61,7 +61,9 @@ class Gen:
     """Base: bookkeeping, completion, truth record."""
 
     __slots__ = (
+        "admitted",
         "blocks",
+        "cached",
         "conn",
         "ctx",
         "dead",
@@ -103,10 +105,22 @@ class Gen:
         self.dead = False
         self.token_ns: list[int] = []
         self.blocks: list[int] | None = None  # prefix-cache block hashes (engine mode)
+        self.cached = 0  # prompt tokens its first admission found in the prefix cache
+        self.admitted = False
 
     def emit(self) -> bool:
         """Produce the next token; True when the request is over."""
         raise NotImplementedError
+
+    def cache_hit(self, tokens: int, created: int) -> None:
+        """The engine admitted it with ``tokens`` of its prompt cached and ``created`` more
+        (its other full blocks) now cached. The first admission's counts are the
+        request's (vLLM's ``num_cached_tokens``, ``num_cache_creation_tokens``; a
+        preempted request's re-admission does not change them); its usage reports them."""
+        if not self.admitted:
+            self.admitted = True
+            self.cached = self.events.cached_tokens = tokens
+            self.events.created_tokens = created
 
     def emit_n(self, m: int) -> bool:
         """Produce up to ``m`` tokens now (a late scheduler catching up)."""
@@ -138,6 +152,7 @@ class Gen:
                 "recv_ns": self.recv_ns,
                 "token_ns": self.token_ns,
                 "prompt_tokens": self.spec.prompt_tokens,
+                "cached_tokens": self.cached,
                 "output_tokens": self.emitted,
                 "reasoning_tokens": min(self.emitted, self.events.n_reason),
                 "status": status,

@@ -219,6 +219,13 @@ class PoolGen(Gen):
         self._complete()
         return True
 
+    def cache_hit(self, tokens: int, created: int) -> None:
+        """As :meth:`Gen.cache_hit`, but the shared ``NO_EVENTS`` is left alone (a pooling
+        answer has no usage of cached tokens)."""
+        if not self.admitted:
+            self.admitted = True
+            self.cached = tokens
+
     def _record(self, status: int, reason: str, end_ns: int) -> None:
         self.ctx.metrics.finished(self.recv_ns, end_ns, 0, reason)
         if self.ctx.truth is not None:
@@ -234,6 +241,7 @@ class PoolGen(Gen):
                     "recv_ns": self.recv_ns,
                     "token_ns": self.token_ns,
                     "prompt_tokens": spec.prompt_tokens,
+                    "cached_tokens": self.cached,
                     "output_tokens": 0,
                     "reasoning_tokens": 0,
                     "status": status,

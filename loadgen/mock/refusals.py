@@ -71,6 +71,7 @@ def record_refusal(
         "recv_ns": req.recv_ns,
         "token_ns": [],
         "prompt_tokens": prompt,
+        "cached_tokens": 0,
         "output_tokens": 0,
         "reasoning_tokens": 0,
         "status": status,

@@ -137,6 +137,9 @@ class TranscriptionEvents(_OpenAIEvents):
         self.seconds = seconds
         super().__init__(rid, model, created, prompt_tokens, spec_usage)
 
+    def prompt_details(self) -> bytes:
+        return b""  # audio in, no prefix cache
+
     def _choice(self, v: int, finish: str | None) -> bytes:
         text = _TEXT_JSON[v or 1]  # vLLM sends no empty delta here
         if finish is None:

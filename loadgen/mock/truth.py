@@ -3,7 +3,7 @@
 Owns ``--truth FILE``. Records are encoded when a request ends and buffered;
 a timer flushes the buffer every ``FLUSH_S`` seconds and ``close`` flushes the
 rest. Line format (docs/mock.md): ``request_id``, ``path``, ``recv_ns``,
-``token_ns``, ``prompt_tokens``, ``output_tokens``, ``reasoning_tokens``,
+``token_ns``, ``prompt_tokens``, ``cached_tokens``, ``output_tokens``, ``reasoning_tokens``,
 ``status``, ``fault``, ``end_ns``. Imports only the standard library and orjson.
 """
 

@@ -124,6 +124,7 @@ OPTIONAL_COLUMNS: tuple[tuple[tuple[str, ...], Callable[[list[Any]], bool]], ...
         _some,
     ),
     (("prefix_cache_hit_rate",), _some),
+    (("cache_tokens_per_request", "cache_hit_rate", "cache_requests_with_hits"), _counted),
     (
         ("prompt_len_mean_rel_diff", "prompt_len_worst_rel_diff", "prompt_len_beyond_tolerance"),
         _some,
@@ -188,12 +189,15 @@ def telemetry_fields(step: StepSummary) -> dict[str, float]:
 
 def _optional_fields(step: StepSummary) -> dict[str, Any]:
     """The step's values of :data:`OPTIONAL_COLUMNS` (None: the step has no such value)."""
-    pl, pc = step.prompt_lengths, step.prefix_cache
+    pl, pc, cache = step.prompt_lengths, step.prefix_cache, step.cache
     row: dict[str, Any] = {
         "time_scale": step.load.time_scale,
         "requests_ramp": step.requests.ramp,
         "ttft_of": step.ttft_of,
         "prefix_cache_hit_rate": pc.hit_rate if pc is not None else None,
+        "cache_hit_rate": cache.hit_rate if cache is not None else None,
+        "cache_requests_with_hits": cache.requests_with_hits if cache is not None else None,
+        "cache_tokens_per_request": cache.cached_tokens_per_request if cache is not None else None,
         "prompt_len_mean_rel_diff": pl.mean_rel_diff if pl.compared else None,
         "prompt_len_worst_rel_diff": pl.worst_rel_diff if pl.compared else None,
         "prompt_len_beyond_tolerance": pl.beyond_tolerance,

@@ -205,6 +205,7 @@ def _facts(step: StepSummary) -> tuple[str, ...]:
         for text in (
             facts.ttft_of_text(step),
             facts.prefix_cache_text(step),
+            facts.cached_text(step),
             facts.media_text(step),
             facts.prompt_length_text(step),
         )

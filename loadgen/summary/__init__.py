@@ -20,6 +20,7 @@ One module per concept, each importing only those before it:
 - ``pooling``: :class:`PoolingStats` (embeddings, rerank)
 - ``media``: :class:`MediaStats`
 - ``sessions``: :class:`SessionStats` (agent tasks and multi-turn chats as wholes)
+- ``cache``: :class:`CachedTokenStats` (cached prompt tokens as the answers counted them)
 - ``step``: :class:`StepSummary`, :class:`EndpointStats`, :class:`Cost`
 - ``run``: :class:`Summary`, :class:`ClockAnchor`, :class:`Verdict`,
   :class:`WorkloadInfo`
@@ -31,6 +32,7 @@ Imports: pydantic, loadgen.strict (the base models), loadgen.vocab,
 loadgen.redact (no URL password reaches an output).
 """
 
+from loadgen.summary.cache import BY_TURN_MAX, CachedTokenStats
 from loadgen.summary.calibration import TOKENIZE_ENGINES, PromptCalibration
 from loadgen.summary.counts import (
     LoadPoint,
@@ -73,8 +75,10 @@ from loadgen.summary.validity import OutputValidity
 from loadgen.vocab import PERCENTILES
 
 __all__ = [
+    "BY_TURN_MAX",
     "PERCENTILES",
     "TOKENIZE_ENGINES",
+    "CachedTokenStats",
     "Cause",
     "ClientHealth",
     "ClockAnchor",

@@ -14,6 +14,7 @@ from pydantic import Field, SerializerFunctionWrapHandler, field_validator, mode
 
 from loadgen.redact import strip_userinfo
 from loadgen.strict import Strict
+from loadgen.summary.cache import CachedTokenStats
 from loadgen.summary.counts import (
     LoadPoint,
     PrefixCacheStats,
@@ -210,6 +211,12 @@ class StepSummary(Strict):
         None,
         description="The step's sessions as wholes (time, its split, calls, context growth, "
         "sessions/s, goodput); null when no record of the step has a session.",
+    )
+    # -- the server's prefix cache, as its answers counted it
+    cache: CachedTokenStats | None = Field(
+        None,
+        description="Prompt tokens the server served from its prefix cache, from each "
+        "answer's usage (cached_tokens_server); null when no answer counted them.",
     )
 
     @property

@@ -96,6 +96,7 @@ def test_truth_records_refusals_and_sigint_flushes(
         "recv_ns": bad["recv_ns"],
         "token_ns": [],
         "prompt_tokens": 0,
+        "cached_tokens": 0,
         "output_tokens": 0,
         "reasoning_tokens": 0,
         "status": 400,

@@ -30,7 +30,14 @@ def test_chat_stream_is_shaped_like_vllm(fast_mock: MockProc) -> None:
     assert all("content" in e["choices"][0]["delta"] for e in tokens)
     assert [e["choices"][0]["finish_reason"] for e in tokens] == [None] * 6 + ["length"]
     assert usage["choices"] == []
-    assert usage["usage"] == {"prompt_tokens": 5, "total_tokens": 12, "completion_tokens": 7}
+    # the cache's count as vLLM sends it with --enable-prompt-tokens-details (fixed mode: none)
+    details = {"cached_tokens": 0, "created_cache_tokens": 0}
+    assert usage["usage"] == {
+        "prompt_tokens": 5,
+        "total_tokens": 12,
+        "completion_tokens": 7,
+        "prompt_tokens_details": details,
+    }
     assert reply.body.startswith(b"data: {") and b"\n\ndata: [DONE]\n\n" in reply.body
 
 
@@ -101,7 +108,7 @@ def test_non_streaming_bodies(fast_mock: MockProc) -> None:
         "prompt_tokens": 6,
         "total_tokens": 9,
         "completion_tokens": 3,
-        "prompt_tokens_details": None,
+        "prompt_tokens_details": {"cached_tokens": 0},
         "completion_tokens_details": None,
     }
 

@@ -48,6 +48,10 @@ def test_chat_stream_opens_with_reasoning(
         "prompt_tokens": 4,
         "total_tokens": 12,
         "completion_tokens": 8,  # reasoning tokens count as completion tokens too
+        "prompt_tokens_details": {
+            "cached_tokens": 0,  # 4 words: not one full 16-token block to cache
+            "created_cache_tokens": 0,
+        },
         "completion_tokens_details": {"reasoning_tokens": 5},
     }
     mock.stop()

@@ -4,7 +4,8 @@ Every event names itself in its ``type`` field (and on an ``event:`` line):
 
 - ``message_start``: no token; ``message.usage.input_tokens`` (plus
   ``cache_read_input_tokens`` and ``cache_creation_input_tokens`` where sent:
-  Anthropic counts cached input apart, so the prompt is their sum);
+  Anthropic counts cached input apart, so the prompt is their sum;
+  ``cache_read_input_tokens`` is the prompt's cached tokens, ``Delta.cached_tokens``);
 - ``content_block_start`` of a ``tool_use`` block: a tool call opens (its
   ``name``; the call's index is the block's ``index``): one token event with
   ``tool_parts`` ``(index, name, "")``, as chat's first tool-call chunk;
@@ -14,7 +15,8 @@ Every event names itself in its ``type`` field (and on an ``event:`` line):
   tool-call fragment (``tool_parts`` ``(index, None, partial_json)``);
   ``signature_delta`` is none. vLLM sends no delta for a token that decodes
   to no text;
-- ``message_delta``: ``usage.output_tokens`` (the whole answer's) and
+- ``message_delta``: ``usage.output_tokens`` (the whole answer's; vLLM also sends the
+  input counts here, the cache's only with ``--enable-prompt-tokens-details``) and
   ``delta.stop_reason`` (``end_turn``/``stop_sequence`` -> ``stop``,
   ``max_tokens`` -> ``length``, ``tool_use`` -> ``tool_calls``);
 - ``message_stop``: the final event; no ``[DONE]`` (vLLM sends none either);
@@ -113,27 +115,31 @@ def _block_start(event: dict[str, Any]) -> Delta:
     return Delta(1, "", tool_parts=((tool_index(event.get("index"), "index"), name, ""),))
 
 
-def _input_tokens(usage: Any, name: str) -> int | None:
-    """``input_tokens`` plus the cached input Anthropic counts apart."""
+def _input_tokens(usage: Any, name: str) -> tuple[int | None, int | None]:
+    """(``input_tokens`` plus the cached input Anthropic counts apart, of them the
+    ``cache_read_input_tokens``: those served from the cache)."""
     block = obj(usage, name)
     total = count(block.get("input_tokens"), f"{name}.input_tokens")
-    for key in ("cache_read_input_tokens", "cache_creation_input_tokens"):
-        more = count(block.get(key), f"{name}.{key}")
+    read = count(block.get("cache_read_input_tokens"), f"{name}.cache_read_input_tokens")
+    made = count(block.get("cache_creation_input_tokens"), f"{name}.cache_creation_input_tokens")
+    for more in (read, made):
         if more is not None:
             total = (total or 0) + more
-    return total
+    return total, read
 
 
 def _usage(delta: Delta, usage: Any, name: str) -> None:
     """A usage block's counts, checked; one that cannot be believed is ignored whole."""
     try:
-        prompt = _input_tokens(usage, name)
+        prompt, cached = _input_tokens(usage, name)
         output = count(obj(usage, name).get("output_tokens"), f"{name}.output_tokens")
     except MalformedEvent as exc:
         delta.usage_ignored = str(exc)
         return
     delta.prompt_tokens = prompt
     delta.completion_tokens = output
+    if prompt is not None:
+        delta.cached_tokens = cached
 
 
 def _stop(value: Any, name: str) -> str | None:

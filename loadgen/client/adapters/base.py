@@ -86,6 +86,12 @@ class Delta:
     #: embeddings: vectors in the answer; rerank: results in it (None: not a pooling answer)
     inputs: int | None = None
     vector_dim: int | None = None  # embeddings: every vector's dimension (one for all)
+    # -- the server's prefix cache
+    #: of ``prompt_tokens``, those the server served from its prefix cache (chat and
+    #: completions ``usage.prompt_tokens_details.cached_tokens``, Responses
+    #: ``usage.input_tokens_details.cached_tokens``, Messages ``cache_read_input_tokens``);
+    #: None: not reported. Set only beside ``prompt_tokens``, from the same usage block
+    cached_tokens: int | None = None
 
 
 EMPTY = Delta()

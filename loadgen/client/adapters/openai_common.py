@@ -87,21 +87,18 @@ def event_from(value: Any, read_choice: ChoiceReader) -> Delta:
 
 def read_usage(delta: Delta, usage: Any, block: str, prompt_key: str, output_key: str) -> None:
     """An OpenAI usage block's counts (``block`` names it in messages): ``prompt_key``,
-    ``output_key`` and ``<output_key>_details.reasoning_tokens`` (chat's ``prompt_tokens``,
-    ``completion_tokens``; Responses' ``input_tokens``, ``output_tokens``), each checked.
-    A block that cannot be believed is ignored whole (``delta.usage_ignored`` says why)
-    and the request is measured from its stream."""
-    details_key = f"{output_key}_details"
+    ``output_key``, ``<output_key>_details.reasoning_tokens`` and
+    ``<prompt_key>_details.cached_tokens`` (chat's ``prompt_tokens``, ``completion_tokens``;
+    Responses' ``input_tokens``, ``output_tokens``), each checked. A details object that is
+    null or absent says nothing (vLLM sends ``prompt_tokens_details`` only with
+    ``--enable-prompt-tokens-details``). A block that cannot be believed is ignored whole
+    (``delta.usage_ignored`` says why) and the request is measured from its stream."""
     try:
         checked = obj(usage, block)
         prompt = count(checked.get(prompt_key), f"usage.{prompt_key}")
         output = count(checked.get(output_key), f"usage.{output_key}")
-        reasoning = None
-        if details := checked.get(details_key):
-            reasoning = count(
-                obj(details, f"usage.{details_key}").get("reasoning_tokens"),
-                f"usage.{details_key}.reasoning_tokens",
-            )
+        reasoning = _detail(checked, f"{output_key}_details", "reasoning_tokens")
+        cached = _detail(checked, f"{prompt_key}_details", "cached_tokens")
     except MalformedEvent as exc:
         delta.usage_ignored = str(exc)
         return
@@ -110,6 +107,15 @@ def read_usage(delta: Delta, usage: Any, block: str, prompt_key: str, output_key
         output,
         reasoning,
     )
+    if prompt is not None:
+        delta.cached_tokens = cached
+
+
+def _detail(usage: dict[str, Any], details_key: str, key: str) -> int | None:
+    """``usage[details_key][key]``, checked; None when the details object is null or absent."""
+    if not (details := usage.get(details_key)):
+        return None
+    return count(obj(details, f"usage.{details_key}").get(key), f"usage.{details_key}.{key}")
 
 
 def parse_body(body: bytes, read_choice: ChoiceReader) -> Delta:

@@ -46,8 +46,11 @@ SCRIPT = REPO / "scripts" / "vllm-cpu.sh"
 START_TIMEOUT_S = 300
 # Every test server runs eager: no torch.compile at start-up, which saves ~10 s
 # of a ~33 s start (22 s warm with it). The API and stream are the same; only
-# the engine's speed differs, which these tests do not measure.
-BASE_SERVE_ARGS = ("--enforce-eager",)
+# the engine's speed differs, which these tests do not measure. Every one also
+# counts each answer's cached prompt tokens in its usage (prompt_tokens_details,
+# Messages cache_read_input_tokens), which test_cache_vllm.py checks against the
+# prefix-cache counters; prefix caching itself is on by default in vLLM V1.
+BASE_SERVE_ARGS = ("--enforce-eager", "--enable-prompt-tokens-details")
 LOG_TAIL_LINES = 40
 
 
