@@ -4,7 +4,8 @@ The overrides are validated with the scenario, so a bad value is blamed on
 the flag that set it. A flag that switches the load mode (``--concurrency``,
 ``--rate``) drops every load field the new mode's model does not have: the
 list is derived from the models, so a field added to one mode needs no
-change here.
+change here. ``--prompt-tokens N`` and ``--output-tokens N`` fix a length
+(``{dist: fixed, value: N}``) in place of the scenario's distribution.
 
 Imports: loadgen.errors, loadgen.scenario (load, loadspec).
 """
@@ -33,6 +34,10 @@ _PLAIN = {
     "workers": ("load", "workers"),
     "usd_per_hour": ("cost", "usd_per_hour"),
 }
+
+
+#: flag -> the workload length it fixes (every request that many tokens)
+_LENGTHS = {"prompt_tokens": "prompt_tokens", "output_tokens": "output_tokens"}
 
 
 def _other_fields(mode: type[BaseModel]) -> dict[tuple[str, ...], Any]:
@@ -67,4 +72,7 @@ def flag_overrides(flags: Mapping[str, Any]) -> Overrides:
         out["--requests"] = {("load", "requests_per_step"): n, ("load", "duration_s"): None}
     if (d := flags.get("duration")) is not None:
         out["--duration"] = {("load", "duration_s"): d, ("load", "requests_per_step"): None}
+    for flag, name in _LENGTHS.items():
+        if (n := flags.get(flag)) is not None:  # a fixed length replaces the distribution
+            out[f"--{flag.replace('_', '-')}"] = {("workload", name): {"dist": "fixed", "value": n}}
     return out
