@@ -112,7 +112,7 @@ def _scenario(path: Path | None, flags: dict[str, Any]) -> Scenario:
     return load_scenario(path, overrides)
 
 
-@cli.command(short_help="Run a scenario's sweep (a file, or --url alone) into a results directory.")
+@cli.command(short_help="Run a sweep (a scenario file, or --url alone); write its results.")
 @click.argument("scenario", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "--out",

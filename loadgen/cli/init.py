@@ -103,4 +103,6 @@ def init(
         click.echo(redact_text(f"  {line}"))
     if probe.best_api is None:
         warn("warning: no API answered its probe; the file says openai-chat: set target.api")
+        if probe.url.endswith("/v1"):
+            warn("hint: the URL ends in /v1; loadgen adds /v1/... itself: give the server's root")
     click.echo(f"wrote {output}: loadgen run {output}")
