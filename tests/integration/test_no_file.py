@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -145,11 +145,16 @@ def test_init_refuses_to_write_over_a_file_without_force(
     assert load_scenario(path).target.model == MODEL
 
 
-class OnlyModels(LoopServer):
-    """Answers GET /v1/models with one model (max_model_len 300); 404 to everything else."""
+#: (method, path) -> the request body -> (status, JSON answer)
+Routes = dict[tuple[str, str], Callable[[bytes], tuple[int, object]]]
 
-    def __init__(self) -> None:
+
+class RouteServer(LoopServer):
+    """Answers the routes it is given with JSON, 404 to everything else; keeps what it was asked."""
+
+    def __init__(self, routes: Routes) -> None:
         super().__init__()
+        self.routes = routes
         self.asked: list[tuple[str, str, bytes]] = []
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -164,13 +169,14 @@ class OnlyModels(LoopServer):
                 body = await reader.readexactly(length)
                 method, path = head.decode().split(" ", 2)[:2]
                 self.asked.append((method, path, body))
-                if method == "GET" and path == "/v1/models":
-                    data = {"data": [{"id": "only", "object": "model", "max_model_len": 300}]}
-                    status, payload = "200 OK", json.dumps(data).encode()
-                else:
-                    status, payload = "404 Not Found", b'{"detail":"Not Found"}'
+                route = self.routes.get((method, path))
+                status, answer = route(body) if route else (404, {"detail": "Not Found"})
+                payload = (
+                    answer.encode() if isinstance(answer, str) else json.dumps(answer).encode()
+                )
+                kind = "text/plain" if isinstance(answer, str) else "application/json"
                 writer.write(
-                    f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\n"
+                    f"HTTP/1.1 {status} X\r\ncontent-type: {kind}\r\n"
                     f"content-length: {len(payload)}\r\nconnection: close\r\n\r\n".encode()
                     + payload
                 )
@@ -181,10 +187,14 @@ class OnlyModels(LoopServer):
             writer.close()
 
 
+def only_models(_body: bytes) -> tuple[int, object]:
+    return 200, {"data": [{"id": "only", "object": "model", "max_model_len": 300}]}
+
+
 def test_init_against_a_server_of_models_only_says_nothing_answered(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    server = OnlyModels()
+    server = RouteServer({("GET", "/v1/models"): only_models})
     server.start()
     try:
         path = tmp_path / "bare.yaml"
@@ -231,3 +241,43 @@ def test_init_against_a_dead_port_is_one_line_exit_2_and_no_file(
     assert len(err.strip().splitlines()) == 1
     assert "refused the connection" in err and f"127.0.0.1:{port}/v1/models" in err
     assert not path.exists()
+
+
+def tgi_tokenize(body: bytes) -> tuple[int, object]:
+    """TGI's documented answer: one {id, text, start, stop} per token (here: one a word)."""
+    words = json.loads(body)["inputs"].split()
+    return 200, [{"id": i, "text": w, "start": 0, "stop": 0} for i, w in enumerate(words)]
+
+
+def test_init_against_a_tgi_like_server_finds_tgi_by_its_info(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    info = {"model_id": "bigscience/bloom-560m", "version": "3.3.4", "max_total_tokens": 400}
+    metrics = "# TYPE tgi_queue_size gauge\ntgi_queue_size 0\ntgi_batch_current_size 1\n"
+    server = RouteServer(
+        {
+            ("GET", "/info"): lambda _b: (200, info),
+            ("POST", "/generate"): lambda _b: (200, {"generated_text": "a"}),
+            ("POST", "/tokenize"): tgi_tokenize,
+            ("GET", "/metrics"): lambda _b: (200, metrics),
+        }
+    )
+    server.start()
+    try:
+        path = tmp_path / "tgi.yaml"
+        code, out, err = run_cli(
+            ["init", server.root, "-o", path, "--model", "bloom", "--timeout", "3"], capsys
+        )
+    finally:
+        server.stop()
+    assert code == 0 and not err, err
+    assert "engine: TGI 3.3.4, from GET /info" in out
+    assert "context length: 400 tokens (GET /info)" in out
+    assert "APIs served: tgi" in out and "tokenize: TGI dialect of POST /tokenize" in out
+    sc = load_scenario(path)
+    assert sc.target.api == "tgi" and sc.target.model == "bloom"
+    assert sc.target.extra_body == {}  # TGI takes no ignore_eos
+    assert sc.telemetry.server_metrics == "target"
+    prompt, output = sc.workload.prompt_tokens, sc.workload.output_tokens
+    assert prompt.dist == "fixed" and output.dist == "fixed"
+    assert prompt.value + output.value <= 400
