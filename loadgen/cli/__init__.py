@@ -104,12 +104,14 @@ def _scenario(path: Path | None, flags: dict[str, Any]) -> Scenario:
     without one (:mod:`loadgen.scenario.defaults`: --url is then required)."""
     from loadgen.scenario import load_scenario
     from loadgen.scenario.defaults import no_file_scenario
-    from loadgen.scenario.overrides import flag_overrides
+    from loadgen.scenario.overrides import check_lengths_apply, flag_overrides
 
     overrides = flag_overrides(flags)
     if path is None:
         return no_file_scenario(overrides)
-    return load_scenario(path, overrides)
+    sc = load_scenario(path, overrides)
+    check_lengths_apply(sc, flags)
+    return sc
 
 
 @cli.command(short_help="Run a sweep (a scenario file, or --url alone); write its results.")

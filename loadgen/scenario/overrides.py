@@ -5,9 +5,11 @@ the flag that set it. A flag that switches the load mode (``--concurrency``,
 ``--rate``) drops every load field the new mode's model does not have: the
 list is derived from the models, so a field added to one mode needs no
 change here. ``--prompt-tokens N`` and ``--output-tokens N`` fix a length
-(``{dist: fixed, value: N}``) in place of the scenario's distribution.
+(``{dist: fixed, value: N}``) in place of the scenario's distribution; where
+the scenario takes that length from elsewhere (a dataset's prompts, a trace)
+the flag would do nothing, and :func:`check_lengths_apply` refuses it.
 
-Imports: loadgen.errors, loadgen.scenario (load, loadspec).
+Imports: loadgen.errors, loadgen.scenario (load, loadspec, models).
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from pydantic import BaseModel
 from loadgen.errors import ScenarioError
 from loadgen.scenario.load import DROP, Overrides, split_list
 from loadgen.scenario.loadspec import ConcurrencyLoad, OfflineLoad, RateLoad, TraceLoad
+from loadgen.scenario.models import Scenario
 
-__all__ = ["flag_overrides"]
+__all__ = ["check_lengths_apply", "flag_overrides"]
 
 #: every load mode's model; the fields of the others are dropped when a flag picks one
 _MODES: tuple[type[BaseModel], ...] = (ConcurrencyLoad, RateLoad, TraceLoad, OfflineLoad)
@@ -76,3 +79,26 @@ def flag_overrides(flags: Mapping[str, Any]) -> Overrides:
         if (n := flags.get(flag)) is not None:  # a fixed length replaces the distribution
             out[f"--{flag.replace('_', '-')}"] = {("workload", name): {"dist": "fixed", "value": n}}
     return out
+
+
+def check_lengths_apply(sc: Scenario, flags: Mapping[str, Any]) -> None:
+    """Refuse ``--prompt-tokens`` / ``--output-tokens`` where ``sc`` takes the length elsewhere.
+
+    A dataset brings its prompts (its answers' lengths fall back to
+    ``output_tokens``: that flag applies); a trace brings both lengths.
+    """
+    trace = isinstance(sc.load, TraceLoad)
+    for flag, why in (
+        ("prompt_tokens", "workload.dataset brings the prompts" if sc.workload.dataset else None),
+        (
+            "prompt_tokens",
+            "load.mode trace takes the prompt lengths from the trace" if trace else None,
+        ),
+        (
+            "output_tokens",
+            "load.mode trace takes the output lengths from the trace" if trace else None,
+        ),
+    ):
+        if why and flags.get(flag) is not None:
+            name = f"--{flag.replace('_', '-')}"
+            raise ScenarioError(f"command line {name}: {why}; the flag would do nothing: drop it")

@@ -20,7 +20,7 @@ from loadgen.scenario.defaults import (
 )
 from loadgen.scenario.loadspec import ConcurrencyLoad, RateLoad
 from loadgen.scenario.models import FixedDist
-from loadgen.scenario.overrides import flag_overrides
+from loadgen.scenario.overrides import check_lengths_apply, flag_overrides
 
 URL = "http://127.0.0.1:8000"
 
@@ -107,3 +107,22 @@ load: {concurrency: [1], requests_per_step: 2}
     sc = parse_scenario(text, "s.yaml", flag_overrides({"prompt_tokens": 64, "output_tokens": 8}))
     assert sc.workload.prompt_tokens == FixedDist(dist="fixed", value=64)
     assert sc.workload.output_tokens == FixedDist(dist="fixed", value=8)
+
+
+def test_a_length_flag_the_scenario_would_ignore_is_refused() -> None:
+    dataset = """
+target: {url: "http://127.0.0.1:9", model: m}
+workload: {dataset: {path: d.jsonl}}
+load: {concurrency: [1], requests_per_step: 2}
+"""
+    sc = parse_scenario(dataset, "s.yaml", flag_overrides({"prompt_tokens": 64}))
+    with pytest.raises(ScenarioError, match=r"^command line --prompt-tokens: workload.dataset"):
+        check_lengths_apply(sc, {"prompt_tokens": 64})
+    check_lengths_apply(sc, {"output_tokens": 8})  # a dataset row's answer falls back to it
+    trace = """
+target: {url: "http://127.0.0.1:9", model: m}
+load: {mode: trace, trace: t.jsonl}
+"""
+    sc = parse_scenario(trace, "s.yaml")
+    with pytest.raises(ScenarioError, match=r"^command line --output-tokens: load.mode trace"):
+        check_lengths_apply(sc, {"output_tokens": 8})
