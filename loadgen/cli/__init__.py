@@ -22,9 +22,11 @@ and :func:`main` prints the one line and exits with the code. Warnings and
 errors go to stderr; a run's last lines on stdout are its verdict and results
 path, with ``-q`` too.
 
-``run`` and ``workload`` are here; ``calibrate``, ``mock`` and ``agent`` in
-:mod:`loadgen.cli.tools`; ``report`` and ``compare`` come from
-:mod:`loadgen.report.commands` through :mod:`loadgen.cli.outputs`.
+``run`` and ``workload`` are here (a run without a file takes its scenario
+from :mod:`loadgen.scenario.defaults`); ``init`` in :mod:`loadgen.cli.init`;
+``calibrate``, ``mock`` and ``agent`` in :mod:`loadgen.cli.tools`; ``report``
+and ``compare`` come from :mod:`loadgen.report.commands` through
+:mod:`loadgen.cli.outputs`.
 
 Imports: click, loadgen.errors, loadgen.stdio, loadgen.vocab, this package, loadgen.*
 lazily (so ``--help`` is fast).
@@ -34,16 +36,20 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from loadgen.cli.init import init
 from loadgen.cli.outputs import register_output_commands
 from loadgen.cli.tools import agent, calibrate, mock
 from loadgen.errors import Interrupted, LoadgenError, ScenarioError
 from loadgen.redact import redact_text
 from loadgen.stdio import tolerant_stdio
 from loadgen.vocab import API_NAMES, PROFILE_NAMES
+
+if TYPE_CHECKING:
+    from loadgen.scenario import Scenario
 
 __all__ = ["cli", "main"]
 
@@ -54,7 +60,9 @@ def cli() -> None:
     """loadgen: exact load generation and benchmarking for LLM inference servers.
 
     \b
-    Example:
+    Examples:
+      loadgen run --url http://127.0.0.1:8000 --model my-model
+      loadgen init http://127.0.0.1:8000 -o my-endpoint.yaml
       loadgen run scenarios/demo.yaml
 
     \b
@@ -71,11 +79,17 @@ _SWEEP_HELP = {
     "requests": "Override load.requests_per_step.",
     "duration": "Override load.duration_s (seconds per step).",
     "workers": "Override load.workers: processes that send the load (a number, or auto).",
+    "prompt_tokens": "Every prompt N tokens (sets workload.prompt_tokens to fixed N).",
+    "output_tokens": "Every answer at most N tokens (sets workload.output_tokens to fixed N).",
 }
 
 
 def _sweep_options(f: Any) -> Any:
-    """--concurrency, --rate, --requests, --duration, --workers: shared by run and workload."""
+    """--concurrency, --rate, --requests, --duration, --workers, --prompt-tokens,
+    --output-tokens: shared by run and workload."""
+    for name in ("output_tokens", "prompt_tokens"):
+        flag = "--" + name.replace("_", "-")
+        f = click.option(flag, type=click.IntRange(min=1), metavar="N", help=_SWEEP_HELP[name])(f)
     f = click.option(
         "--duration", type=click.FloatRange(min=0, min_open=True), help=_SWEEP_HELP["duration"]
     )(f)
@@ -85,8 +99,23 @@ def _sweep_options(f: Any) -> Any:
     return click.option("--concurrency", metavar="C1,C2,...", help=_SWEEP_HELP["concurrency"])(f)
 
 
-@cli.command(short_help="Run a scenario's sweep and write a results directory.")
-@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+def _scenario(path: Path | None, flags: dict[str, Any]) -> Scenario:
+    """The SCENARIO file with the flags over it; without a file, the defaults of a run
+    without one (:mod:`loadgen.scenario.defaults`: --url is then required)."""
+    from loadgen.scenario import load_scenario
+    from loadgen.scenario.defaults import no_file_scenario
+    from loadgen.scenario.overrides import check_lengths_apply, flag_overrides
+
+    overrides = flag_overrides(flags)
+    if path is None:
+        return no_file_scenario(overrides)
+    sc = load_scenario(path, overrides)
+    check_lengths_apply(sc, flags)
+    return sc
+
+
+@cli.command(short_help="Run a sweep (a scenario file, or --url alone); write its results.")
+@click.argument("scenario", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "--out",
     "out_dir",
@@ -100,9 +129,13 @@ def _sweep_options(f: Any) -> Any:
 @click.option(
     "--url",
     metavar="URL",
-    help="Override target.url (a base URL, or `mock`; replaces target.urls).",
+    help="Override target.url (a base URL, or `mock`; replaces target.urls). Without a "
+    "SCENARIO file: the server to run the default sweep against.",
 )
-@click.option("--model", help="Override target.model (`auto`: the one the server lists).")
+@click.option(
+    "--model",
+    help="Override target.model (`auto`: the one the server lists; the default without a file).",
+)
 @click.option("--api", type=click.Choice(API_NAMES), help="Override target.api.")
 @_sweep_options
 @click.option(
@@ -138,7 +171,7 @@ def _sweep_options(f: Any) -> Any:
     help="Whose metric definitions the summary uses (docs/metrics.md).",
 )
 def run(
-    scenario: Path,
+    scenario: Path | None,
     out_dir: Path | None,
     quiet: bool,
     fail_on_sla: bool,
@@ -151,21 +184,30 @@ def run(
 ) -> None:
     """Run the SCENARIO file's sweep and write a results directory.
 
+    Without a SCENARIO, --url alone runs the default sweep: the chat API
+    (--api), 512-token prompts (--prompt-tokens), answers of at most 128
+    tokens (--output-tokens), 1, 4, 16 and 64 concurrent users
+    (--concurrency, or --rate), 100 requests a step (--requests, or
+    --duration), the model the server lists (--model). The flags override a
+    file's fields too. The results directory keeps the resolved scenario
+    (scenario.yaml, no secrets): `loadgen run RESULTS/scenario.yaml` repeats
+    the run.
+
     Each step's table goes to stdout, its warnings and errors (with a hint
     where the cause is known) to stderr; the last lines are the verdict and
     the results path.
 
     \b
     Examples:
+      loadgen run --url http://127.0.0.1:8000 --model my-model
+      loadgen run --url http://127.0.0.1:8000 --rate 2,4,8 --prompt-tokens 1024
       loadgen run scenarios/demo.yaml
       loadgen run my-endpoint.yaml --rate 2,4,8 --requests 300 --fail-on-sla
     """
     from loadgen.clock import anchor
     from loadgen.run import Judging, RunOptions, run_judged, run_repeats
-    from loadgen.scenario import load_scenario
-    from loadgen.scenario.overrides import flag_overrides
 
-    sc = load_scenario(scenario, flag_overrides(flags))
+    sc = _scenario(scenario, flags)
     if out_dir is None:
         import time
 
@@ -192,9 +234,12 @@ def run(
 
 
 @cli.command(short_help="Show what a scenario would send, without sending.")
-@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("scenario", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--url", metavar="URL", help="Override target.url; without SCENARIO: as `run`.")
+@click.option("--model", help="Override target.model.")
+@click.option("--api", type=click.Choice(API_NAMES), help="Override target.api.")
 @_sweep_options
-def workload(scenario: Path, **flags: Any) -> None:
+def workload(scenario: Path | None, **flags: Any) -> None:
     """Print what the SCENARIO would send, step by step, without sending anything.
 
     Request counts, prompt and output length percentiles with a histogram,
@@ -206,17 +251,18 @@ def workload(scenario: Path, **flags: Any) -> None:
     and the run's: from the mock's timing model for url mock, else from the
     SLA bounds.
 
+    Without SCENARIO, what `loadgen run --url URL` with the same flags would send.
+
     \b
-    Example:
+    Examples:
       loadgen workload scenarios/demo.yaml
+      loadgen workload --url mock --rate 2,4
     """
     from loadgen.forecast import forecast_report
-    from loadgen.scenario import load_scenario
     from loadgen.scenario.models import TraceLoad
-    from loadgen.scenario.overrides import flag_overrides
     from loadgen.workload.source import Workload
 
-    sc = load_scenario(scenario, flag_overrides(flags))
+    sc = _scenario(scenario, flags)
     trace = sc.load if isinstance(sc.load, TraceLoad) else None
     prepared = Workload.prepare(
         sc.workload, chat=sc.target.chat, trace=trace, models=sc.target.mix, api=sc.target.api
@@ -224,6 +270,7 @@ def workload(scenario: Path, **flags: Any) -> None:
     click.echo(forecast_report(sc, prepared))
 
 
+cli.add_command(init)
 cli.add_command(calibrate)
 cli.add_command(mock)
 cli.add_command(agent)

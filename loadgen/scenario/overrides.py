@@ -4,9 +4,12 @@ The overrides are validated with the scenario, so a bad value is blamed on
 the flag that set it. A flag that switches the load mode (``--concurrency``,
 ``--rate``) drops every load field the new mode's model does not have: the
 list is derived from the models, so a field added to one mode needs no
-change here.
+change here. ``--prompt-tokens N`` and ``--output-tokens N`` fix a length
+(``{dist: fixed, value: N}``) in place of the scenario's distribution; where
+the scenario takes that length from elsewhere (a dataset's prompts, a trace)
+the flag would do nothing, and :func:`check_lengths_apply` refuses it.
 
-Imports: loadgen.errors, loadgen.scenario (load, loadspec).
+Imports: loadgen.errors, loadgen.scenario (load, loadspec, models).
 """
 
 from __future__ import annotations
@@ -19,8 +22,9 @@ from pydantic import BaseModel
 from loadgen.errors import ScenarioError
 from loadgen.scenario.load import DROP, Overrides, split_list
 from loadgen.scenario.loadspec import ConcurrencyLoad, OfflineLoad, RateLoad, TraceLoad
+from loadgen.scenario.models import Scenario
 
-__all__ = ["flag_overrides"]
+__all__ = ["check_lengths_apply", "flag_overrides"]
 
 #: every load mode's model; the fields of the others are dropped when a flag picks one
 _MODES: tuple[type[BaseModel], ...] = (ConcurrencyLoad, RateLoad, TraceLoad, OfflineLoad)
@@ -33,6 +37,10 @@ _PLAIN = {
     "workers": ("load", "workers"),
     "usd_per_hour": ("cost", "usd_per_hour"),
 }
+
+
+#: flag -> the workload length it fixes (every request that many tokens)
+_LENGTHS = {"prompt_tokens": "prompt_tokens", "output_tokens": "output_tokens"}
 
 
 def _other_fields(mode: type[BaseModel]) -> dict[tuple[str, ...], Any]:
@@ -67,4 +75,30 @@ def flag_overrides(flags: Mapping[str, Any]) -> Overrides:
         out["--requests"] = {("load", "requests_per_step"): n, ("load", "duration_s"): None}
     if (d := flags.get("duration")) is not None:
         out["--duration"] = {("load", "duration_s"): d, ("load", "requests_per_step"): None}
+    for flag, name in _LENGTHS.items():
+        if (n := flags.get(flag)) is not None:  # a fixed length replaces the distribution
+            out[f"--{flag.replace('_', '-')}"] = {("workload", name): {"dist": "fixed", "value": n}}
     return out
+
+
+def check_lengths_apply(sc: Scenario, flags: Mapping[str, Any]) -> None:
+    """Refuse ``--prompt-tokens`` / ``--output-tokens`` where ``sc`` takes the length elsewhere.
+
+    A dataset brings its prompts (its answers' lengths fall back to
+    ``output_tokens``: that flag applies); a trace brings both lengths.
+    """
+    trace = isinstance(sc.load, TraceLoad)
+    for flag, why in (
+        ("prompt_tokens", "workload.dataset brings the prompts" if sc.workload.dataset else None),
+        (
+            "prompt_tokens",
+            "load.mode trace takes the prompt lengths from the trace" if trace else None,
+        ),
+        (
+            "output_tokens",
+            "load.mode trace takes the output lengths from the trace" if trace else None,
+        ),
+    ):
+        if why and flags.get(flag) is not None:
+            name = f"--{flag.replace('_', '-')}"
+            raise ScenarioError(f"command line {name}: {why}; the flag would do nothing: drop it")

@@ -4,16 +4,21 @@ Owns the built-in mock as a child process (:mod:`~loadgen.target.mock`), the
 run's endpoints and their pre-flight check (:mod:`~loadgen.target.endpoints`,
 :mod:`~loadgen.target.preflight`), words-per-token calibration with the
 server's ``/tokenize`` (:mod:`~loadgen.target.tokenize`), the prefix-cache
-counters of ``/metrics`` (:mod:`~loadgen.target.cache`) and the headers and
-TLS options every call carries (:mod:`~loadgen.target.options`). Every request
-it makes goes through :mod:`loadgen.control`, bounded in size and time.
+counters of ``/metrics`` (:mod:`~loadgen.target.cache`), the headers and
+TLS options every call carries (:mod:`~loadgen.target.options`), and
+``loadgen init``'s probe of what a server serves (:mod:`~loadgen.target.probe`)
+with the commented scenario file tuned to it (:mod:`~loadgen.target.starter`).
+Every request it makes goes through :mod:`loadgen.control`, bounded in size
+and time.
 
 May import: loadgen.clock, control, errors, redact, scenario, summary, workload
-(prompts), client (TLS options only), telemetry (the Prometheus parser).
+(prompts), client (TLS options; the adapters' paths and headers), telemetry (the
+Prometheus parser and the engines' metric names), vocab.
 Never the load path's stages above it (execute, scale, run) nor the mock's
 code: the mock is started as ``python -m loadgen.mock``.
 
 Public names: MockServer, start_mocks, open_endpoints, preflight_all,
 scrape_cache_all, check_target, pick_model, calibrate_prompts,
-prefix_cache_delta, target_headers, tls_options.
+prefix_cache_delta, target_headers, tls_options; probe_server and starter_text
+(from their modules).
 """
