@@ -195,6 +195,11 @@ def verdict(sweep: Sweep) -> Verdict:
                 f"({1 / best_p.value:g}x the recorded rate, "
                 f"{best_s.throughput.requests_per_s:.2f} req/s){sure}; {goodput}"
             )
+        elif not any(st.sla.checks for _, st in steps):  # nothing to meet: say so
+            v.text = (
+                f"no SLA bounds set: highest {unit} run cleanly: {best_p.value:g}{suffix}; "
+                f"throughput there: {best_s.throughput.requests_per_s:.2f} req/s"
+            )
         else:
             v.text = f"max {unit} meeting the SLA: {best_p.value:g}{suffix}{sure}; {goodput}"
         if v.bracket:
