@@ -23,7 +23,8 @@ errors go to stderr; a run's last lines on stdout are its verdict and results
 path, with ``-q`` too.
 
 ``run`` and ``workload`` are here; ``calibrate``, ``mock`` and ``agent`` in
-:mod:`loadgen.cli.tools`; ``report`` and ``compare`` come from
+:mod:`loadgen.cli.tools`; ``export`` (and ``run --mlflow``'s logging) in
+:mod:`loadgen.cli.export`; ``report`` and ``compare`` come from
 :mod:`loadgen.report.commands` through :mod:`loadgen.cli.outputs`.
 
 Imports: click, loadgen.errors, loadgen.stdio, loadgen.vocab, this package, loadgen.*
@@ -38,6 +39,7 @@ from typing import Any
 
 import click
 
+from loadgen.cli.export import MLFLOW_DEFAULT, MLFLOW_HELP, export, mlflow_logging
 from loadgen.cli.outputs import register_output_commands
 from loadgen.cli.tools import agent, calibrate, mock
 from loadgen.errors import Interrupted, LoadgenError, ScenarioError
@@ -137,6 +139,14 @@ def _sweep_options(f: Any) -> Any:
     show_default=True,
     help="Whose metric definitions the summary uses (docs/metrics.md).",
 )
+@click.option(
+    "--mlflow",
+    "mlflow_uri",
+    is_flag=False,
+    flag_value=MLFLOW_DEFAULT,
+    metavar="[URI]",
+    help=MLFLOW_HELP,
+)
 def run(
     scenario: Path,
     out_dir: Path | None,
@@ -147,6 +157,7 @@ def run(
     ray_address: str | None,
     repeat: int,
     replace: bool,
+    mlflow_uri: str | None,
     **flags: Any,
 ) -> None:
     """Run the SCENARIO file's sweep and write a results directory.
@@ -159,6 +170,7 @@ def run(
     Examples:
       loadgen run scenarios/demo.yaml
       loadgen run my-endpoint.yaml --rate 2,4,8 --requests 300 --fail-on-sla
+      loadgen run scenarios/demo.yaml --mlflow=sqlite:///mlflow.db
     """
     from loadgen.clock import anchor
     from loadgen.run import Judging, RunOptions, run_judged, run_repeats
@@ -185,10 +197,11 @@ def run(
 
     first = lambda: signals[0] if signals else None  # noqa: E731
     how = Judging(fail_on_sla, strict, signum=first, say=click.echo)
-    if repeat > 1:
-        run_repeats(sc, opts, repeat, how)
-    else:
-        run_judged(sc, opts, how)
+    with mlflow_logging(mlflow_uri, sc.name, out_dir, click.echo):
+        if repeat > 1:
+            run_repeats(sc, opts, repeat, how)
+        else:
+            run_judged(sc, opts, how)
 
 
 @cli.command(short_help="Show what a scenario would send, without sending.")
@@ -227,6 +240,7 @@ def workload(scenario: Path, **flags: Any) -> None:
 cli.add_command(calibrate)
 cli.add_command(mock)
 cli.add_command(agent)
+cli.add_command(export)
 register_output_commands(cli)
 
 
