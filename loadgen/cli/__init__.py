@@ -24,8 +24,9 @@ path, with ``-q`` too.
 
 ``run`` and ``workload`` are here (a run without a file takes its scenario
 from :mod:`loadgen.scenario.defaults`); ``init`` in :mod:`loadgen.cli.init`;
-``calibrate``, ``mock`` and ``agent`` in :mod:`loadgen.cli.tools`; ``report``
-and ``compare`` come from :mod:`loadgen.report.commands` through
+``calibrate``, ``mock`` and ``agent`` in :mod:`loadgen.cli.tools`; ``export``
+(and ``run --mlflow``'s logging) in :mod:`loadgen.cli.export`; ``report`` and
+``compare`` come from :mod:`loadgen.report.commands` through
 :mod:`loadgen.cli.outputs`.
 
 Imports: click, loadgen.errors, loadgen.stdio, loadgen.vocab, this package, loadgen.*
@@ -40,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from loadgen.cli.export import MLFLOW_DEFAULT, MLFLOW_HELP, export, mlflow_logging
 from loadgen.cli.init import init
 from loadgen.cli.outputs import register_output_commands
 from loadgen.cli.tools import agent, calibrate, mock
@@ -170,6 +172,14 @@ def _scenario(path: Path | None, flags: dict[str, Any]) -> Scenario:
     show_default=True,
     help="Whose metric definitions the summary uses (docs/metrics.md).",
 )
+@click.option(
+    "--mlflow",
+    "mlflow_uri",
+    is_flag=False,
+    flag_value=MLFLOW_DEFAULT,
+    metavar="[URI]",
+    help=MLFLOW_HELP,
+)
 def run(
     scenario: Path | None,
     out_dir: Path | None,
@@ -180,6 +190,7 @@ def run(
     ray_address: str | None,
     repeat: int,
     replace: bool,
+    mlflow_uri: str | None,
     **flags: Any,
 ) -> None:
     """Run the SCENARIO file's sweep and write a results directory.
@@ -203,6 +214,7 @@ def run(
       loadgen run --url http://127.0.0.1:8000 --rate 2,4,8 --prompt-tokens 1024
       loadgen run scenarios/demo.yaml
       loadgen run my-endpoint.yaml --rate 2,4,8 --requests 300 --fail-on-sla
+      loadgen run scenarios/demo.yaml --mlflow=sqlite:///mlflow.db
     """
     from loadgen.clock import anchor
     from loadgen.run import Judging, RunOptions, run_judged, run_repeats
@@ -227,10 +239,11 @@ def run(
 
     first = lambda: signals[0] if signals else None  # noqa: E731
     how = Judging(fail_on_sla, strict, signum=first, say=click.echo)
-    if repeat > 1:
-        run_repeats(sc, opts, repeat, how)
-    else:
-        run_judged(sc, opts, how)
+    with mlflow_logging(mlflow_uri, sc.name, out_dir, click.echo):
+        if repeat > 1:
+            run_repeats(sc, opts, repeat, how)
+        else:
+            run_judged(sc, opts, how)
 
 
 @cli.command(short_help="Show what a scenario would send, without sending.")
@@ -274,6 +287,7 @@ cli.add_command(init)
 cli.add_command(calibrate)
 cli.add_command(mock)
 cli.add_command(agent)
+cli.add_command(export)
 register_output_commands(cli)
 
 

@@ -40,6 +40,7 @@ __all__ = [
     "load_value",
     "render_steps_csv",
     "step_row",
+    "steps_table",
     "telemetry_fields",
     "write_steps_csv",
 ]
@@ -296,13 +297,20 @@ def csv_columns(rows: list[dict[str, Any]]) -> list[str]:
     return [*BASE_COLUMNS, *optional, *extra]
 
 
-def render_steps_csv(summary: Summary) -> str:
+def steps_table(summary: Summary) -> tuple[list[str], list[dict[str, Any]]]:
+    """steps.csv's columns and its rows (Python values, None for an empty cell); the
+    Parquet export (loadgen.export) types the same rows."""
     rows = [step_row(s, summary.metrics_profile) for s in summary.steps]
     columns = csv_columns(rows)
     if pooling.is_pooling(summary):  # no token timing; inputs/s and vector dimensions
         for step, row in zip(summary.steps, rows, strict=True):
             row.update(pooling.csv_fields(step))
         columns = pooling.csv_columns(columns)
+    return columns, rows
+
+
+def render_steps_csv(summary: Summary) -> str:
+    columns, rows = steps_table(summary)
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
     writer.writeheader()

@@ -58,12 +58,15 @@ ALLOWED: dict[str, set[str]] = {
         *{"clock", "errors", "redact", "records", "scenario", "workload", "client", "metrics"},
         *{"summary", "results", "target", "execute", "scale", "telemetry", "report"},
     },
+    # a finished results directory into Parquet files and an MLflow run
+    "export": {"errors", "records", "redact", "report", "summary"},
     "ceiling": {"client", "clock", "execute", "records", "scenario", "target", "workload"},
     # `loadgen workload`'s forecast: the plans, the confidence math, the mock's timing model
     "forecast": {"metrics", "mock", "scenario", "target", "vocab", "workload"},
     # the command line sits on top of everything
     "cli": {
-        *{"agent", "ceiling", "clock", "errors", "mock", "records", "report", "results"},
+        *{"agent", "ceiling", "clock", "errors", "export", "mock", "records", "report"},
+        "results",
         *{"forecast", "redact", "run", "scenario", "stdio", "vocab", "workload"},
         "target",  # `loadgen init`: the probe and the file it writes (NARROW below)
     },
