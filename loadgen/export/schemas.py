@@ -128,6 +128,10 @@ STEP_TYPES: dict[str, str] = {
     "inputs_total": "int64?",
     "inputs_mean": "float64?",
     "vector_dims": "string?",
+    # -- cached prompt tokens as the answers counted them (report.cached)
+    "cache_tokens_per_request": "float64?",
+    "cache_hit_rate": "float64?",
+    "cache_requests_with_hits": "float64?",
 }
 
 #: the step's window, after steps.csv's columns: loadgen monotonic ns (summary.json's)
