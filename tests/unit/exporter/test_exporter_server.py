@@ -120,3 +120,14 @@ def test_an_address_in_use_is_one_scenario_error_line() -> None:
             Exporter.start(
                 "127.0.0.1", port, token=None, linger_s=0, run_id="r", scenario="s", model="m"
             )
+
+
+def test_the_metrics_token_is_a_secret_kept_out_of_every_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from loadgen.scenario.inputs import scenario_secrets
+
+    monkeypatch.setenv("PROMX_TOKEN", "tok-3f9a")
+    telemetry = {"serve_metrics": "9348", "serve_metrics_token_env": "PROMX_TOKEN"}
+    sc = load_scenario(write(tmp_path, telemetry))
+    assert "tok-3f9a" in scenario_secrets(sc)
