@@ -6,14 +6,13 @@ clean shutdown, 2 for bad input or when there is nothing to watch (no NVML
 and no ``--host-stats``) or the port cannot be bound.
 
 Imports: the standard library, and this package (aiohttp via .server;
-clihelp lays its help out as click's).
+clihelp lays its help out as click's; bearer: the loopback test).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import ipaddress
 import logging
 import math
 import os
@@ -28,6 +27,7 @@ from loadgen.agent.listener import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECT
 from loadgen.agent.ring import Ring, Row, SamplingThread
 from loadgen.agent.sampler import NvmlLike, Sampler
 from loadgen.agent.server import AgentState, build_app, start_server
+from loadgen.bearer import is_loopback as _is_loopback
 from loadgen.clihelp import ClickStyleParser
 
 __all__ = ["build_parser", "main"]
@@ -90,15 +90,6 @@ def build_parser() -> argparse.ArgumentParser:
     # For tests and benchmarks only (docs/agent.md): N fake GPUs instead of NVML.
     p.add_argument("--fake-nvml", type=int, metavar="N", default=None, help=argparse.SUPPRESS)
     return p
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:  # a host name: assume it is reachable from elsewhere
-        return False
 
 
 def _fail(message: str) -> int:

@@ -11,12 +11,12 @@ and a list copy); all NVML work happens in the sampling thread.
 ``/samples`` and ``/clock`` stamp with the agent's monotonic clock
 (``time.monotonic_ns``, CLOCK_MONOTONIC, the same clock as ``t_ns`` in samples).
 
-Imports: the standard library, aiohttp, orjson, and this package.
+Imports: the standard library, aiohttp, orjson, this package and loadgen.bearer (the
+token check, shared with loadgen's own metrics exporter).
 """
 
 from __future__ import annotations
 
-import hmac
 import socket
 import time
 from collections.abc import Awaitable, Callable
@@ -30,6 +30,7 @@ from loadgen.agent.exposition import render
 from loadgen.agent.listener import Counters, Limits, Listener
 from loadgen.agent.ring import Ring, SamplingThread
 from loadgen.agent.sampler import Sampler
+from loadgen.bearer import bearer_matches
 
 __all__ = ["AgentState", "Serving", "build_app", "start_server"]
 
@@ -61,16 +62,13 @@ def _json(payload: object, status: int = 200) -> web.Response:
 
 
 def _auth_middleware(token: str) -> Middleware:
-    expected = f"Bearer {token}".encode()
-
     @web.middleware
     async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if request.path not in PUBLIC_PATHS:
-            given = request.headers.get("Authorization", "").encode()
-            if not hmac.compare_digest(given, expected):
-                response = _json({"error": "missing or wrong bearer token"}, status=401)
-                response.headers["WWW-Authenticate"] = "Bearer"
-                return response
+        given = request.headers.get("Authorization")
+        if request.path not in PUBLIC_PATHS and not bearer_matches(given, token):
+            response = _json({"error": "missing or wrong bearer token"}, status=401)
+            response.headers["WWW-Authenticate"] = "Bearer"
+            return response
         return await handler(request)
 
     return check

@@ -166,6 +166,25 @@ def _scenario(path: Path | None, flags: dict[str, Any]) -> Scenario:
     "cluster Ray finds) or a cluster address; needs loadgen[ray] (docs/scale.md).",
 )
 @click.option(
+    "--serve-metrics",
+    metavar="[HOST:]PORT",
+    help="Serve loadgen's own client metrics for Prometheus on /metrics while the run "
+    "lasts (sets telemetry.serve_metrics; a bare port binds 127.0.0.1; docs/prometheus.md).",
+)
+@click.option(
+    "--serve-metrics-token-env",
+    metavar="NAME",
+    help="Require 'Authorization: Bearer <$NAME>' on /metrics (needed beyond loopback; "
+    "sets telemetry.serve_metrics_token_env).",
+)
+@click.option(
+    "--serve-metrics-linger",
+    type=click.FloatRange(min=0, max=3600),
+    metavar="S",
+    help="Keep serving the metrics S seconds after the last step, so a scraper reads the "
+    "final counts (sets telemetry.serve_metrics_linger_s).",
+)
+@click.option(
     "--metrics-profile",
     type=click.Choice(PROFILE_NAMES),
     default="loadgen",
@@ -215,6 +234,7 @@ def run(
       loadgen run scenarios/demo.yaml
       loadgen run my-endpoint.yaml --rate 2,4,8 --requests 300 --fail-on-sla
       loadgen run scenarios/demo.yaml --mlflow=sqlite:///mlflow.db
+      loadgen run my-endpoint.yaml --serve-metrics 9348 --serve-metrics-linger 15
     """
     from loadgen.clock import anchor
     from loadgen.run import Judging, RunOptions, run_judged, run_repeats

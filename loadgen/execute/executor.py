@@ -31,6 +31,7 @@ from loadgen.execute.drivers import (
     send_each,
 )
 from loadgen.execute.linked import linked_loop
+from loadgen.execute.live import Live
 from loadgen.execute.media_feed import MediaFeed, MediaHelper
 from loadgen.execute.monitor import LoopMonitor
 from loadgen.execute.sessions import SessionRunner
@@ -77,6 +78,11 @@ class Executor(Protocol):
 
     async def aclose(self) -> None: ...
 
+    def live(self) -> Live:
+        """Requests in flight now and the running (or last) step's send lags (off the load
+        path: read by a scrape or at a step's end)."""
+        ...
+
 
 class LocalExecutor:
     """Carries out steps in this process's event loop."""
@@ -86,6 +92,8 @@ class LocalExecutor:
         self.workload = workload
         #: where a closed loop's synthetic media are made (started before the first step)
         self.media = None if workload.media is None else MediaHelper(workload.media)
+        self._monitor: LoopMonitor | None = None  # the running (or last) step's
+        self._send_lags: list[int] = []
 
     async def step(
         self, plan: StepPlan, index: int, mode: str, value: float, on_record: OnRecord
@@ -96,6 +104,10 @@ class LocalExecutor:
         await self.requester.aclose()
         if self.media is not None:
             await self.media.aclose()
+
+    def live(self) -> Live:
+        monitor = self._monitor
+        return Live(monitor.in_flight if monitor is not None else 0, self._send_lags)
 
     async def run(
         self,
@@ -112,8 +124,9 @@ class LocalExecutor:
         Requests cut short are handed to ``on_record`` as ``cancelled`` rows.
         """
         requester = self.requester
-        monitor = LoopMonitor()
+        monitor = self._monitor = LoopMonitor()
         send_lags: list[int] = []
+        self._send_lags = send_lags
         media_waits: list[int] = []
         media = self.media if plan.closed else None
         if media is not None:

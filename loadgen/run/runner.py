@@ -13,8 +13,8 @@ refuses ends the run as one line (exit 2); so does any LoadgenError a step's
 task group raises (a dead media helper: exit 1), unwrapped from its group.
 
 Imports: loadgen.* below the run: clock, errors, execute, records, report, results,
-scale (the workers' count), scenario, summary, target, workload, telemetry (type
-only), loadgen.run.
+scale (the workers' count), scenario, summary, target, workload, telemetry and
+exporter (through loadgen.run.setup), loadgen.run.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from loadgen.report.progress import Progress
 from loadgen.results.assemble import start_summary
 from loadgen.run.options import RunOptions
 from loadgen.run.session import Session
-from loadgen.run.setup import prepare_out_dir, start_telemetry
+from loadgen.run.setup import prepare_out_dir, start_exporter, start_telemetry
 from loadgen.run.signals import SignalStop
 from loadgen.scale.size import resolve_workers
 from loadgen.scenario.checks import load_warnings
@@ -171,7 +171,12 @@ def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
         telemetry = start_telemetry(scenario, url, opts.out_dir)
         if telemetry is not None:
             stack.callback(telemetry.stop)
+        exporter = start_exporter(scenario, opts.run_id)
+        if exporter is not None:
+            stack.callback(lambda: exporter.close(linger=not summary.interrupted))
+            progress.warn(f"serving loadgen's metrics on {exporter.server.url}")  # -q too
         session = Session(scenario, workload, urls, opts, summary, writer, progress, telemetry)
+        session.exporter = exporter
         with quiet_gc(), asyncio.Runner(loop_factory=loop_factory()) as runner:
             try:
                 runner.run(session.run(stop))

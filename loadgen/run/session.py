@@ -7,7 +7,7 @@ console lines of each step.
 
 Imports: loadgen.* below the run: clock, errors, execute, metrics, records, redact,
 report (console, files, progress), results, scale (lazily), scenario, summary,
-target, telemetry (type only), workload, loadgen.run.signals.
+target, telemetry and exporter (types only), workload, loadgen.run.signals.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from loadgen.workload.source import Workload
 from loadgen.workload.step import plan_step
 
 if TYPE_CHECKING:
+    from loadgen.exporter import Exporter
     from loadgen.telemetry import TelemetryCollector
 
 __all__ = ["FLUSH_AFTER_S", "Session", "scrub"]
@@ -92,6 +93,8 @@ class Session:
         self.writer = writer
         self.progress = progress
         self.telemetry = telemetry
+        #: loadgen's own metrics (telemetry.serve_metrics): each record, each load point
+        self.exporter: Exporter | None = None
         self.facts = TargetFacts(
             url=url if scenario.target.url == "mock" else scenario.target.url,
             model=scenario.target.model,
@@ -153,6 +156,8 @@ class Session:
         sc = self.scenario
         load = sc.load
         executor = await self._executor()
+        if self.exporter is not None:
+            self.exporter.metrics.set_live_source(executor.live)
         sweep = make_sweep(load)
         if not self.opts.quiet:
             self.progress.print(format_run_header(self.summary))
@@ -242,6 +247,7 @@ class Session:
         parts = [StepColumns() for _ in self.urls] if len(self.urls) > 1 else []
         # a model mix: each model's own columns too, for its breakdown
         mixed = {name: StepColumns() for name, _ in sc.target.mix}
+        exporter = self.exporter
 
         def on_record(rec: Record) -> None:
             scrub(rec)
@@ -253,6 +259,8 @@ class Session:
             if mixed and rec.model in mixed:
                 mixed[rec.model].add(rec)
             self.progress.record(rec)
+            if exporter is not None:
+                exporter.metrics.record(rec)
             if self.dead.observe(rec) and self._task is not None:
                 self._task.cancel()  # as Ctrl-C does: the step ends, its records are kept
 
@@ -268,8 +276,12 @@ class Session:
         duration = plan.duration_ns / NS_PER_S if plan.duration_ns else None
         self.progress.start_step(f"[{index + 1}{of}] {lp.mode} {at.value:g}", n, duration)
         cache_before = self._scrape_cache()
+        if exporter is not None:
+            exporter.metrics.start_step(index, lp.mode, at.value, self.steps_planned)
         outcome = await executor.step(plan, index, at.mode, at.value, on_record)
         self.writer.flush()
+        if exporter is not None:
+            exporter.metrics.poll()  # the step's last send lags, before the next step's list
         self._http_versions |= outcome.http_versions
         health, interrupted = outcome.health, outcome.interrupted
         if plan.closed and plan.measured is not None and plan.measured < plan.concurrency:

@@ -1,8 +1,8 @@
 """Before the first step: the results directory is new (or replaced) and takes files;
-telemetry starts.
+telemetry starts, and loadgen's own metrics are served.
 
 Imports: loadgen.errors, loadgen.scenario, loadgen.target.options,
-loadgen.telemetry lazily.
+loadgen.telemetry and loadgen.exporter lazily.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from loadgen.scenario.models import Scenario
 from loadgen.target.options import tls_options
 
 if TYPE_CHECKING:
+    from loadgen.exporter import Exporter
     from loadgen.telemetry import TelemetryCollector
 
-__all__ = ["RUN_FILES", "prepare_out_dir", "refuse_used_dir", "start_telemetry"]
+__all__ = ["RUN_FILES", "prepare_out_dir", "refuse_used_dir", "start_exporter", "start_telemetry"]
 
 #: files that say a directory holds a run: the first one found is named
 MARKS = ("summary.json", "records.jsonl", "repeats.json")
@@ -90,3 +91,25 @@ def start_telemetry(sc: Scenario, url: str, out_dir: Path) -> TelemetryCollector
     )
     collector.start()
     return collector
+
+
+def start_exporter(sc: Scenario, run_id: str) -> Exporter | None:
+    """``telemetry.serve_metrics``: the exporter, serving already; None when not asked for."""
+    spec = sc.telemetry
+    if spec.serve_metrics is None:
+        return None
+    from loadgen.exporter import Exporter
+    from loadgen.scenario.listen import parse_listen
+
+    host, port = parse_listen(spec.serve_metrics)
+    env = spec.serve_metrics_token_env
+    token = os.environ.get(env) if env else None  # set and not empty: checked at load
+    return Exporter.start(
+        host,
+        port,
+        token=token,
+        linger_s=spec.serve_metrics_linger_s,
+        run_id=run_id,
+        scenario=sc.name,
+        model=sc.target.model,
+    )

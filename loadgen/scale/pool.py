@@ -17,7 +17,7 @@ to stop and waits for what they measured. A worker that dies is reported
 (its finished records are kept) and later steps are dealt among the rest.
 
 Imports: asyncio, multiprocessing, orjson, loadgen.clock, loadgen.errors,
-loadgen.records, loadgen.execute (executor, drivers, monitor), loadgen.scale (wire,
+loadgen.records, loadgen.execute (executor, drivers, live, monitor), loadgen.scale (wire,
 worker), loadgen.scenario,
 loadgen.summary, loadgen.workload.
 """
@@ -39,6 +39,7 @@ from loadgen.clock import NS_PER_MS, cpu_ns, now_ns
 from loadgen.errors import LoadgenError
 from loadgen.execute.drivers import OnRecord
 from loadgen.execute.executor import StepOutcome
+from loadgen.execute.live import Live
 from loadgen.execute.monitor import rss_bytes
 from loadgen.records import Record
 from loadgen.scale.messages import Clock, Command, Exit, Go, Step, StepDone, Stop
@@ -80,6 +81,8 @@ class Worker:
     offset_uncertainty_ns: int = 0
     #: finished records this worker sent during the current step
     records: int = 0
+    #: requests in flight at its last ``L`` frame (0 between steps)
+    in_flight: int = 0
 
     def exit_text(self) -> str:
         if self.process is None:
@@ -103,6 +106,7 @@ class WorkerPool:
     def __init__(self, workers: list[Worker]) -> None:
         self._workers = workers
         self._step: _Step | None = None
+        self._send_lags: list[int] = []  # the step's, from every worker's L frames
 
     @classmethod
     def start(
@@ -145,6 +149,11 @@ class WorkerPool:
             problem = f"ended at start ({w.exit_text()})"
         raise LoadgenError(f"worker {w.index}: {problem}")
 
+    def live(self) -> Live:
+        """Every live worker's requests in flight (as of its last report, within
+        LIVE_EVERY_S) and the step's send lags they reported."""
+        return Live(sum(w.in_flight for w in self._workers if w.alive), self._send_lags)
+
     @property
     def size(self) -> int:
         return sum(w.alive for w in self._workers)
@@ -160,6 +169,7 @@ class WorkerPool:
             raise LoadgenError("every worker process has died")
         ranks = workers_for(plan, len(alive))
         state = self._step = _Step(on_record)
+        self._send_lags = []
         cpu0, wall0 = cpu_ns(), now_ns()
         for w in alive:
             w.planned, w.done, w.records = loop.create_future(), loop.create_future(), 0
@@ -266,11 +276,16 @@ class WorkerPool:
             except Exception as exc:  # the parent could not keep it (a full disk): end the step
                 state.error = exc
                 self._resolve_all()
+        elif kind == b"L":
+            in_flight, lags = orjson.loads(body)
+            w.in_flight = int(in_flight)
+            self._send_lags.extend(lags)
         elif kind == b"C" and w.clock is not None and not w.clock.done():
             w.clock.set_result(int(body))
         elif kind == b"P" and w.planned is not None and not w.planned.done():
             w.planned.set_result(None)
         elif kind == b"D" and w.done is not None and not w.done.done():
+            w.in_flight = 0
             if w.planned is not None and not w.planned.done():
                 w.planned.set_result(None)
             w.done.set_result(StepDone.model_validate_json(body))

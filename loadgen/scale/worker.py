@@ -22,6 +22,8 @@ Protocol, in :mod:`loadgen.scale.wire` frames over a socket:
 - worker to parent, frames whose first byte says what follows: ``H`` + a
   name (a Ray actor's first frame); ``S`` ready; ``E`` + text: setup failed;
   ``C`` + the worker's clock; ``P`` planned; ``R`` + records.jsonl rows;
+  ``L`` + JSON ``[in flight, [send lags since the last L]]`` every
+  :data:`LIVE_EVERY_S` of a step and once at its end (loadgen's own metrics);
   ``D`` + a :class:`~loadgen.scale.messages.StepDone` in JSON: the step is done.
 
 Imports: asyncio, orjson, loadgen.records, loadgen.execute (executor, loop,
@@ -43,7 +45,7 @@ from multiprocessing.connection import Connection
 
 import orjson
 
-from loadgen.clock import now_ns, sleep_until
+from loadgen.clock import now_ns, pause, sleep_until
 from loadgen.errors import LoadgenError
 from loadgen.execute.executor import LocalExecutor
 from loadgen.execute.loop import loop_factory, quiet_gc
@@ -66,6 +68,8 @@ Connect = Callable[[], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWrite
 FLUSH_AFTER_S = 0.05
 #: rows sent at once at most
 FLUSH_ROWS = 256
+#: how often a worker tells the parent its requests in flight and new send lags
+LIVE_EVERY_S = 0.5
 
 
 @dataclass(slots=True)
@@ -125,6 +129,7 @@ class _Worker:
         self.hello = hello
         self.rows: list[bytes] = []
         self._flush_handle: asyncio.TimerHandle | None = None
+        self._lags_sent = 0  # of the step's send lags, how many went to the parent
         self._commands: asyncio.Queue[Command] = asyncio.Queue()
         self._out: asyncio.StreamWriter | None = None
 
@@ -199,6 +204,7 @@ class _Worker:
         run = asyncio.ensure_future(
             executor.run(share, index, self._on_record, t0_ns=t0_ns, worker=rank, workers=ranks)
         )
+        live = asyncio.create_task(self._report_live(executor))
         while not run.done():
             waiter = asyncio.ensure_future(self._commands.get())
             await asyncio.wait({run, waiter}, return_when=asyncio.FIRST_COMPLETED)
@@ -211,7 +217,9 @@ class _Worker:
             else:
                 waiter.cancel()
         outcome = run.result()
+        live.cancel()
         self._flush()
+        self._live_frame(0, executor.live().send_lags_ns)  # the last lags; nothing in flight
         self._done(
             StepDone(
                 health=outcome.health,
@@ -220,6 +228,19 @@ class _Worker:
                 http_versions=sorted(outcome.http_versions),
             )
         )
+
+    async def _report_live(self, executor: LocalExecutor) -> None:
+        """Every LIVE_EVERY_S: requests in flight and the send lags since the last report."""
+        self._lags_sent = 0
+        while True:
+            await pause(LIVE_EVERY_S)
+            live = executor.live()
+            self._live_frame(live.in_flight, live.send_lags_ns)
+
+    def _live_frame(self, in_flight: int, lags: list[int]) -> None:
+        new = lags[self._lags_sent :]
+        self._lags_sent += len(new)
+        self._write(b"L" + orjson.dumps([in_flight, new]))
 
     def _on_record(self, rec: Record) -> None:
         self.rows.append(orjson.dumps(rec, option=orjson.OPT_APPEND_NEWLINE))

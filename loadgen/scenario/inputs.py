@@ -12,12 +12,13 @@ Checked once when a scenario is loaded (:func:`check_inputs`, called by
   its kind's bound (:data:`~loadgen.scenario.limits.MAX_FILE_BYTES`): a device
   (``/dev/zero``: size 0, never ends), a pipe or a socket is refused unread;
 - every environment variable it names (``target.api_key_env``,
-  ``telemetry.token_env``) is set and not empty (an unset key would be
-  dropped, and the server's 401 blamed on a field that is set).
+  ``telemetry.token_env``, ``telemetry.serve_metrics_token_env``) is set and not
+  empty (an unset key would be dropped, and the server's 401 blamed on a field
+  that is set).
 
 Once they pass, the secret values the scenario configures (:func:`scenario_secrets`:
-the API key, header values, URL passwords, the agents' token) are handed to
-:func:`loadgen.redact.set_secrets`, so that whatever a server echoes of them is
+the API key, header values, URL passwords, the agents' token, the metrics port's
+token) are handed to :func:`loadgen.redact.set_secrets`, so that whatever a server echoes of them is
 redacted wherever loadgen stores or prints it.
 
 A failure is one line: ``<scenario>: <field>: <what> <resolved path>:
@@ -95,7 +96,7 @@ def scenario_secrets(sc: Scenario) -> list[str]:
     the credential after ``Bearer``/``Basic``), the password (and ``user:password``)
     of every URL, and the agents' bearer token.
     """
-    names = (sc.target.api_key_env, sc.telemetry.token_env)
+    names = (sc.target.api_key_env, sc.telemetry.token_env, sc.telemetry.serve_metrics_token_env)
     out = [os.environ[name] for name in names if name and os.environ.get(name)]
     for header, value in sc.target.headers.items():
         if header.lower() not in SAFE_HEADERS:
@@ -153,6 +154,9 @@ def _variables(sc: Scenario) -> Iterator[tuple[FieldPath, str, str]]:
         yield ("target", "api_key_env"), "the API key", sc.target.api_key_env
     if sc.telemetry.token_env:
         yield ("telemetry", "token_env"), "the agents' bearer token", sc.telemetry.token_env
+    if sc.telemetry.serve_metrics_token_env:
+        name = sc.telemetry.serve_metrics_token_env
+        yield ("telemetry", "serve_metrics_token_env"), "the metrics' bearer token", name
 
 
 def _file_problem(path: Path, *, allow_dir: bool, max_bytes: int) -> str | None:

@@ -34,6 +34,7 @@ from loadgen.scenario.dists import (
     UniformDist,
 )
 from loadgen.scenario.limits import MAX_NAME, MAX_SECONDS
+from loadgen.scenario.listen import needs_token, parse_listen
 from loadgen.scenario.loadspec import (
     ConcurrencyLoad,
     LoadSpec,
@@ -212,6 +213,25 @@ class TelemetrySpec(Spec):
     interval_s: float = Field(
         1.0, ge=0.01, le=MAX_SECONDS, description="Polling interval in seconds."
     )
+    # -- loadgen's own metrics for Prometheus (docs/prometheus.md)
+    serve_metrics: str | None = Field(
+        None,
+        description="Serve loadgen's own client metrics for Prometheus on [HOST:]PORT while "
+        "the run lasts (a bare port binds 127.0.0.1; beyond loopback needs "
+        "serve_metrics_token_env).",
+    )
+    serve_metrics_token_env: str | None = Field(
+        None,
+        description="Environment variable holding the bearer token a scraper must send to "
+        "serve_metrics (required for a bind beyond loopback).",
+    )
+    serve_metrics_linger_s: float = Field(
+        0.0,
+        ge=0,
+        le=3600,
+        description="Keep serving the metrics this many seconds after the last step, so a "
+        "scraper reads the final counts (at least its scrape interval).",
+    )
 
     @field_validator("agents")
     @classmethod
@@ -226,6 +246,25 @@ class TelemetrySpec(Spec):
         if url is not None and url != "target":
             check_base_url(url)
         return url
+
+    @field_validator("serve_metrics")
+    @classmethod
+    def _serve_metrics_is_an_address(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_listen(value)
+        return value
+
+    @model_validator(mode="after")
+    def _beyond_loopback_needs_a_token(self) -> TelemetrySpec:
+        address = self.serve_metrics
+        if address and needs_token(address) and not self.serve_metrics_token_env:
+            msg = (
+                f"serve_metrics {address} binds beyond loopback: anyone who can reach it "
+                "reads the run; set serve_metrics_token_env (the bearer token Prometheus "
+                "sends) or bind 127.0.0.1"
+            )
+            raise ValueError(msg)
+        return self
 
 
 class CostSpec(Spec):

@@ -36,6 +36,9 @@ _PLAIN = {
     "api": ("target", "api"),
     "workers": ("load", "workers"),
     "usd_per_hour": ("cost", "usd_per_hour"),
+    "serve_metrics": ("telemetry", "serve_metrics"),
+    "serve_metrics_token_env": ("telemetry", "serve_metrics_token_env"),
+    "serve_metrics_linger": ("telemetry", "serve_metrics_linger_s"),
 }
 
 

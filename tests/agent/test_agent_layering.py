@@ -1,5 +1,6 @@
-"""Imports stay one-way: the agent imports nothing from loadgen but the clihelp leaf
-(standard library only: its --help laid out as click's); telemetry only
+"""Imports stay one-way: the agent imports nothing from loadgen but the clihelp and
+bearer leaves (standard library only: its --help laid out as click's, the token
+check it shares with loadgen's metrics exporter); telemetry only
 loadgen.clock, loadgen.summary (the pydantic schema its step stats fill, which
 imports nothing of the measuring side), loadgen.redact (a standard-library-only
 leaf that keeps secrets out of what is written) and loadgen.control (the bounded
@@ -34,7 +35,7 @@ def _loadgen_imports(path: Path) -> set[str]:
 @pytest.mark.parametrize(
     ("package", "allowed"),
     [
-        ("agent", ("loadgen.agent", "loadgen.clihelp")),
+        ("agent", ("loadgen.agent", "loadgen.clihelp", "loadgen.bearer")),
         ("telemetry", TELEMETRY_MAY),
     ],
 )

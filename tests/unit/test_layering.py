@@ -21,14 +21,14 @@ PKG = Path(__file__).resolve().parents[2] / "loadgen"
 #: the leaves: modules that import nothing of loadgen (the clock: only the netstamp leaf)
 LEAVES = {
     *("_version", "clihelp", "clock", "netstamp", "errors", "redact", "stdio", "strict"),
-    "vocab",
+    *("vocab", "bearer"),
 }
 
 #: part of loadgen -> the other parts it may import (a leaf: none)
 ALLOWED: dict[str, set[str]] = {
     **{leaf: set() for leaf in LEAVES},
     "clock": {"netstamp"},  # kernel receive stamps in the monotonic clock
-    "scenario": {"errors", "redact", "strict", "vocab"},
+    "scenario": {"bearer", "errors", "redact", "strict", "vocab"},  # bearer: the loopback test
     "workload": {"scenario", "errors", "vocab"},
     "records": {"errors"},
     "client": {"clock", "netstamp", "records", "workload", "errors"},
@@ -54,9 +54,12 @@ ALLOWED: dict[str, set[str]] = {
         "workload",
     },
     "scale": {"clock", "errors", "execute", "records", "scenario", "summary", "target", "workload"},
+    # loadgen's own client metrics for Prometheus: the records and their latency formulas
+    "exporter": {"bearer", "clock", "errors", "metrics", "records"},
     "run": {
         *{"clock", "errors", "redact", "records", "scenario", "workload", "client", "metrics"},
         *{"summary", "results", "target", "execute", "scale", "telemetry", "report"},
+        "exporter",
     },
     # a finished results directory into Parquet files and an MLflow run
     "export": {"errors", "records", "redact", "report", "summary"},
@@ -73,14 +76,15 @@ ALLOWED: dict[str, set[str]] = {
     "__main__": {"cli"},
     # the public door re-exports (lazily) what users import
     "__init__": {"_version", "errors", "records", "report", "run", "scenario", "summary"},
-    # standalone programs: the mock shares only the kernel-stamp leaf, the agent nothing
+    # standalone programs: the mock shares only the kernel-stamp leaf, the agent a token check
     "mock": {"netstamp", "clihelp"},
-    "agent": {"clihelp"},  # its --help laid out as click's
+    "agent": {"bearer", "clihelp"},  # its --help laid out as click's; the token check
 }
 
 
 #: part -> {a part it may import: the only modules of it that it may import}
 NARROW: dict[str, dict[str, tuple[str, ...]]] = {
+    "exporter": {"metrics": ("loadgen.metrics.latency",)},  # the per-request formulas
     "report": {
         "scenario": ("loadgen.scenario.models",),  # the resolved scenario, typed
         # the per-request formulas and the profile's, for CDFs and the bootstrap
