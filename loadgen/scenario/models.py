@@ -65,6 +65,7 @@ from loadgen.scenario.target_spec import (
     TlsSpec,
     check_base_url,
 )
+from loadgen.scenario.telemetry_sources import DcgmUrls, PrometheusSpec
 from loadgen.scenario.workload_spec import PrefixSpec, SessionSpec, WorkloadSpec
 from loadgen.strict import Spec
 from loadgen.vocab import API_NAMES, CHAT_APIS
@@ -94,6 +95,7 @@ __all__ = [
     "OfflineLoad",
     "PercentileBounds",
     "PrefixSpec",
+    "PrometheusSpec",
     "RateLoad",
     "ResponseFormatSpec",
     "Scenario",
@@ -211,6 +213,16 @@ class TelemetrySpec(Spec):
     )
     interval_s: float = Field(
         1.0, ge=0.01, le=MAX_SECONDS, description="Polling interval in seconds."
+    )
+
+    # -- sources a cluster already has (loadgen.scenario.telemetry_sources)
+    dcgm: DcgmUrls = Field(
+        default_factory=list,
+        description="dcgm-exporter URLs (one or a list; no path: <url>/metrics) scraped "
+        "for GPU figures every interval_s, in place of agents.",
+    )
+    prometheus: PrometheusSpec | None = Field(
+        None, description="An existing Prometheus read over each step's window."
     )
 
     @field_validator("agents")
