@@ -46,16 +46,16 @@ INT64_BLANK = 0x7FFFFFFFFFFFFFF0
 FP64_BLANK = 2.0**47
 MiB = 2**20
 
-#: DCGM field -> (telemetry.jsonl key, factor to loadgen's unit, the type's blank sentinel)
-DCGM_FIELDS: dict[str, tuple[str, float, float]] = {
-    "DCGM_FI_DEV_GPU_UTIL": ("util_gpu_pct", 1.0, INT32_BLANK),
-    "DCGM_FI_DEV_FB_USED": ("mem_used_bytes", MiB, INT32_BLANK),
-    "DCGM_FI_DEV_FB_FREE": ("mem_free_bytes", MiB, INT32_BLANK),
-    "DCGM_FI_DEV_POWER_USAGE": ("power_w", 1.0, FP64_BLANK),
-    "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": ("energy_j", 1e-3, INT64_BLANK),
-    "DCGM_FI_DEV_SM_CLOCK": ("sm_clock_mhz", 1.0, INT32_BLANK),
-    "DCGM_FI_DEV_MEM_CLOCK": ("mem_clock_mhz", 1.0, INT32_BLANK),
-    "DCGM_FI_DEV_GPU_TEMP": ("temp_c", 1.0, INT32_BLANK),
+#: DCGM field -> (telemetry.jsonl key, x and / to loadgen's unit, the type's blank sentinel)
+DCGM_FIELDS: dict[str, tuple[str, int, int, float]] = {
+    "DCGM_FI_DEV_GPU_UTIL": ("util_gpu_pct", 1, 1, INT32_BLANK),
+    "DCGM_FI_DEV_FB_USED": ("mem_used_bytes", MiB, 1, INT32_BLANK),
+    "DCGM_FI_DEV_FB_FREE": ("mem_free_bytes", MiB, 1, INT32_BLANK),
+    "DCGM_FI_DEV_POWER_USAGE": ("power_w", 1, 1, FP64_BLANK),
+    "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": ("energy_j", 1, 1000, INT64_BLANK),
+    "DCGM_FI_DEV_SM_CLOCK": ("sm_clock_mhz", 1, 1, INT32_BLANK),
+    "DCGM_FI_DEV_MEM_CLOCK": ("mem_clock_mhz", 1, 1, INT32_BLANK),
+    "DCGM_FI_DEV_GPU_TEMP": ("temp_c", 1, 1, INT32_BLANK),
 }
 #: label -> the GpuStats field it fills
 _IDENTITY = (("UUID", "uuid"), ("modelName", "name"), ("Hostname", "hostname"))
@@ -80,7 +80,7 @@ def parse_dcgm(samples: list[PromSample]) -> list[DcgmGpu]:
         index = s.labels.get("gpu", "")
         if known is None or not index.isdigit():
             continue
-        key, factor, blank = known
+        key, times, per, blank = known
         g = gpus.get(int(index))
         if g is None:
             g = gpus[int(index)] = DcgmGpu(int(index))
@@ -89,7 +89,7 @@ def parse_dcgm(samples: list[PromSample]) -> list[DcgmGpu]:
                 setattr(g, attr, s.labels[label])
         if key in g.values or math.isnan(s.value) or s.value >= blank or s.value < 0:
             continue  # a second series of it, or no value
-        g.values[key] = s.value * factor
+        g.values[key] = s.value * times / per
     return [gpus[i] for i in sorted(gpus)]
 
 

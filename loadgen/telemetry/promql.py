@@ -126,6 +126,7 @@ def _series(item: dict[str, Any], start_s: float, end_s: float) -> PromSeries:
 
 async def read_window(spec: PromQueries, start_s: float, end_s: float) -> PrometheusStats:
     """Every query of ``spec`` over ``[start_s, end_s]`` (Unix seconds), at once."""
+    start_s, end_s = round(start_s, 3), round(end_s, 3)  # as sent: Prometheus keeps ms
     step = spec.step_for(end_s - start_s)
     headers = {"Authorization": f"Bearer {spec.token}"} if spec.token else {}
     url = spec.url.rstrip("/") + "/api/v1/query_range"
