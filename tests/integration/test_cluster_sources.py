@@ -9,6 +9,7 @@ checked against what the fakes served, computed here from their logs.
 from __future__ import annotations
 
 import bisect
+import csv
 import itertools
 import logging
 import os
@@ -230,6 +231,13 @@ def test_prometheus_queries_over_each_step_window(
     assert len(said) == 1  # once, though every step had failures
     assert len([g for g in _lines(out, "gap") if g["kind"] == "prometheus"]) == 2
     assert len(_lines(out, "prometheus")) == 2
+    rows = list(csv.DictReader((out / "steps.csv").open()))  # named columns, one series
+    for row, step in zip(rows, summary.steps, strict=True):
+        assert step.telemetry is not None and step.telemetry.prometheus is not None
+        running = step.telemetry.prometheus.queries["running"]
+        assert float(row["telemetry_prom_running_mean"]) == pytest.approx(running.mean)
+        assert float(row["telemetry_prom_running_last"]) == running.last
+        assert not any(k.startswith("telemetry_prom_gpu_util") for k in row)  # 3 series
     for name in os.listdir(out):
         if (out / name).is_file():
             assert token not in (out / name).read_text(errors="replace"), name
