@@ -96,7 +96,8 @@ class TelemetryCollector:
         self._agents = [_Agent(u.rstrip("/"), strip_userinfo(u.rstrip("/"))) for u in agents]
         self._dcgm = [DcgmSource(u, strip_userinfo(u)) for u in dcgm or []]
         self._prometheus = prometheus
-        self._userinfo = any("@" in u for u in [*agents, server_metrics or "", *(dcgm or [])])
+        urls = [*agents, server_metrics or "", *(dcgm or []), prometheus.url if prometheus else ""]
+        self._userinfo = any("@" in u for u in urls)
         self._server = server_metrics
         self._server_label = strip_userinfo(server_metrics) if server_metrics else None
         self._server_tls = server_tls
