@@ -158,8 +158,9 @@ def telemetry_fields(step: StepSummary) -> dict[str, float]:
     Keys: ``gpu_count``, ``gpu_util_pct_mean/max``, ``gpu_mem_used_gib_peak``,
     ``gpu_power_w_mean``, ``gpu_energy_j``, ``gpu_j_per_output_token``,
     ``gpu_output_tokens_per_j``, ``server_{running,waiting}_{mean,max}``,
-    ``server_kv_usage_pct_{mean,max}``, ``server_preemptions``; a key is absent
-    when the step has no such value.
+    ``server_kv_usage_pct_{mean,max}``, ``server_preemptions``, and
+    ``prom_<name>_{mean,max,last}`` for each ``telemetry.prometheus`` query of
+    one series; a key is absent when the step has no such value.
     """
     out: dict[str, float] = {}
     t = step.telemetry
@@ -185,6 +186,10 @@ def telemetry_fields(step: StepSummary) -> dict[str, float]:
         out.update({k: v * 100.0 for k, v in kv.items()})
         if server.preemptions is not None:
             out["server_preemptions"] = float(server.preemptions)
+    prom = t.prometheus if t is not None else None
+    for name, q in prom.queries.items() if prom is not None else ():
+        found = {"mean": q.mean, "max": q.max, "last": q.last}
+        out.update({f"prom_{name}_{k}": v for k, v in found.items() if v is not None})
     return out
 
 

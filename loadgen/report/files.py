@@ -49,6 +49,9 @@ def resolved_scenario(scenario: Scenario) -> dict[str, Any]:
     tel["agents"] = [strip_userinfo(u) for u in tel["agents"]]
     if tel["server_metrics"] is not None:
         tel["server_metrics"] = strip_userinfo(tel["server_metrics"])
+    tel["dcgm"] = [strip_userinfo(u) for u in tel.get("dcgm", [])]
+    if tel.get("prometheus") is not None:
+        tel["prometheus"]["url"] = strip_userinfo(tel["prometheus"]["url"])
     return data
 
 

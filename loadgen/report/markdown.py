@@ -111,6 +111,8 @@ def _scenario_items(summary: Summary, scenario: Scenario | None) -> tuple[str, .
             items.append(f"cost basis: {scenario.cost.usd_per_hour} USD/hour")
         tel = scenario.telemetry
         sources = [*tel.agents, *([tel.server_metrics] if tel.server_metrics else [])]
+        sources += [f"dcgm {u}" for u in tel.dcgm]
+        sources += [f"prometheus {tel.prometheus.url}"] if tel.prometheus else []
         if sources:
             items.append(f"telemetry: {', '.join(sources)}")
     return tuple(items)

@@ -220,9 +220,9 @@ def _facts(step: StepSummary) -> tuple[str, ...]:
     if step.cost is not None:
         costs = step.cost.model_dump(exclude_none=True).items()
         out.append("cost: " + "; ".join(_cost(k, v) for k, v in costs))
-    tf = telemetry_fields(step)
-    if tf:
-        out.append("telemetry: " + _telemetry_text(tf))
+    text = _telemetry_text(telemetry_fields(step))
+    if text:  # a step with only Prometheus queries' columns has none of these
+        out.append("telemetry: " + text)
     return tuple(out)
 
 

@@ -2,7 +2,7 @@
 telemetry starts, and loadgen's own metrics are served.
 
 Imports: loadgen.errors, loadgen.scenario, loadgen.target.options,
-loadgen.telemetry and loadgen.exporter lazily.
+loadgen.redact, loadgen.telemetry and loadgen.exporter lazily.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from loadgen.errors import OutputError
 from loadgen.scenario.models import Scenario
+from loadgen.scenario.telemetry_sources import dcgm_metrics_url
 from loadgen.target.options import tls_options
 
 if TYPE_CHECKING:
@@ -71,16 +72,25 @@ def prepare_out_dir(out: Path, replace: bool = False) -> None:
 
 
 def start_telemetry(sc: Scenario, url: str, out_dir: Path) -> TelemetryCollector | None:
-    """The collector of the scenario's agents and server /metrics; None when it names none."""
+    """The collector of the scenario's agents, server /metrics, dcgm-exporters and
+    Prometheus queries; None when it names none."""
     spec = sc.telemetry
     server = spec.server_metrics
     if server == "target":
         server = url.rstrip("/") + "/metrics"
-    if not spec.agents and not server:
+    if not spec.agents and not server and not spec.dcgm and spec.prometheus is None:
         return None
+    from loadgen.redact import strip_userinfo
     from loadgen.telemetry import TelemetryCollector
+    from loadgen.telemetry.promql import PromQueries
 
     token = os.environ.get(spec.token_env) if spec.token_env else None
+    prom = spec.prometheus
+    queries = None
+    if prom is not None:
+        prom_token = os.environ.get(prom.token_env) if prom.token_env else None
+        label = strip_userinfo(prom.url)
+        queries = PromQueries(prom.url, label, dict(prom.queries), prom.step_s, prom_token)
     collector = TelemetryCollector(
         list(spec.agents),
         server,
@@ -88,6 +98,8 @@ def start_telemetry(sc: Scenario, url: str, out_dir: Path) -> TelemetryCollector
         token,
         spec.interval_s,
         server_tls=tls_options(sc).context(),
+        dcgm=[dcgm_metrics_url(u) for u in spec.dcgm],
+        prometheus=queries,
     )
     collector.start()
     return collector

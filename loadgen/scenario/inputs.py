@@ -12,13 +12,14 @@ Checked once when a scenario is loaded (:func:`check_inputs`, called by
   its kind's bound (:data:`~loadgen.scenario.limits.MAX_FILE_BYTES`): a device
   (``/dev/zero``: size 0, never ends), a pipe or a socket is refused unread;
 - every environment variable it names (``target.api_key_env``,
-  ``telemetry.token_env``, ``telemetry.serve_metrics_token_env``) is set and not
-  empty (an unset key would be dropped, and the server's 401 blamed on a field
-  that is set).
+  ``telemetry.token_env``, ``telemetry.serve_metrics_token_env``,
+  ``telemetry.prometheus.token_env``) is set and not empty (an unset key would be
+  dropped, and the server's 401 blamed on a field that is set).
 
 Once they pass, the secret values the scenario configures (:func:`scenario_secrets`:
 the API key, header values, URL passwords, the agents' token, the metrics port's
-token) are handed to :func:`loadgen.redact.set_secrets`, so that whatever a server echoes of them is
+token, Prometheus's token) are handed to :func:`loadgen.redact.set_secrets`, so
+that whatever a server echoes of them is
 redacted wherever loadgen stores or prints it.
 
 A failure is one line: ``<scenario>: <field>: <what> <resolved path>:
@@ -94,16 +95,23 @@ def scenario_secrets(sc: Scenario) -> list[str]:
 
     The API key (its variable's value), every header value but harmless ones (and
     the credential after ``Bearer``/``Basic``), the password (and ``user:password``)
-    of every URL, and the agents' bearer token.
+    of every URL, and the agents' and Prometheus's bearer tokens.
     """
-    names = (sc.target.api_key_env, sc.telemetry.token_env, sc.telemetry.serve_metrics_token_env)
+    prom = sc.telemetry.prometheus
+    names = (
+        sc.target.api_key_env,
+        sc.telemetry.token_env,
+        sc.telemetry.serve_metrics_token_env,
+        prom.token_env if prom else None,
+    )
     out = [os.environ[name] for name in names if name and os.environ.get(name)]
     for header, value in sc.target.headers.items():
         if header.lower() not in SAFE_HEADERS:
             out.append(value)
             out.extend(value.split()[1:2])  # "Bearer <token>": the token alone too
     tel = sc.telemetry
-    urls = [*sc.target.endpoints, *tel.agents, tel.server_metrics or ""]
+    urls = [*sc.target.endpoints, *tel.agents, tel.server_metrics or "", *tel.dcgm]
+    urls.append(prom.url if prom else "")
     for url in urls:
         userinfo = urlsplit(url).netloc.rpartition("@")[0] if "@" in url else ""
         if ":" in userinfo:
@@ -157,6 +165,9 @@ def _variables(sc: Scenario) -> Iterator[tuple[FieldPath, str, str]]:
     if sc.telemetry.serve_metrics_token_env:
         name = sc.telemetry.serve_metrics_token_env
         yield ("telemetry", "serve_metrics_token_env"), "the metrics' bearer token", name
+    prom = sc.telemetry.prometheus
+    if prom is not None and prom.token_env:
+        yield ("telemetry", "prometheus", "token_env"), "Prometheus's bearer token", prom.token_env
 
 
 def _file_problem(path: Path, *, allow_dir: bool, max_bytes: int) -> str | None:

@@ -66,6 +66,7 @@ from loadgen.scenario.target_spec import (
     TlsSpec,
     check_base_url,
 )
+from loadgen.scenario.telemetry_sources import DcgmUrls, PrometheusSpec
 from loadgen.scenario.workload_spec import PrefixSpec, SessionSpec, WorkloadSpec
 from loadgen.strict import Spec
 from loadgen.vocab import API_NAMES, CHAT_APIS
@@ -95,6 +96,7 @@ __all__ = [
     "OfflineLoad",
     "PercentileBounds",
     "PrefixSpec",
+    "PrometheusSpec",
     "RateLoad",
     "ResponseFormatSpec",
     "Scenario",
@@ -231,6 +233,16 @@ class TelemetrySpec(Spec):
         le=3600,
         description="Keep serving the metrics this many seconds after the last step, so a "
         "scraper reads the final counts (at least its scrape interval).",
+    )
+
+    # -- sources a cluster already has (loadgen.scenario.telemetry_sources)
+    dcgm: DcgmUrls = Field(
+        default_factory=list,
+        description="dcgm-exporter URLs (one or a list; no path: <url>/metrics) scraped "
+        "for GPU figures every interval_s, in place of agents.",
+    )
+    prometheus: PrometheusSpec | None = Field(
+        None, description="An existing Prometheus read over each step's window."
     )
 
     @field_validator("agents")

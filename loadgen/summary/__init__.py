@@ -13,6 +13,7 @@ One module per concept, each importing only those before it:
 - ``sla``: :class:`SlaBounds`, :class:`LatencyBounds`, :class:`SlaCheck`,
   :class:`SlaResult`, ``StepVerdict``, ``Cause``
 - ``health``: :class:`ClientHealth`, :class:`LittleCheck`, :class:`TargetCheck`
+- ``prometheus``: :class:`PrometheusStats` (named queries of a Prometheus over a step)
 - ``telemetry``: :class:`StepTelemetry` and its parts
 - ``mix``: :class:`ModelStats` (one model's share of a step)
 - ``calibration``: :class:`PromptCalibration` (which engine's tokenize answered)
@@ -47,6 +48,7 @@ from loadgen.summary.latency import Distribution, Intervals
 from loadgen.summary.media import MediaStats
 from loadgen.summary.mix import ModelStats
 from loadgen.summary.pooling import PoolingStats
+from loadgen.summary.prometheus import PrometheusStats, PromQueryStats, PromSeries
 from loadgen.summary.run import (
     ClockAnchor,
     Summary,
@@ -100,6 +102,9 @@ __all__ = [
     "Peak",
     "PoolingStats",
     "PrefixCacheStats",
+    "PromQueryStats",
+    "PromSeries",
+    "PrometheusStats",
     "PromptCalibration",
     "PromptLengthCheck",
     "RequestCounts",

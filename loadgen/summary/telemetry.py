@@ -4,15 +4,18 @@ Owns :class:`StepTelemetry` and its parts: per GPU (:class:`GpuStats`), all
 GPUs (:class:`GpuTotal`), per host, the server's metrics, the gaps, and the
 small :class:`MeanMax`, :class:`Mean` and :class:`Peak` series summaries.
 
-Imports: pydantic, loadgen.strict, loadgen.redact.
+Imports: pydantic, loadgen.strict, loadgen.redact, loadgen.summary.prometheus.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 from pydantic import Field, field_validator
 
 from loadgen.redact import redact_text
 from loadgen.strict import Strict
+from loadgen.summary.prometheus import PrometheusStats
 
 __all__ = [
     "GpuStats",
@@ -52,9 +55,11 @@ class TelemetryWindow(Strict):
 class GpuStats(Strict):
     """One GPU over the step window (see docs/telemetry.md for the formulas)."""
 
-    agent: str = Field(description="The agent's URL.")
-    gpu: int = Field(description="The GPU's index on that agent.")
-    name: str | None = Field(None, description="The GPU's name, from the agent's /health.")
+    agent: str = Field(description="The agent's URL, or the dcgm-exporter's (see source).")
+    gpu: int = Field(description="The GPU's index on that agent (dcgm: the `gpu` label).")
+    name: str | None = Field(
+        None, description="The GPU's name, from the agent's /health (dcgm: `modelName`)."
+    )
     samples: int = Field(description="Samples in the window.")
     util_pct: MeanMax | None = Field(None, description="GPU utilisation, %.")
     mem_used_bytes: Peak | None = Field(None, description="Memory used, bytes.")
@@ -70,6 +75,12 @@ class GpuStats(Strict):
         "tokens or with coverage < 0.9.",
     )
     output_tokens_per_j: float | None = Field(None, description="The inverse.")
+    # -- sources a cluster already has (issue 23)
+    source: Literal["agent", "dcgm"] = Field(
+        "agent", description="Where the figures came from: a loadgen agent or a dcgm-exporter."
+    )
+    uuid: str | None = Field(None, description="The GPU's UUID (dcgm: the `UUID` label).")
+    hostname: str | None = Field(None, description="The node (dcgm: the `Hostname` label).")
 
 
 class GpuTotal(Strict):
@@ -87,6 +98,10 @@ class GpuTotal(Strict):
         None, description="energy_j / output tokens; null without tokens or coverage < 0.9."
     )
     output_tokens_per_j: float | None = Field(None, description="The inverse.")
+    # -- sources a cluster already has (issue 23)
+    sources: list[Literal["agent", "dcgm"]] = Field(
+        default_factory=list, description="Where the GPUs' figures came from, each once."
+    )
 
 
 class HostStats(Strict):
@@ -117,8 +132,8 @@ class ServerStats(Strict):
 class TelemetryGap(Strict):
     """Failed polls of one source in the window, or an agent that sent no sample."""
 
-    source: str = Field(description="The agent or metrics URL.")
-    kind: str = Field(description='"agent" or "server_metrics".')
+    source: str = Field(description="The agent, metrics, dcgm-exporter or Prometheus URL.")
+    kind: str = Field(description='"agent", "server_metrics", "dcgm" or "prometheus".')
     failures: int = Field(description="Failed polls (0: the agent was silent).")
     first_ns: int | None = Field(None, description="First failure; null for a silent agent.")
     last_ns: int | None = Field(None, description="Last failure; null for a silent agent.")
@@ -140,3 +155,7 @@ class StepTelemetry(Strict):
     hosts: list[HostStats] = Field(default_factory=list)
     server: ServerStats | None = Field(None, description="Null when not scraped in the window.")
     gaps: list[TelemetryGap] = Field(default_factory=list)
+    # -- sources a cluster already has (issue 23)
+    prometheus: PrometheusStats | None = Field(
+        None, description="The named queries of telemetry.prometheus over the window."
+    )

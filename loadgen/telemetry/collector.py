@@ -1,12 +1,16 @@
-"""The telemetry collector: polls agents and the server's /metrics in its own thread.
+"""The telemetry collector: polls agents, dcgm-exporters and /metrics in its own thread.
 
 Owns the polling schedule, clock alignment and telemetry.jsonl. It runs in a
 background thread with its own asyncio loop and control clients, so nothing it
 does ever runs inside (or delays) the load generator's event loop. Every
 interval (absolute deadlines ``t0 + k * interval``) it asks each agent for the
 samples newer than the last one it has (``/samples?since=``), scrapes the
-server's Prometheus endpoint, and appends one JSON line per sample. A source
-that fails becomes a ``gap`` line and the collector carries on; nothing here
+server's Prometheus endpoint and each dcgm-exporter (:mod:`~loadgen.telemetry.dcgm`:
+the same GPU rows as an agent's), and appends one JSON line per sample. After
+each step, :meth:`TelemetryCollector.step_stats` reads the named queries of
+``telemetry.prometheus`` over the step's window (:mod:`~loadgen.telemetry.promql`).
+A source that fails becomes a ``gap`` line (a dcgm-exporter's or Prometheus's
+first failure also a warning) and the collector carries on; nothing here
 raises into the run. Every request goes through :mod:`loadgen.control`:
 an answer is bounded in size (``AGENT``, ``SAMPLES``, ``METRICS``) and its
 deadline is the poll's timeout, not per read; one cut off at its bound is a
@@ -15,7 +19,7 @@ known in everything written (telemetry.jsonl, the step's stats) by its URL
 without userinfo; only the requests carry the password.
 See docs/telemetry.md for the line format.
 
-Imports: the standard library, orjson, :mod:`loadgen.clock`, :mod:`loadgen.control`,
+Imports: the standard library, :mod:`loadgen.clock`, :mod:`loadgen.control`,
 :mod:`loadgen.summary` (the step's telemetry model), :mod:`loadgen.redact` and this
 package.
 """
@@ -29,16 +33,18 @@ import pathlib
 import ssl
 import threading
 from dataclasses import dataclass
-from typing import IO, Any
-
-import orjson
+from typing import Any
 
 from loadgen import clock
 from loadgen.control import AGENT, METRICS, SAMPLES, ControlClient, ControlError, Limit, Reply
 from loadgen.redact import redact_text, strip_userinfo
 from loadgen.summary import StepTelemetry
+from loadgen.telemetry.answer import SourceStatus, ok_reply
+from loadgen.telemetry.dcgm import DcgmSource
+from loadgen.telemetry.jsonl import LineFile
 from loadgen.telemetry.offset import ClockProbe, OffsetEstimate, best_offset
 from loadgen.telemetry.prom import parse_prometheus_text
+from loadgen.telemetry.promql import PromQueries, failure_gap, read_window_blocking
 from loadgen.telemetry.rows import parse_sample
 from loadgen.telemetry.server_metrics import extract_server_metrics
 from loadgen.telemetry.stats import Gap, TelemetryStore
@@ -53,6 +59,8 @@ CLOCK_PROBES_AGAIN = 3
 REESTIMATE_NS = 30 * clock.NS_PER_S
 FLUSH_TIMEOUT_S = 2.0
 LOOKBACK_NS = 5 * clock.NS_PER_S
+#: the most a step's Prometheus queries may add between steps
+PROMETHEUS_TIMEOUT_S = 15.0
 
 
 @dataclass(slots=True)
@@ -75,22 +83,33 @@ class TelemetryCollector:
         token: str | None = None,
         interval_s: float = 1.0,
         server_tls: ssl.SSLContext | None = None,
+        *,
+        dcgm: list[str] | None = None,
+        prometheus: PromQueries | None = None,
     ) -> None:
-        """``server_tls``: how to check an https ``server_metrics`` (the target's ``tls``)."""
+        """``server_tls``: how to check an https ``server_metrics`` (the target's ``tls``);
+        ``dcgm``: dcgm-exporter /metrics URLs, scraped like the server's; ``prometheus``:
+        the named queries read over each step's window in :meth:`step_stats`."""
         if interval_s <= 0:
             msg = f"telemetry interval must be > 0 s, got {interval_s!r}"
             raise ValueError(msg)
         self._agents = [_Agent(u.rstrip("/"), strip_userinfo(u.rstrip("/"))) for u in agents]
-        self._userinfo = any("@" in u for u in [*agents, server_metrics or ""])
+        self._dcgm = [DcgmSource(u, strip_userinfo(u)) for u in dcgm or []]
+        self._prometheus = prometheus
+        urls = [*agents, server_metrics or "", *(dcgm or []), prometheus.url if prometheus else ""]
+        self._userinfo = any("@" in u for u in urls)
         self._server = server_metrics
         self._server_label = strip_userinfo(server_metrics) if server_metrics else None
         self._server_tls = server_tls
         self._server_client: ControlClient | None = None
-        self._out_path = pathlib.Path(out_path)
+        self._file = LineFile(out_path, redact=self._userinfo)
         self._headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._interval_ns = round(interval_s * clock.NS_PER_S)
         self._timeout_s = min(5.0, max(1.0, interval_s))
-        self._store = TelemetryStore([a.label for a in self._agents], self._server_label)
+        self._store = TelemetryStore(
+            [a.label for a in self._agents], self._server_label, [d.label for d in self._dcgm]
+        )
+        self._anchor = clock.anchor()
         self._told: set[str] = set()  # sources whose cut-off answer was warned about
         self._lock = threading.Lock()  # guards the store
         self._thread: threading.Thread | None = None
@@ -98,23 +117,24 @@ class TelemetryCollector:
         self._stop_event: asyncio.Event | None = None
         self._poll_lock: asyncio.Lock | None = None
         self._started = threading.Event()
-        self._file: IO[bytes] | None = None
         self._client: ControlClient | None = None
+        self._dcgm_client: ControlClient | None = None
 
     # --- public API --------------------------------------------------------
     def start(self) -> None:
         """Open telemetry.jsonl and start the polling thread; returns at once."""
         if self._thread is not None:
             return
-        self._out_path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = self._out_path.open("wb")
-        a = clock.anchor()
+        self._file.open()
+        a = self._anchor = clock.anchor()
         self._write(
             {
                 "type": "meta",
                 "format": FORMAT_VERSION,
                 "agents": [x.label for x in self._agents],
                 "server_metrics": self._server_label,
+                "dcgm": [d.label for d in self._dcgm],
+                "prometheus": self._prometheus.label if self._prometheus else None,
                 "interval_s": self._interval_ns / clock.NS_PER_S,
                 "anchor": {
                     "monotonic_ns": a.monotonic_ns,
@@ -137,9 +157,8 @@ class TelemetryCollector:
         thread.join(timeout=self._timeout_s * 2 + 5.0)
         if thread.is_alive():
             log.warning("telemetry thread did not stop in time; telemetry.jsonl may be short")
-        elif self._file is not None:
-            with contextlib.suppress(OSError):  # a refused flush was said in _write
-                self._file.close()
+        else:
+            self._file.close()
         self._thread = None
 
     def step_stats(self, start_ns: int, end_ns: int, output_tokens: int) -> StepTelemetry:
@@ -150,7 +169,26 @@ class TelemetryCollector:
         """
         self._flush()
         with self._lock:
-            return self._store.step_stats(start_ns, end_ns, output_tokens)
+            stats = self._store.step_stats(start_ns, end_ns, output_tokens)
+        if self._prometheus is not None:
+            self._read_prometheus(stats, self._prometheus)
+        return stats
+
+    def _read_prometheus(self, stats: StepTelemetry, spec: PromQueries) -> None:
+        """The named queries over the step's window, into ``stats`` and telemetry.jsonl."""
+        start_s, end_s = (
+            self._anchor.to_wall_ns(t) / clock.NS_PER_S
+            for t in (stats.window.start_ns, stats.window.end_ns)
+        )
+        found = read_window_blocking(spec, start_s, end_s, PROMETHEUS_TIMEOUT_S)
+        stats.prometheus = found
+        self._write({"type": "prometheus", "t_ns": clock.now_ns(), **found.model_dump(mode="json")})
+        gap = failure_gap(found, clock.now_ns())
+        if gap is not None:
+            stats.gaps.append(gap)
+            line = gap.model_dump(include={"source", "kind", "error"})
+            self._write({"type": "gap", "t_ns": gap.last_ns, **line})
+            self._say_once(spec.label, f"Prometheus {spec.label}: {gap.error}")
 
     # --- the thread --------------------------------------------------------
     def _run(self) -> None:
@@ -171,7 +209,9 @@ class TelemetryCollector:
         async with (
             ControlClient(self._headers, max_connections=len(self._agents) + 4) as client,
             ControlClient(verify=self._server_tls or True, max_connections=2) as server,
+            ControlClient(max_connections=len(self._dcgm) + 1) as dcgm,
         ):
+            self._dcgm_client = dcgm
             self._client = client
             self._server_client = server
             await asyncio.gather(*(self._connect(a) for a in self._agents))
@@ -210,14 +250,14 @@ class TelemetryCollector:
             jobs = [self._poll_agent(a) for a in self._agents]
             if self._server:
                 jobs.append(self._scrape(self._server))
+            jobs += [self._scrape_dcgm(d) for d in self._dcgm]
             await asyncio.gather(*jobs, return_exceptions=True)
-            if self._file is not None:
-                self._file.flush()
+            self._file.flush()
 
     # --- agents ------------------------------------------------------------
     async def _get(self, url: str, limit: Limit = AGENT, **params: int) -> Reply:
         assert self._client is not None
-        return _ok(await self._client.get(url, limit.within(self._timeout_s), params=params))
+        return ok_reply(await self._client.get(url, limit.within(self._timeout_s), params=params))
 
     async def _estimate(self, agent: _Agent, tries: int) -> None:
         probes = []
@@ -306,7 +346,7 @@ class TelemetryCollector:
             assert self._server_client is not None
             response = await self._server_client.get(url, METRICS.within(self._timeout_s))
             t1 = clock.now_ns()
-            samples, bad = parse_prometheus_text(_ok(response).text)
+            samples, bad = parse_prometheus_text(ok_reply(response).text)
         except Exception as exc:
             self._gap(label, "server_metrics", exc)
             return
@@ -324,14 +364,39 @@ class TelemetryCollector:
             line["malformed_lines"] = bad
         self._write(line)
 
+    # --- dcgm-exporters ----------------------------------------------------
+    async def _scrape_dcgm(self, source: DcgmSource) -> None:
+        assert self._dcgm_client is not None
+        try:
+            t_ns, gpus = await source.scrape(self._dcgm_client, METRICS.within(self._timeout_s))
+        except Exception as exc:
+            error = self._gap(source.label, "dcgm", exc)
+            self._say_once(source.label, f"dcgm-exporter {source.label}: {error}")
+            return
+        rows = source.rows(gpus, t_ns)
+        with self._lock:
+            for g in gpus:
+                self._store.add_gpu_identity(source.label, g.gpu, g.name, g.uuid, g.hostname)
+            for sample, _ in rows:
+                self._store.add_sample(source.label, sample)
+        for _, line in rows:
+            self._write(line)
+
+    def _say_once(self, source: str, text: str) -> None:
+        """A source's first failure on stderr; every one is a gap in the step's stats."""
+        if source not in self._told:
+            self._told.add(source)
+            log.warning("telemetry: %s; retried, each failure counted in the step's gaps", text)
+
     # --- output ------------------------------------------------------------
-    def _gap(self, source: str, kind: str, error: BaseException | str) -> None:
+    def _gap(self, source: str, kind: str, error: BaseException | str) -> str:
+        """Record a failed poll (store, telemetry.jsonl); returns its one-line error."""
         if isinstance(error, ControlError):
             text = str(error)
             if error.limit_hit and source not in self._told:  # once a source, not each poll
                 self._told.add(source)
                 log.warning("telemetry: %s; polls of it are gaps until it answers within it", text)
-        elif isinstance(error, _Status):
+        elif isinstance(error, SourceStatus):
             text = str(error)
         elif isinstance(error, BaseException):
             text = redact_text(f"{type(error).__name__}: {error}".rstrip(": "))
@@ -343,30 +408,7 @@ class TelemetryCollector:
         self._write(
             {"type": "gap", "source": source, "kind": kind, "t_ns": gap.t_ns, "error": gap.error}
         )
+        return gap.error
 
     def _write(self, line: dict[str, object]) -> None:
-        if self._file is not None and not self._file.closed:
-            data = orjson.dumps(line)
-            if self._userinfo:  # a URL password never reaches telemetry.jsonl
-                data = redact_text(data.decode()).encode()
-            try:
-                self._file.write(data + b"\n")
-            except OSError as exc:  # disk full: telemetry stops, the run goes on
-                log.warning(
-                    "%s: cannot write: %s; telemetry after this point is lost",
-                    self._out_path,
-                    exc.strerror or exc,
-                )
-                with contextlib.suppress(OSError):
-                    self._file.close()
-
-
-class _Status(Exception):
-    """A source answered, but not 2xx (a wrong token: 401)."""
-
-
-def _ok(reply: Reply) -> Reply:
-    """``reply`` if its status is 2xx; :class:`_Status` naming the status otherwise."""
-    if not 200 <= reply.status < 300:
-        raise _Status(f"answered HTTP {reply.status}")
-    return reply
+        self._file.write(line)

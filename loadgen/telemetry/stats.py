@@ -30,6 +30,7 @@ import bisect
 import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from loadgen.summary import (
     GpuStats,
@@ -59,7 +60,7 @@ SERVER_COUNTERS = (
 @dataclass(frozen=True, slots=True)
 class Gap:
     source: str
-    kind: str  # "agent" | "server_metrics"
+    kind: str  # "agent" | "server_metrics" | "dcgm"
     t_ns: int
     error: str
 
@@ -69,6 +70,10 @@ class _GpuSeries:
     name: str | None = None
     energy_source: str | None = None
     points: list[GpuSample] = field(default_factory=list)
+    # -- sources a cluster already has
+    via: Literal["agent", "dcgm"] = "agent"
+    uuid: str | None = None
+    hostname: str | None = None
 
 
 def _mean_max(values: Iterable[float | None]) -> MeanMax | None:
@@ -118,9 +123,12 @@ def _per_token(energy: float | None, coverage: float, tokens: int) -> dict[str, 
 class TelemetryStore:
     """Everything step_stats needs, appended by the collector (under its lock)."""
 
-    def __init__(self, agents: list[str], server_metrics: str | None) -> None:
+    def __init__(
+        self, agents: list[str], server_metrics: str | None, dcgm: list[str] | None = None
+    ) -> None:
         self.agents = agents
         self.server_metrics = server_metrics
+        self.dcgm = dcgm or []
         self.gpus: dict[tuple[str, int], _GpuSeries] = {}
         self.hosts: dict[str, list[HostSample]] = {}
         self.server: list[tuple[int, ServerScrape]] = []
@@ -133,6 +141,14 @@ class TelemetryStore:
             if isinstance(g, dict) and isinstance(g.get("index"), int):
                 series = self.gpus.setdefault((agent, g["index"]), _GpuSeries())
                 series.name = str(g.get("name"))
+
+    def add_gpu_identity(
+        self, source: str, gpu: int, name: str | None, uuid: str | None, hostname: str | None
+    ) -> None:
+        """A dcgm-exporter's GPU, named by its labels (``modelName``, ``UUID``, ``Hostname``)."""
+        series = self.gpus.setdefault((source, gpu), _GpuSeries())
+        series.via = "dcgm"
+        series.name, series.uuid, series.hostname = name, uuid, hostname
 
     def add_row(self, agent: str, row: dict[str, object], t_ns: int) -> None:
         """One agent sample (the JSON the agent sent), stamped in loadgen time."""
@@ -187,6 +203,9 @@ class TelemetryStore:
             energy_source=s.energy_source,
             energy_coverage=coverage,
             **_per_token(energy, coverage, tokens),
+            source=s.via,
+            uuid=s.uuid,
+            hostname=s.hostname,
         )
 
     def _host_stats(self, a: int, b: int) -> list[HostStats]:
@@ -242,10 +261,11 @@ class TelemetryStore:
             for (source, kind), gs in grouped.items()
         ]
         seen = {g.agent for g in gpus} | {h for h, pts in self.hosts.items() if pts}
-        silent = [a for a in self.agents if a not in seen and (a, "agent") not in grouped]
+        configured = [(a, "agent") for a in self.agents] + [(d, "dcgm") for d in self.dcgm]
+        silent = [(s, k) for s, k in configured if s not in seen and (s, k) not in grouped]
         out.extend(
-            TelemetryGap(source=a, kind="agent", failures=0, error="no samples in the window")
-            for a in silent
+            TelemetryGap(source=s, kind=k, failures=0, error="no samples in the window")
+            for s, k in silent
         )
         return out
 
@@ -271,4 +291,5 @@ def _total(gpus: list[GpuStats], tokens: int) -> GpuTotal | None:
         energy_j=energy,
         energy_coverage=coverage,
         **_per_token(energy, coverage, tokens),
+        sources=sorted({g.source for g in gpus}),
     )

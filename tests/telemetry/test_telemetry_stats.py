@@ -75,12 +75,14 @@ def test_energy_interpolates_window_edges_and_per_token() -> None:
     assert stats.hosts[0].cpu_util_pct == MeanMax(mean=20.0, max=20.0)
     # summary.json keeps the keys step_stats wrote as a plain dict (docs/telemetry.md)
     data = orjson.loads(stats.model_dump_json())
-    assert list(data) == ["window", "output_tokens", "gpus", "total", "hosts", "server", "gaps"]
+    keys = ["window", "output_tokens", "gpus", "total", "hosts", "server", "gaps", "prometheus"]
+    assert list(data) == keys
     assert list(data["gpus"][0]) == [
         "agent", "gpu", "name", "samples", "util_pct", "mem_used_bytes", "power_w",
         "energy_j", "energy_source", "energy_coverage", "j_per_output_token",
-        "output_tokens_per_j",
+        "output_tokens_per_j", "source", "uuid", "hostname",
     ]  # fmt: skip
+    assert data["gpus"][0]["source"] == "agent" and data["total"]["sources"] == ["agent"]
     assert data["total"]["power_w"] == {"mean": 300.0}
     assert data["hosts"][0] == {
         "agent": A, "samples": 4, "cpu_util_pct": {"mean": 20.0, "max": 20.0},
