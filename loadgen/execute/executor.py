@@ -32,7 +32,7 @@ from loadgen.execute.drivers import (
 )
 from loadgen.execute.linked import linked_loop
 from loadgen.execute.media_feed import MediaFeed, MediaHelper
-from loadgen.execute.monitor import LoopMonitor
+from loadgen.execute.monitor import LoopMonitor, Pulse
 from loadgen.execute.sessions import SessionRunner
 from loadgen.records import Record
 from loadgen.summary import ClientHealth
@@ -77,6 +77,10 @@ class Executor(Protocol):
 
     async def aclose(self) -> None: ...
 
+    def pulse(self) -> Pulse | None:
+        """Loadgen's health right now (the live view); None between steps."""
+        ...
+
 
 class LocalExecutor:
     """Carries out steps in this process's event loop."""
@@ -86,6 +90,10 @@ class LocalExecutor:
         self.workload = workload
         #: where a closed loop's synthetic media are made (started before the first step)
         self.media = None if workload.media is None else MediaHelper(workload.media)
+        self._monitor: LoopMonitor | None = None  # the step in progress's
+
+    def pulse(self) -> Pulse | None:
+        return None if self._monitor is None else self._monitor.pulse()
 
     async def step(
         self, plan: StepPlan, index: int, mode: str, value: float, on_record: OnRecord
@@ -128,6 +136,7 @@ class LocalExecutor:
 
         requester.take_read_lag()  # what came before this step is not its own
         monitor.start()
+        self._monitor = monitor
         interrupted = False
         try:
             await carry_out(
@@ -151,6 +160,7 @@ class LocalExecutor:
                 on_record(rec)
             requester.cancelled.clear()
         await monitor.stop()
+        self._monitor = None
         health = monitor.health(send_lags, requester.take_read_lag(), media_waits)
         return StepOutcome(health, interrupted, [monitor.samples], requester.http_versions())
 

@@ -22,7 +22,10 @@ Protocol, in :mod:`loadgen.scale.wire` frames over a socket:
 - worker to parent, frames whose first byte says what follows: ``H`` + a
   name (a Ray actor's first frame); ``S`` ready; ``E`` + text: setup failed;
   ``C`` + the worker's clock; ``P`` planned; ``R`` + records.jsonl rows;
-  ``D`` + a :class:`~loadgen.scale.messages.StepDone` in JSON: the step is done.
+  ``L`` + a :class:`~loadgen.execute.monitor.Pulse` in JSON (every
+  :data:`PULSE_EVERY_S` during a step: in flight, CPU, loop lag, for the
+  parent's live view); ``D`` + a :class:`~loadgen.scale.messages.StepDone`
+  in JSON: the step is done.
 
 Imports: asyncio, orjson, loadgen.records, loadgen.execute (executor, loop,
 requester), loadgen.scale (messages, wire),
@@ -43,7 +46,7 @@ from multiprocessing.connection import Connection
 
 import orjson
 
-from loadgen.clock import now_ns, sleep_until
+from loadgen.clock import now_ns, pause, sleep_until
 from loadgen.errors import LoadgenError
 from loadgen.execute.executor import LocalExecutor
 from loadgen.execute.loop import loop_factory, quiet_gc
@@ -57,7 +60,7 @@ from loadgen.workload.prompts import Calibration
 from loadgen.workload.source import Workload
 from loadgen.workload.step import plan_step, with_own_media
 
-__all__ = ["FLUSH_AFTER_S", "Connect", "WorkerConfig", "main", "serve"]
+__all__ = ["FLUSH_AFTER_S", "PULSE_EVERY_S", "Connect", "WorkerConfig", "main", "serve"]
 
 #: opens the worker's streams to the parent
 Connect = Callable[[], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWriter]]]
@@ -66,6 +69,8 @@ Connect = Callable[[], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWrite
 FLUSH_AFTER_S = 0.05
 #: rows sent at once at most
 FLUSH_ROWS = 256
+#: how often a worker tells the parent its pulse during a step
+PULSE_EVERY_S = 0.25
 
 
 @dataclass(slots=True)
@@ -199,6 +204,7 @@ class _Worker:
         run = asyncio.ensure_future(
             executor.run(share, index, self._on_record, t0_ns=t0_ns, worker=rank, workers=ranks)
         )
+        pulses = asyncio.ensure_future(self._pulses(executor))
         while not run.done():
             waiter = asyncio.ensure_future(self._commands.get())
             await asyncio.wait({run, waiter}, return_when=asyncio.FIRST_COMPLETED)
@@ -210,6 +216,7 @@ class _Worker:
                         self._commands.put_nowait(Exit())
             else:
                 waiter.cancel()
+        pulses.cancel()
         outcome = run.result()
         self._flush()
         self._done(
@@ -220,6 +227,14 @@ class _Worker:
                 http_versions=sorted(outcome.http_versions),
             )
         )
+
+    async def _pulses(self, executor: LocalExecutor) -> None:
+        """The executor's pulse to the parent every PULSE_EVERY_S, until cancelled."""
+        while True:
+            await pause(PULSE_EVERY_S)
+            pulse = executor.pulse()
+            if pulse is not None:
+                self._write(b"L" + orjson.dumps(pulse))
 
     def _on_record(self, rec: Record) -> None:
         self.rows.append(orjson.dumps(rec, option=orjson.OPT_APPEND_NEWLINE))

@@ -39,7 +39,7 @@ from loadgen.redact import redact_text, strip_userinfo
 from loadgen.summary import StepTelemetry
 from loadgen.telemetry.offset import ClockProbe, OffsetEstimate, best_offset
 from loadgen.telemetry.prom import parse_prometheus_text
-from loadgen.telemetry.rows import parse_sample
+from loadgen.telemetry.rows import GpuSample, ServerScrape, parse_sample
 from loadgen.telemetry.server_metrics import extract_server_metrics
 from loadgen.telemetry.stats import Gap, TelemetryStore
 
@@ -151,6 +151,22 @@ class TelemetryCollector:
         self._flush()
         with self._lock:
             return self._store.step_stats(start_ns, end_ns, output_tokens)
+
+    def latest(self) -> tuple[ServerScrape | None, list[tuple[str, GpuSample]]]:
+        """The newest server scrape and each GPU's newest sample (the live view's), no I/O.
+
+        A GPU is labelled ``GPU <index>``, with its agent's address where there are several.
+        """
+        with self._lock:
+            store = self._store
+            server = store.server[-1][1] if store.server else None
+            many = len(self._agents) > 1
+            gpus = [
+                (f"GPU {idx}" + (f" {agent}" if many else ""), series.points[-1])
+                for (agent, idx), series in sorted(store.gpus.items())
+                if series.points
+            ]
+        return server, gpus
 
     # --- the thread --------------------------------------------------------
     def _run(self) -> None:
