@@ -140,6 +140,7 @@ class LiveState:
     gpus: tuple[GpuNow, ...] = ()
     #: (seconds into the step, warnings) when loadgen first looked saturated in this step
     saturated: tuple[float, tuple[str, ...]] | None = None
+    _in_step: bool = False
     _first: Stamp = FIRST_STAMP["any"]
     _from_scheduled: bool = True
     _bucket_ns: int | None = None  # start of the token-rate second being filled
@@ -153,9 +154,10 @@ class LiveState:
         self, label: str, total: int | None, duration_s: float | None, now_ns: int
     ) -> None:
         """A new step: its counters, rings and errors start empty; the token rate goes on."""
-        if self.started_ns:
+        if self._in_step:
             self.step_seconds.append((now_ns - self.started_ns) / _NS_PER_S)
         self.label, self.total, self.duration_s, self.started_ns = label, total, duration_s, now_ns
+        self._in_step = True
         self.done = self.failed = 0
         self.errors = {}
         self.recent.clear()
