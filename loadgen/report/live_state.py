@@ -15,8 +15,9 @@ Rolling figures (docs/cli.md, "The live view"):
   requests that ended in the window (from the scheduled send in open loop
   when ``sla.latency_from`` is ``scheduled``; TTFT to the first answer token
   when ``sla.ttft_of`` is ``answer``), as the step's SLA counts them.
-- ITL = the gaps between consecutive token events, over the last
-  :data:`ITL_RING` streamed requests that ended in the window.
+- ITL = the gaps between consecutive token events of the newest streamed
+  requests that ended in the window, newest first until :data:`ITL_GAPS`
+  gaps (of at most :data:`ITL_RING` requests).
 - TPOT = (last-token time - first-token time) / (output tokens - 1), per request.
 - Output tokens/s: the output tokens of the requests that ended in each
   second (a request's tokens count when it ends).
@@ -30,13 +31,14 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from itertools import pairwise
+from typing import Any
 
 from loadgen.metrics.latency import FIRST_STAMP, Stamp, tpot_ns
 from loadgen.records import Record
 from loadgen.scenario.models import SlaSpec
 
 __all__ = [
+    "ITL_GAPS",
     "ITL_RING",
     "RING",
     "SPARK_POINTS",
@@ -53,9 +55,11 @@ __all__ = [
 #: the rolling figures cover the requests that ended this many seconds back
 WINDOW_S = 10.0
 #: the most recent finished requests kept for TTFT and E2E (the window's newest, if more ended)
-RING = 8192
-#: the most recent streamed requests whose token gaps make the rolling ITL
+RING = 2048
+#: the most recent streamed requests whose token gaps may make the rolling ITL
 ITL_RING = 256
+#: the rolling ITL is taken over about this many gaps (the newest requests' first)
+ITL_GAPS = 4096
 #: seconds of output tokens/s kept for the sparkline
 SPARK_POINTS = 60
 
@@ -237,21 +241,37 @@ def rolling_stats(
     may come late): every entry is checked, none is assumed sorted.
     """
     rows = [row for row in list(recent) if row[0] >= since_ns]
-    itls: list[float] = []
-    for end, stamps in list(gaps):
-        if end >= since_ns:
-            itls.extend(b - a for a, b in pairwise(stamps))
     return Rolling(
         n=len(rows),
         ttft=_figures([r[1] for r in rows if r[1] is not None]),
-        itl=_figures(itls),
+        itl=_figures(_newest_gaps(gaps, since_ns)),
         tpot=_figures([r[3] for r in rows if r[3] is not None]),
         e2e=_figures([r[2] for r in rows]),
     )
 
 
-def _figures(values_ns: list[float] | list[int]) -> Figures | None:
-    if not values_ns:
+def _newest_gaps(gaps: deque[tuple[int, list[int]]], since_ns: int) -> Any:
+    """The token gaps of the window's newest streamed requests, until ITL_GAPS (numpy)."""
+    import numpy as np
+
+    flat: list[int] = []
+    starts: list[int] = []
+    for end, stamps in reversed(list(gaps)):
+        if end >= since_ns:
+            starts.append(len(flat))
+            flat.extend(stamps)
+            if len(flat) - len(starts) >= ITL_GAPS:
+                break
+    if len(flat) < 2:
+        return []
+    diffs = np.diff(np.asarray(flat, dtype=np.int64))
+    keep = np.ones(len(diffs), dtype=bool)
+    keep[np.asarray(starts[1:], dtype=np.int64) - 1] = False  # one request's end to the next
+    return diffs[keep]
+
+
+def _figures(values_ns: Any) -> Figures | None:
+    if len(values_ns) == 0:
         return None
     import numpy as np
 

@@ -10,7 +10,7 @@ report) and the telemetry collector's newest samples go to the view, which
 redraws. Records reach the view as they reach the summary: the step's
 ``on_record`` (worker records too, once they arrive at the parent).
 
-Imports: loadgen.clock, loadgen.execute (type), loadgen.report (live, live_state,
+Imports: loadgen.clock, loadgen.execute.monitor (type), loadgen.report (live, live_state,
 progress), loadgen.scenario, loadgen.run.options, loadgen.telemetry (type).
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from loadgen.clock import now_ns, pause
 from loadgen.report.live import LiveView
@@ -28,15 +28,21 @@ from loadgen.run.options import RunOptions
 from loadgen.scenario.models import Scenario
 
 if TYPE_CHECKING:
-    from loadgen.execute.executor import Executor
+    from loadgen.execute.monitor import Pulse
     from loadgen.telemetry import TelemetryCollector
 
-__all__ = ["TICK_S", "Display", "feed_view", "in_ci", "make_display"]
+__all__ = ["TICK_S", "Display", "Pulsing", "feed_view", "in_ci", "make_display"]
 
 #: how often the live view reads the counters and redraws
 TICK_S = 0.25
 
 Display = Progress | LiveView
+
+
+class Pulsing(Protocol):
+    """What the feed asks of an executor (:meth:`loadgen.execute.executor.Executor.pulse`)."""
+
+    def pulse(self) -> Pulse | None: ...
 
 
 def in_ci() -> bool:
@@ -55,7 +61,7 @@ def make_display(scenario: Scenario, opts: RunOptions, steps_planned: int | None
 
 
 async def feed_view(
-    view: LiveView, executor: Executor, telemetry: TelemetryCollector | None
+    view: LiveView, executor: Pulsing, telemetry: TelemetryCollector | None
 ) -> None:
     """Until cancelled: every TICK_S, loadgen's health and the latest telemetry, redrawn."""
     while True:
