@@ -9,7 +9,7 @@ sorting, no percentiles, no allocation beyond the tuple. Four times a second
 the tokens/s series, and the view asks :meth:`LiveState.rolling` for the
 percentiles of the last :data:`WINDOW_S` seconds.
 
-Rolling figures (docs/cli.md, "The live view"):
+Rolling figures (docs/reports.md, "The live view"):
 
 - TTFT = first-token time - send time; E2E = end time - send time, of the
   requests that ended in the window (from the scheduled send in open loop
