@@ -261,6 +261,16 @@ def mock_cpu_s(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
+def _both(
+    first: Callable[[Record], None], then: Callable[[Record], None]
+) -> Callable[[Record], None]:
+    def both(rec: Record) -> None:
+        first(rec)
+        then(rec)
+
+    return both
+
+
 async def drive(
     url: str,
     regime: str,
@@ -271,8 +281,13 @@ async def drive(
     seconds: float = 5.0,
     tls: TlsOptions | None = None,
     mock_pid: int | None = None,
+    observe: Callable[[Record], None] | None = None,
 ) -> Ceiling:
-    """Warm ``concurrency`` connections, then keep that many requests in flight ``seconds``."""
+    """Warm ``concurrency`` connections, then keep that many requests in flight ``seconds``.
+
+    ``observe``: also handed each finished record, as a run's displays are
+    (benchmarks/client_throughput.py ``--live``: what the live view costs).
+    """
     client = make_transport(transport, limit=concurrency, connect_timeout_s=10, tls=tls)
     requester = Requester(
         client,
@@ -296,7 +311,7 @@ async def drive(
     async def send(request: RequestSpec, scheduled: int | None) -> Record:
         return await requester.send(request, 0, scheduled)
 
-    run = send_each(send, done.append)
+    run = send_each(send, done.append if observe is None else _both(done.append, observe))
     try:
         await closed_loop(run, iter([next(endless) for _ in range(concurrency)]), concurrency)
         done.clear()

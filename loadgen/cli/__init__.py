@@ -143,6 +143,11 @@ def _scenario(path: Path | None, flags: dict[str, Any]) -> Scenario:
 @click.option(
     "--quiet", "-q", is_flag=True, help="No progress and no step tables (verdict still printed)."
 )
+@click.option(
+    "--no-live",
+    is_flag=True,
+    help="No live view on a terminal: the one-line progress and the step tables instead.",
+)
 @click.option("--fail-on-sla", is_flag=True, help="Exit 1 when a step misses its SLA.")
 @click.option("--strict", is_flag=True, help="Exit 1 when a step is inconclusive.")
 @click.option(
@@ -203,6 +208,7 @@ def run(
     scenario: Path | None,
     out_dir: Path | None,
     quiet: bool,
+    no_live: bool,
     fail_on_sla: bool,
     strict: bool,
     metrics_profile: str,
@@ -255,6 +261,7 @@ def run(
         on_signal=signals.append,
         ray=ray_address,
         replace=replace,
+        live=False if no_live else None,
     )
 
     first = lambda: signals[0] if signals else None  # noqa: E731

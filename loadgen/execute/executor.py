@@ -6,7 +6,8 @@ and handing each finished record on; :class:`StepOutcome` is what a step's
 summary needs from whoever carried it out, one process or several.
 
 Imports: asyncio, itertools, loadgen.client, loadgen.clock, loadgen.records,
-loadgen.execute (agents, drivers, linked, monitor, sessions), loadgen.summary, loadgen.workload.
+loadgen.execute (agents, drivers, linked, live, monitor, sessions), loadgen.summary,
+loadgen.workload.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from loadgen.execute.drivers import (
 from loadgen.execute.linked import linked_loop
 from loadgen.execute.live import Live
 from loadgen.execute.media_feed import MediaFeed, MediaHelper
-from loadgen.execute.monitor import LoopMonitor
+from loadgen.execute.monitor import LoopMonitor, Pulse
 from loadgen.execute.sessions import SessionRunner
 from loadgen.records import Record
 from loadgen.summary import ClientHealth
@@ -83,6 +84,10 @@ class Executor(Protocol):
         path: read by a scrape or at a step's end)."""
         ...
 
+    def pulse(self) -> Pulse | None:
+        """Loadgen's health right now (the live view); None between steps."""
+        ...
+
 
 class LocalExecutor:
     """Carries out steps in this process's event loop."""
@@ -92,8 +97,11 @@ class LocalExecutor:
         self.workload = workload
         #: where a closed loop's synthetic media are made (started before the first step)
         self.media = None if workload.media is None else MediaHelper(workload.media)
-        self._monitor: LoopMonitor | None = None  # the running (or last) step's
-        self._send_lags: list[int] = []
+        self._monitor: LoopMonitor | None = None  # the step in progress's
+        self._send_lags: list[int] = []  # the running (or last) step's
+
+    def pulse(self) -> Pulse | None:
+        return None if self._monitor is None else self._monitor.pulse()
 
     async def step(
         self, plan: StepPlan, index: int, mode: str, value: float, on_record: OnRecord
@@ -141,6 +149,7 @@ class LocalExecutor:
 
         requester.take_read_lag()  # what came before this step is not its own
         monitor.start()
+        self._monitor = monitor
         interrupted = False
         try:
             await carry_out(
@@ -164,6 +173,7 @@ class LocalExecutor:
                 on_record(rec)
             requester.cancelled.clear()
         await monitor.stop()
+        self._monitor = None
         health = monitor.health(send_lags, requester.take_read_lag(), media_waits)
         return StepOutcome(health, interrupted, [monitor.samples], requester.http_versions())
 

@@ -8,6 +8,10 @@ memory, for the step's peak. With the h1 transport the step also gets the read
 lag (how long bytes waited in the socket before loadgen read them). Whatever
 numpy imports lazily for these figures is imported with this module, not mid-run.
 
+:meth:`LoopMonitor.pulse` is the same watch right now, for the live view: the
+CPU use and loop lag of the last :data:`PULSE_WINDOW_S` seconds and the
+saturation warnings they would raise, read about four times a second.
+
 Imports: asyncio, numpy, loadgen.clock, loadgen.summary.
 """
 
@@ -16,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,7 +33,7 @@ from loadgen.summary import ClientHealth
 # (the import then fails EMFILE: a traceback and no summary).
 np.percentile(np.zeros(1), 99)
 
-__all__ = ["SATURATION", "LoopMonitor", "rss_bytes"]
+__all__ = ["PULSE_WINDOW_S", "SATURATION", "LoopMonitor", "Pulse", "rss_bytes"]
 
 #: Thresholds past which a step is flagged as limited by loadgen itself (its SLA
 #: result is then inconclusive). Chosen with benchmarks/truth_error.py on a 2-core VM
@@ -46,6 +51,20 @@ SATURATION = {
     # closed loop: how long requests waited for the synthetic media made ahead of them
     "media_wait_p99_ms": 10.0,
 }
+
+
+#: the live pulse's figures cover about this many seconds back
+PULSE_WINDOW_S = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class Pulse:
+    """Loadgen right now: requests in flight, and CPU and loop lag over the last seconds."""
+
+    in_flight: int
+    cpu_util: float | None = None  # fraction of one core
+    loop_lag_p99_ms: float | None = None
+    warnings: tuple[str, ...] = ()
 
 
 def rss_bytes() -> int | None:
@@ -72,6 +91,8 @@ class LoopMonitor:
     _cpu0: int = 0
     _wall0: int = 0
     _task: asyncio.Task[None] | None = None
+    #: (wall, cpu) at each pulse of the last PULSE_WINDOW_S
+    _marks: deque[tuple[int, int]] = field(default_factory=lambda: deque(maxlen=64))
 
     def start(self) -> None:
         self._cpu0, self._wall0 = cpu_ns(), now_ns()
@@ -98,6 +119,27 @@ class LoopMonitor:
         rss = rss_bytes()
         if rss is not None and (self.rss_peak is None or rss > self.rss_peak):
             self.rss_peak = rss
+
+    def pulse(self) -> Pulse:
+        """The live figures: CPU since the oldest pulse of the window, lag p99 of its samples."""
+        wall, cpu = now_ns(), cpu_ns()
+        marks = self._marks
+        if not marks:
+            marks.append((self._wall0, self._cpu0))
+        while len(marks) > 1 and wall - marks[1][0] >= PULSE_WINDOW_S * NS_PER_S:
+            marks.popleft()
+        wall0, cpu0 = marks[0]
+        marks.append((wall, cpu))
+        span = wall - wall0
+        cpu_util = (cpu - cpu0) / span if span > 0 else None
+        recent = self.lags_ns[-int(PULSE_WINDOW_S * NS_PER_S / self.period_ns) :]
+        lag = float(np.percentile(recent, 99)) / NS_PER_MS if recent else None
+        warnings = []
+        if cpu_util is not None and span >= NS_PER_S and cpu_util > SATURATION["cpu_util"]:
+            warnings.append(f"loadgen uses {cpu_util:.0%} of a CPU core: it may be the bottleneck")
+        if lag is not None and lag > SATURATION["loop_lag_p99_ms"]:
+            warnings.append(f"event-loop lag p99 {lag:.1f} ms: timestamps may run late")
+        return Pulse(self.in_flight, cpu_util, lag, tuple(warnings))
 
     def mean_in_flight(self, start_ns: int, end_ns: int) -> float | None:
         window = [n for t, n in self.samples if start_ns <= t <= end_ns]

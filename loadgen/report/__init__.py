@@ -1,7 +1,8 @@
 """Outputs: console tables, progress, files and plots, made from the results.
 
 Owns every file and line a person reads: the console's step tables and
-verdict, the live progress line, summary.json and scenario.yaml on disk,
+verdict, the live progress line and the live view on a terminal (``live``,
+its state and rolling figures in ``live_state``), summary.json and scenario.yaml on disk,
 steps.csv, report.md, report.html, the plots, ``loadgen report`` and
 ``loadgen compare``.
 

@@ -27,3 +27,6 @@ class RunOptions:
     replace: bool = False
     #: workers as Ray actors: ``local``, ``auto`` or a cluster address (loadgen.scale.ray_pool)
     ray: str | None = None
+    # -- live view
+    #: the live terminal view: None on a terminal outside CI and -q; False: ``--no-live``
+    live: bool | None = None

@@ -26,15 +26,15 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from loadgen.clock import anchor, now_ns
+from loadgen.clock import anchor
 from loadgen.errors import LoadgenError, OutputError
 from loadgen.execute.loop import loop_factory, quiet_gc
 from loadgen.execute.open_files import ensure_open_files
 from loadgen.records import RecordWriter
 from loadgen.redact import warn
 from loadgen.report.files import write_resolved_scenario
-from loadgen.report.progress import Progress
 from loadgen.results.assemble import start_summary
+from loadgen.run.live_feed import make_display
 from loadgen.run.options import RunOptions
 from loadgen.run.session import Session
 from loadgen.run.setup import prepare_out_dir, start_exporter, start_telemetry
@@ -141,7 +141,7 @@ def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
             metrics_profile=opts.metrics_profile,
         )
         writer = stack.enter_context(contextlib.closing(RecordWriter(records_path)))
-        progress = Progress(now=now_ns, enabled=False if opts.quiet else opts.progress)
+        progress = make_display(scenario, opts, Session.steps_planned_of(scenario))
         summary.target_check = preflight_all(scenario, urls)
         if scenario.target.model == "auto":
             model = pick_model(summary.target_check.models, url)

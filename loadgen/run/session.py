@@ -6,8 +6,9 @@ the sweep, the summary it appends to and rewrites after every step, and the
 console lines of each step.
 
 Imports: loadgen.* below the run: clock, errors, execute, metrics, records, redact,
-report (console, files, progress), results, scale (lazily), scenario, summary,
-target, telemetry and exporter (types only), workload, loadgen.run.signals.
+report (console, files, live, progress), results, scale (lazily), scenario, summary,
+target, telemetry and exporter (types only), workload, loadgen.run (live_feed, options,
+signals).
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ from loadgen.records import Record, RecordWriter
 from loadgen.redact import redact_text
 from loadgen.report.console import format_run_header, format_step, load_label, step_warning_lines
 from loadgen.report.files import write_summary
-from loadgen.report.progress import Progress
+from loadgen.report.live import LiveView
 from loadgen.results.assemble import load_point, step_summary
 from loadgen.results.hints import TargetFacts, error_lines
 from loadgen.results.sweep import Point, make_sweep, verdict
 from loadgen.run.dead_target import DeadTargetWatch
+from loadgen.run.live_feed import Display, feed_view
 from loadgen.run.options import RunOptions
 from loadgen.run.signals import SignalStop
 from loadgen.scale.size import resolve_workers
@@ -76,7 +78,7 @@ class Session:
         opts: RunOptions,
         summary: Summary,
         writer: RecordWriter,
-        progress: Progress,
+        progress: Display,
         telemetry: TelemetryCollector | None,
     ) -> None:
         self.scenario = scenario
@@ -112,10 +114,13 @@ class Session:
         self._http_versions: set[str] = set()
         self.workers = resolve_workers(scenario, ray=opts.ray is not None)
         summary.workers = self.workers
-        #: a list sweep knows its number of steps; auto and sla-search do not
-        self.steps_planned = (
-            len(scenario.load.points) if getattr(scenario.load, "sweep", "list") == "list" else None
-        )
+        self.steps_planned = self.steps_planned_of(scenario)
+
+    @staticmethod
+    def steps_planned_of(scenario: Scenario) -> int | None:
+        """A list sweep knows its number of steps; auto and sla-search do not."""
+        load = scenario.load
+        return len(load.points) if getattr(load, "sweep", "list") == "list" else None
 
     async def run(self, stop: SignalStop) -> None:
         task = asyncio.current_task()
@@ -278,7 +283,15 @@ class Session:
         cache_before = self._scrape_cache()
         if exporter is not None:
             exporter.metrics.start_step(index, lp.mode, at.value, self.steps_planned)
-        outcome = await executor.step(plan, index, at.mode, at.value, on_record)
+        view = self.progress
+        feed = None
+        if isinstance(view, LiveView):  # 4 Hz on this loop, beside the load
+            feed = asyncio.get_running_loop().create_task(feed_view(view, executor, self.telemetry))
+        try:
+            outcome = await executor.step(plan, index, at.mode, at.value, on_record)
+        finally:
+            if feed is not None:
+                feed.cancel()
         self.writer.flush()
         if exporter is not None:
             exporter.metrics.poll()  # the step's last send lags, before the next step's list

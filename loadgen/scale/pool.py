@@ -40,7 +40,7 @@ from loadgen.errors import LoadgenError
 from loadgen.execute.drivers import OnRecord
 from loadgen.execute.executor import StepOutcome
 from loadgen.execute.live import Live
-from loadgen.execute.monitor import rss_bytes
+from loadgen.execute.monitor import Pulse, rss_bytes
 from loadgen.records import Record
 from loadgen.scale.messages import Clock, Command, Exit, Go, Step, StepDone, Stop
 from loadgen.scale.wire import frame, open_stream, read_frame
@@ -81,8 +81,10 @@ class Worker:
     offset_uncertainty_ns: int = 0
     #: finished records this worker sent during the current step
     records: int = 0
-    #: requests in flight at its last ``L`` frame (0 between steps)
+    #: requests in flight at its last ``M`` frame (0 between steps)
     in_flight: int = 0
+    #: the worker's latest pulse of the current step (in flight, CPU, loop lag)
+    pulse: Pulse | None = None
 
     def exit_text(self) -> str:
         if self.process is None:
@@ -106,7 +108,7 @@ class WorkerPool:
     def __init__(self, workers: list[Worker]) -> None:
         self._workers = workers
         self._step: _Step | None = None
-        self._send_lags: list[int] = []  # the step's, from every worker's L frames
+        self._send_lags: list[int] = []  # the step's, from every worker's M frames
 
     @classmethod
     def start(
@@ -173,6 +175,7 @@ class WorkerPool:
         cpu0, wall0 = cpu_ns(), now_ns()
         for w in alive:
             w.planned, w.done, w.records = loop.create_future(), loop.create_future(), 0
+            w.pulse = None
         interrupted = False
         try:
             for rank, w in enumerate(alive):
@@ -202,6 +205,20 @@ class WorkerPool:
         outcome.interrupted = outcome.interrupted or interrupted
         outcome.health.warnings += state.died
         return outcome
+
+    def pulse(self) -> Pulse | None:
+        """The workers' latest pulses as one: in flight summed, the worst CPU and lag."""
+        pulses = [(w.index, w.pulse) for w in self._workers if w.alive and w.pulse is not None]
+        if self._step is None or not pulses:
+            return None
+        cpus = [p.cpu_util for _, p in pulses if p.cpu_util is not None]
+        lags = [p.loop_lag_p99_ms for _, p in pulses if p.loop_lag_p99_ms is not None]
+        return Pulse(
+            in_flight=sum(p.in_flight for _, p in pulses),
+            cpu_util=max(cpus) if cpus else None,
+            loop_lag_p99_ms=max(lags) if lags else None,
+            warnings=tuple(f"worker {i}: {t}" for i, p in pulses for t in p.warnings),
+        )
 
     async def connect(self) -> None:
         """The event loop takes every worker's socket over (once) and reads from it."""
@@ -276,10 +293,13 @@ class WorkerPool:
             except Exception as exc:  # the parent could not keep it (a full disk): end the step
                 state.error = exc
                 self._resolve_all()
-        elif kind == b"L":
+        elif kind == b"M":
             in_flight, lags = orjson.loads(body)
             w.in_flight = int(in_flight)
             self._send_lags.extend(lags)
+        elif kind == b"L" and state is not None:
+            fields = orjson.loads(body)
+            w.pulse = Pulse(**{**fields, "warnings": tuple(fields.get("warnings", ()))})
         elif kind == b"C" and w.clock is not None and not w.clock.done():
             w.clock.set_result(int(body))
         elif kind == b"P" and w.planned is not None and not w.planned.done():

@@ -22,9 +22,12 @@ Protocol, in :mod:`loadgen.scale.wire` frames over a socket:
 - worker to parent, frames whose first byte says what follows: ``H`` + a
   name (a Ray actor's first frame); ``S`` ready; ``E`` + text: setup failed;
   ``C`` + the worker's clock; ``P`` planned; ``R`` + records.jsonl rows;
-  ``L`` + JSON ``[in flight, [send lags since the last L]]`` every
+  ``M`` + JSON ``[in flight, [send lags since the last M]]`` every
   :data:`LIVE_EVERY_S` of a step and once at its end (loadgen's own metrics);
-  ``D`` + a :class:`~loadgen.scale.messages.StepDone` in JSON: the step is done.
+  ``L`` + a :class:`~loadgen.execute.monitor.Pulse` in JSON (every
+  :data:`PULSE_EVERY_S` during a step: in flight, CPU, loop lag, for the
+  parent's live view); ``D`` + a :class:`~loadgen.scale.messages.StepDone`
+  in JSON: the step is done.
 
 Imports: asyncio, orjson, loadgen.records, loadgen.execute (executor, loop,
 requester), loadgen.scale (messages, wire),
@@ -59,7 +62,7 @@ from loadgen.workload.prompts import Calibration
 from loadgen.workload.source import Workload
 from loadgen.workload.step import plan_step, with_own_media
 
-__all__ = ["FLUSH_AFTER_S", "Connect", "WorkerConfig", "main", "serve"]
+__all__ = ["FLUSH_AFTER_S", "PULSE_EVERY_S", "Connect", "WorkerConfig", "main", "serve"]
 
 #: opens the worker's streams to the parent
 Connect = Callable[[], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWriter]]]
@@ -70,6 +73,8 @@ FLUSH_AFTER_S = 0.05
 FLUSH_ROWS = 256
 #: how often a worker tells the parent its requests in flight and new send lags
 LIVE_EVERY_S = 0.5
+#: how often a worker tells the parent its pulse during a step
+PULSE_EVERY_S = 0.25
 
 
 @dataclass(slots=True)
@@ -205,6 +210,7 @@ class _Worker:
             executor.run(share, index, self._on_record, t0_ns=t0_ns, worker=rank, workers=ranks)
         )
         live = asyncio.create_task(self._report_live(executor))
+        pulses = asyncio.ensure_future(self._pulses(executor))
         while not run.done():
             waiter = asyncio.ensure_future(self._commands.get())
             await asyncio.wait({run, waiter}, return_when=asyncio.FIRST_COMPLETED)
@@ -216,6 +222,7 @@ class _Worker:
                         self._commands.put_nowait(Exit())
             else:
                 waiter.cancel()
+        pulses.cancel()
         outcome = run.result()
         live.cancel()
         self._flush()
@@ -240,7 +247,15 @@ class _Worker:
     def _live_frame(self, in_flight: int, lags: list[int]) -> None:
         new = lags[self._lags_sent :]
         self._lags_sent += len(new)
-        self._write(b"L" + orjson.dumps([in_flight, new]))
+        self._write(b"M" + orjson.dumps([in_flight, new]))
+
+    async def _pulses(self, executor: LocalExecutor) -> None:
+        """The executor's pulse to the parent every PULSE_EVERY_S, until cancelled."""
+        while True:
+            await pause(PULSE_EVERY_S)
+            pulse = executor.pulse()
+            if pulse is not None:
+                self._write(b"L" + orjson.dumps(pulse))
 
     def _on_record(self, rec: Record) -> None:
         self.rows.append(orjson.dumps(rec, option=orjson.OPT_APPEND_NEWLINE))

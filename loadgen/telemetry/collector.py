@@ -45,7 +45,7 @@ from loadgen.telemetry.jsonl import LineFile
 from loadgen.telemetry.offset import ClockProbe, OffsetEstimate, best_offset
 from loadgen.telemetry.prom import parse_prometheus_text
 from loadgen.telemetry.promql import PromQueries, failure_gap, read_window_blocking
-from loadgen.telemetry.rows import parse_sample
+from loadgen.telemetry.rows import GpuSample, ServerScrape, parse_sample
 from loadgen.telemetry.server_metrics import extract_server_metrics
 from loadgen.telemetry.stats import Gap, TelemetryStore
 
@@ -189,6 +189,22 @@ class TelemetryCollector:
             line = gap.model_dump(include={"source", "kind", "error"})
             self._write({"type": "gap", "t_ns": gap.last_ns, **line})
             self._say_once(spec.label, f"Prometheus {spec.label}: {gap.error}")
+
+    def latest(self) -> tuple[ServerScrape | None, list[tuple[str, GpuSample]]]:
+        """The newest server scrape and each GPU's newest sample (the live view's), no I/O.
+
+        A GPU is labelled ``GPU <index>``, with its agent's address where there are several.
+        """
+        with self._lock:
+            store = self._store
+            server = store.server[-1][1] if store.server else None
+            many = len(self._agents) > 1
+            gpus = [
+                (f"GPU {idx}" + (f" {agent}" if many else ""), series.points[-1])
+                for (agent, idx), series in sorted(store.gpus.items())
+                if series.points
+            ]
+        return server, gpus
 
     # --- the thread --------------------------------------------------------
     def _run(self) -> None:
