@@ -6,7 +6,8 @@ a shared prefix and multi-turn sessions shape them like production traffic.
 Paths are plain strings here; ``loadgen.scenario.load`` resolves relative ones
 against the scenario's folder, and the workload package reads the files.
 
-Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.dists, .media_spec.
+Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.dists, .media_spec,
+.cancel_spec.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from loadgen.scenario.cancel_spec import CancelSpec
 from loadgen.scenario.dists import (
     DatasetSpec,
     Distribution,
@@ -163,6 +165,12 @@ class WorkloadSpec(Spec):
         None,
         description="A synthetic WAV clip in each request (openai-chat input_audio, "
         "openai-transcriptions' file).",
+    )
+    # -- users who stop (loadgen.scenario.cancel_spec)
+    cancel: CancelSpec | None = Field(
+        None,
+        description="A share of the requests aborted mid-stream by the client, after "
+        "`after_tokens` token events or `after_s` seconds (seeded).",
     )
 
     @model_validator(mode="after")
