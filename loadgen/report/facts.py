@@ -220,6 +220,15 @@ def ramp_text(step: StepSummary) -> str:
     return f", {step.requests.ramp} ramp-up" if step.requests.ramp else ""
 
 
+def cancelled_text(step: StepSummary) -> str:
+    """``, 20 cancelled by client (10.0%)`` after the failed count (workload.cancel), or
+    nothing."""
+    r = step.requests
+    if not r.cancelled_by_client:
+        return ""
+    return f", {r.cancelled_by_client} cancelled by client ({r.cancelled_by_client_share:.1%})"
+
+
 def ttft_of_text(step: StepSummary) -> str | None:
     """A note when TTFT is measured to the first answer token rather than any token."""
     if step.ttft_of != "answer":
