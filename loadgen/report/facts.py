@@ -49,6 +49,7 @@ _WORKLOAD_KEYS = (
     "tokenizer",
     *("batch", "documents", "query_tokens"),  # pooling APIs (embeddings, rerank)
     *("images", "audio"),  # inputs beyond text
+    "cancel",  # users who stop (workload.cancel)
 )
 
 

@@ -79,6 +79,9 @@ class WorkloadInfo(Sparse):
     # -- fixed 336 px, jpeg`` (synthetic), ``from the dataset: 40 of 200 rows, 52 images``
     images: str | None = None
     audio: str | None = None  # e.g. ``fixed 1.5 s a request, 16000 Hz WAV``
+    # -- users who stop, one line: ``20% of requests aborted by the client, after uniform
+    # -- [4, 32] token events``
+    cancel: str | None = None
 
 
 class Verdict(Strict):

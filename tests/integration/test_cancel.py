@@ -25,7 +25,7 @@ TOKENS = {"share": 0.3, "after_tokens": {"dist": "uniform", "min": 2, "max": 10}
 
 
 def run(
-    out: Path, cancel: dict[str, Any], *, transport: str = "auto", **workload: Any
+    out: Path, cancel: dict[str, Any], *, transport: str = "auto", workers: int = 1, **workload: Any
 ) -> tuple[Summary, list[Record], list[dict[str, Any]]]:
     truth = out.parent / f"{out.name}-truth.jsonl"
     sc = {
@@ -44,7 +44,12 @@ def run(
             "cancel": cancel,
             **workload,
         },
-        "load": {"mode": "concurrency", "concurrency": [4], "requests_per_step": N},
+        "load": {
+            "mode": "concurrency",
+            "concurrency": [4],
+            "requests_per_step": N,
+            "workers": workers,
+        },
     }
     summary = run_scenario(Scenario.model_validate(sc), RunOptions(out, quiet=True))
     lines = [orjson.loads(x) for x in truth.read_bytes().splitlines() if x]
@@ -129,3 +134,14 @@ def test_an_aborted_turn_ends_its_session(tmp_path: Path) -> None:
             last = next(r for r in turns if r.turn == first_cut)
             assert last.cancelled_by_client and last.output_events == 3
     assert summary.steps[0].requests.failed == 0
+
+
+def test_two_workers_abort_the_requests_one_process_would(tmp_path: Path) -> None:
+    summary, records, truth = run(tmp_path / "out", TOKENS, workers=2)
+    assert summary.workers == 2 and len(records) == N
+    pick = CancelPicker(CancelSpec.model_validate(TOKENS), 11, 0)
+    cut = [r for r in records if r.cancelled_by_client]
+    assert sorted(r.id for r in cut) == sorted(r.id for r in records if pick(r.id) is not None)
+    assert all(r.output_events == (pick(r.id) or (0,))[0] for r in cut)
+    assert {x["request_id"] for x in truth if x.get("aborted")} == {r.request_id for r in cut}
+    assert summary.steps[0].requests.cancelled_by_client == len(cut) > 0

@@ -153,3 +153,14 @@ def test_session_turns_are_drawn_per_turn_and_carried_to_the_turn_request() -> N
 def test_a_share_outside_0_1_is_refused(share: float) -> None:
     with pytest.raises(ValueError, match="share"):
         CancelSpec.model_validate({"share": share, "after_tokens": {"dist": "fixed", "value": 2}})
+
+
+def test_a_datasets_requests_are_marked() -> None:
+    data = Path(__file__).parents[3] / "scenarios" / "data" / "mini-chat.jsonl"
+    w = prepare(TOKENS, dataset={"path": str(data)})
+    spec = load(mode="concurrency", concurrency=[2], requests_per_step=50)
+    plan = plan_step(w, spec, "concurrency", 2, 0)
+    got = list(itertools.islice(plan.requests, 300))
+    pick = picker(TOKENS, seed=5)
+    assert stops(got) == [pick(s.index) or (None, None) for s in got]
+    assert any(s.cancel_after_tokens for s in got)
