@@ -214,6 +214,10 @@ class _AiohttpResponse:
         if trailing:
             self.stray = True
 
+    def abort(self) -> None:
+        """Closed as the caller leaves (stray: never released to the pool)."""
+        self.stray = True
+
     @property
     def sent_ns(self) -> int | None:
         return self._body.written_ns or None

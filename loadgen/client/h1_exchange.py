@@ -249,7 +249,7 @@ class Core:
         at ``[DONE]``, before the body's last bytes): IDLE (the pool, if it has room),
         DRAINING (a framed body is read to its end first) or CLOSED."""
         ex = self.ex
-        if ex is None or ex.cut:  # the rest of its request was dropped: never reused
+        if ex is None or ex.cut or ex.aborted:  # request dropped, or answer abandoned
             return State.CLOSED
         if ex.ended and ex.pieces:  # body bytes past the answer's last event, unread
             ex.stray = True
@@ -286,6 +286,7 @@ class Exchange:
     """
 
     __slots__ = (
+        "aborted",
         "buffered",
         "conn",
         "cut",
@@ -324,6 +325,7 @@ class Exchange:
         #: 1 when this answer came on a fresh connection after a kept-alive one failed
         self.reconnects = 0
         self.retry_ns = 0  # when that retry began (before its connect)
+        self.aborted = False  # the caller stopped reading on purpose: closed, never reused
 
     @property
     def sent_ns(self) -> int | None:
@@ -339,6 +341,11 @@ class Exchange:
         self.ended = True
         if trailing:
             self.stray = True
+
+    def abort(self) -> None:
+        """The caller stops reading: the connection closes as it lets go (the server sees
+        the client go), rather than draining the body to reuse it."""
+        self.aborted = True
 
     def wake(self) -> None:
         waiter = self.waiter

@@ -79,6 +79,10 @@ class _HttpxResponse:
     def end_of_answer(self, trailing: bool) -> None:
         """Nothing to do: a stream left before its end closes its connection (httpcore)."""
 
+    def abort(self) -> None:
+        """Nothing to do: ``aclose`` of a stream not read to its end closes the connection
+        (HTTP/1.1) or resets the stream (HTTP/2), and the server sees the client go."""
+
     @property
     def sent_ns(self) -> None:
         return None  # httpx has no hook at the socket write: loadgen's start stamp stands

@@ -16,6 +16,7 @@ from loadgen.workload.plan import RequestSpec
 
 __all__ = [
     "count_media",
+    "cut_by_client",
     "fail",
     "finish",
     "first_answer",
@@ -72,5 +73,14 @@ def fail(rec: Record, kind: str, detail: str) -> None:
     rec.ok = False
     rec.error_kind = kind
     rec.error_detail = detail[:200]
+    if rec.token_ns and rec.last_token_ns is None:
+        rec.last_token_ns = rec.token_ns[-1]
+
+
+def cut_by_client(rec: Record) -> None:
+    """The client aborted the stream on purpose (``workload.cancel``): not ok, yet no
+    failure (no ``error_kind``); the tokens received so far stay on the record."""
+    rec.ok = False
+    rec.cancelled_by_client = True
     if rec.token_ns and rec.last_token_ns is None:
         rec.last_token_ns = rec.token_ns[-1]

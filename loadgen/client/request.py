@@ -38,6 +38,13 @@ stamps ``first_tool_ns``. With an :class:`~loadgen.client.validity.OutputCheck`
 kept, and a successful answer is validated once its stream has ended
 (``valid_output``, ``invalid_detail``).
 
+Users who stop (``workload.cancel``): a spec with ``cancel_after_tokens``
+ends after that many token events, one with ``cancel_after_ns`` when that
+long after the send has passed (the deadlines' timer); either way the
+transport closes the connection (``Response.abort``: never reused, the
+server sees the client go) and the record is ``cancelled_by_client``, not
+ok and with no ``error_kind``, keeping the tokens received.
+
 A non-streaming answer (``stream: false``, the pooling APIs) is read whole by
 :mod:`loadgen.client.whole_body`; what events write on the record (first answer,
 reasoning, end, failure) are :mod:`loadgen.client.record_marks`' functions.
@@ -60,6 +67,7 @@ from loadgen.client.adapters.wire import event_error
 from loadgen.client.pooling import PoolingCheck
 from loadgen.client.record_marks import (
     count_media,
+    cut_by_client,
     fail,
     finish,
     first_answer,
@@ -81,6 +89,8 @@ __all__ = ["RequestLimits", "RequestTimeouts", "Requester"]
 #: what the adapters' parsing raises for an event that is not of the protocol (not JSON:
 #: orjson.JSONDecodeError; JSON of the wrong shape: wire.MalformedEvent; both ValueError)
 _MALFORMED = ValueError
+#: a point no stream reaches (no ``workload.cancel``): token events, or a clock value in ns
+_NEVER = 2**62
 
 
 @dataclass(slots=True, frozen=True)
@@ -220,13 +230,19 @@ class Requester:
         t = self._timeouts
         rec.start_ns = rec.sent_ns = sent = now_ns()
         total_deadline = sent + t.total_ns
+        # workload.cancel after_s: the deadlines' timer also ends the stream at that point
+        stop = _NEVER if spec.cancel_after_ns is None else sent + spec.cancel_after_ns
         try:
             async with asyncio.timeout_at(
-                loop_time_at(min(sent + t.first_token_ns, total_deadline))
+                loop_time_at(min(sent + t.first_token_ns, total_deadline, stop))
             ) as tmo:
-                await self._stream(rec, req, tmo, total_deadline, text, calls)
+                after = spec.cancel_after_tokens  # workload.cancel after_tokens: token events
+                end = min(total_deadline, stop)
+                await self._stream(rec, req, tmo, end, text, calls, after or _NEVER)
         except TimeoutError:
-            if now_ns() >= total_deadline:
+            if now_ns() >= stop:
+                cut_by_client(rec)  # the user stopped: the connection was closed on the way out
+            elif now_ns() >= total_deadline:
                 fail(rec, "total_timeout", "no complete response within timeouts_s.total")
             elif rec.first_token_ns is None:
                 fail(rec, "first_token_timeout", "no token within timeouts_s.first_token")
@@ -263,6 +279,7 @@ class Requester:
         total_deadline: int,
         text: list[str] | None,
         calls: ToolCalls | None = None,
+        stop: int = _NEVER,
     ) -> None:
         idle = self._timeouts.idle_ns
         slack = idle // 8
@@ -288,9 +305,12 @@ class Requester:
             arrived = 0
             async for arrived, data in resp.chunks():
                 payloads = splitter.feed(data)
-                used = self._events(rec, payloads, arrived, text, splitter.errors, calls)
-                if used is not None:  # the answer's last event (or a bad one)
-                    resp.end_of_answer(used < len(payloads) or splitter.holding)
+                used = self._events(rec, payloads, arrived, text, splitter.errors, calls, stop)
+                if used is not None:  # the answer's last event (or a bad one), or the abort
+                    if rec.cancelled_by_client:
+                        resp.abort()
+                    else:
+                        resp.end_of_answer(used < len(payloads) or splitter.holding)
                     return
                 if rec.output_events > max_events:
                     too_many(rec, max_events)
@@ -311,9 +331,11 @@ class Requester:
         text: list[str] | None,
         typed: bool = False,
         calls: ToolCalls | None = None,
+        stop: int = _NEVER,
     ) -> int | None:
         """Apply one chunk's events to ``rec``; once the stream is over, how many of the
-        payloads it took (the rest came after the end), else None.
+        payloads it took (the rest came after the end), else None. ``stop``: token events
+        after which the client aborts (``workload.cancel``; one compare per token event).
 
         ``text`` collects the answer's text when the spec asked for it (else None);
         ``typed``: an :class:`ErrorEvent` may be among the payloads; ``calls`` assembles
@@ -338,6 +360,9 @@ class Requester:
                 stamp(arrived)
                 rec.output_events += d.tokens
                 rec.output_chars += len(d.text)
+                if rec.output_events >= stop and d.finish_reason is None and not d.final:
+                    cut_by_client(rec)
+                    return i + 1
             if d.finish_reason is not None:
                 rec.finish_reason = d.finish_reason
             if d.completion_tokens is not None:

@@ -109,6 +109,12 @@ class Response(Protocol):
         the connection is not reused if bytes followed it, now or before its body ends."""
         ...
 
+    def abort(self) -> None:
+        """The caller stops reading before the answer's end (``workload.cancel``): the
+        connection is closed as the caller leaves, never drained nor reused, so the
+        server sees the client go."""
+        ...
+
 
 class Transport(Protocol):
     @property

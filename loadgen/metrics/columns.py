@@ -23,6 +23,11 @@ one's (per-worker accumulators merged by a parent; an accumulator pickles).
 The mean and std of merged rows follow the merge order, as they would the
 order of a concatenated record list.
 
+A request the client aborted on purpose (``Record.cancelled_by_client``,
+``workload.cancel``) is measured (its send and end are in the window) but
+neither ok nor failed: it is counted (``by_client``) with the output tokens
+it received (``by_client_tokens``), and is in no latency column.
+
 Tool calls and structured answers are tallied apart (``outputs``:
 :class:`~loadgen.metrics.validity.OutputTally`), and so is every call of a
 session (``sessions``: :class:`~loadgen.metrics.session_tally.SessionTally`).
@@ -150,6 +155,8 @@ class StepColumns(_Accumulator):
         "_gaps",
         "_measured",
         "_ok",
+        "by_client",
+        "by_client_tokens",
         "cancelled",
         "errors",
         "failures",
@@ -185,6 +192,9 @@ class StepColumns(_Accumulator):
         self.vector_dims: dict[int, int] = {}
         #: every call of a session (warm-up, ramp-up and failed ones too)
         self.sessions = SessionTally()
+        # -- users who stop (workload.cancel): measured, neither ok nor failed
+        self.by_client = 0  # measured records the client aborted on purpose
+        self.by_client_tokens = 0  # the output tokens they received before the abort
 
     def add(self, r: Record) -> None:
         """Take what the summary needs from ``r``; ``r`` itself is not kept."""
@@ -211,6 +221,10 @@ class StepColumns(_Accumulator):
             self.usage_ignored += 1
         if r.vector_dim is not None:
             self.vector_dims[r.vector_dim] = self.vector_dims.get(r.vector_dim, 0) + 1
+        if r.cancelled_by_client:  # a user who stopped: in the window, out of the latencies
+            self.by_client += 1
+            self.by_client_tokens += r.output_tokens
+            return
         if not r.ok:
             kind = r.error_kind or "unknown"
             self.errors[kind] = self.errors.get(kind, 0) + 1
@@ -283,6 +297,8 @@ class StepColumns(_Accumulator):
         self.reconnects += other.reconnects
         self.reasoning_ok += other.reasoning_ok
         self.usage_ignored += other.usage_ignored
+        self.by_client += other.by_client
+        self.by_client_tokens += other.by_client_tokens
         for kind, n in other.errors.items():
             self.errors[kind] = self.errors.get(kind, 0) + n
         self.failures.merge(other.failures)

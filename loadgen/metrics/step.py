@@ -6,8 +6,10 @@ into one first; both give the same summary.
 
 Warm-up and ramp-up records are counted but excluded from every metric.
 Latency metrics use the successful requests; counts and the error rate use
-all of them. The whole window is the first send to the last end among the
-measured (non-warm-up, non-ramp) requests; throughput and goodput are over
+all of them, but for the requests the client aborted on purpose
+(``workload.cancel``): counted apart, in no latency, throughput or error rate.
+The whole window is the first send to the last end among the measured
+(non-warm-up, non-ramp) requests, aborted ones included; throughput and goodput are over
 the steady window where the step has one (loadgen.metrics.window), with the
 whole window's figures kept beside them (``throughput_whole``).
 
@@ -138,6 +140,7 @@ def summarize_step(
     if open_loop:
         _open_loop_latencies(step, ok, profile.name, ttft_of, sla.confidence)
     step.tokens = token_counts(ok, expect_full_output)
+    step.tokens.cancelled_output_total = cols.by_client_tokens  # users who stopped
     step.prompt_lengths = prompt_length_check(ok, prompt_tolerance)
     if (warning := short_output_warning(step.tokens, len(ok))) is not None:
         step.warnings.append(warning)
@@ -238,17 +241,22 @@ def by_endpoint(
 
 
 def _counts(cols: StepColumns) -> RequestCounts:
-    measured, ok = cols.measured_count, cols.ok_count
+    """total = ok + failed + cancelled_by_client; error_rate = failed / (ok + failed)."""
+    measured, ok, by_client = cols.measured_count, cols.ok_count, cols.by_client
+    failed = measured - ok - by_client
+    ran = measured - by_client  # the requests the client let run to their end
     return RequestCounts(
         total=measured,
         ok=ok,
-        failed=measured - ok,
+        failed=failed,
         warmup=cols.warmup,
         ramp=cols.ramp,
         cancelled=cols.cancelled,
         reconnects=cols.reconnects,
         errors=dict(sorted(cols.errors.items())),
-        error_rate=(measured - ok) / measured if measured else 0.0,
+        error_rate=failed / ran if ran else 0.0,
+        cancelled_by_client=by_client,
+        cancelled_by_client_share=by_client / measured if measured else 0.0,
     )
 
 

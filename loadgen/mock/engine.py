@@ -16,6 +16,8 @@ are cut to what the running requests leave (``PrefixCache.fit``), so a long
 context evicts the cached prefixes of others. When the KV budget runs out the
 youngest running request is preempted (sent back to the head of the queue; it
 frees its blocks and re-prefills prompt + generated tokens).
+A request whose client goes away mid-stream leaves the batch at once
+(``drop``): its slot and KV are free for the next step's admissions.
 
 ``FixedPacer`` is the fixed mode: request i gets token k at
 ``recv_ns + ttft + k * itl``, all absolute deadlines kept in one heap; each
@@ -93,6 +95,13 @@ class BatchEngine:
 
     def close(self) -> None:
         self.timer.close()
+
+    def drop(self, gen: Gen) -> None:
+        """The client went away (``gen`` is dead): its slot and KV are freed now, not at
+        the end of the step it is in; a waiting one is skipped at admission."""
+        if gen in self.running:
+            self.running = [g for g in self.running if g is not gen]
+            self._free(gen)  # its KV, and its hold on the cached blocks it shares
 
     def _need(self, gen: Gen) -> int:
         """KV tokens a request needs to be admitted (with preemption: its context)."""
@@ -197,7 +206,11 @@ class FixedPacer:
         self.timer = Timer(loop, self._on_timer)
 
     def gauges(self) -> tuple[int, int, float]:
-        return len(self.heap), 0, 0.0
+        return sum(1 for _, _, g in self.heap if not g.dead), 0, 0.0
+
+    def drop(self, gen: Gen) -> None:
+        """The client went away: ``gen`` is dead, no longer counted, and leaves the heap
+        at its next deadline (it writes nothing more)."""
 
     def submit(self, gen: Gen) -> None:
         deadline = gen.sched_ns + self.ttft_ns

@@ -72,6 +72,7 @@ class Gen:
         "fault",
         "finish",
         "first_ns",
+        "gone",
         "kv",
         "n_out",
         "offset",
@@ -103,6 +104,7 @@ class Gen:
         self.kv = 0
         self.first_ns = 0
         self.dead = False
+        self.gone = False  # the client went away before the end (truth: aborted)
         self.token_ns: list[int] = []
         self.blocks: list[int] | None = None  # prefix-cache block hashes (engine mode)
         self.cached = 0  # prompt tokens its first admission found in the prefix cache
@@ -133,7 +135,7 @@ class Gen:
     def abort(self) -> None:
         """The client went away: stop, count it, record it."""
         if not self.dead:
-            self.dead = True
+            self.dead = self.gone = True
             self._record(200, "abort", _pc())
 
     def _variant(self, k: int) -> int:
@@ -161,6 +163,8 @@ class Gen:
             }
             if self.spec.context_tokens:  # Responses: of prompt_tokens, the stored conversation's
                 record["context_tokens"] = self.spec.context_tokens
+            if self.gone:  # the client went away before the answer's end
+                record["aborted"] = True
             self.ctx.truth.add(record)
 
     def _complete(self) -> None:

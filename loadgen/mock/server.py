@@ -153,7 +153,10 @@ class MockServer:
     def _lost(self, conn: HttpConn) -> None:
         self.conns.discard(conn)
         if isinstance(conn.current, Gen):
-            conn.current.abort()
+            gen = conn.current
+            if not gen.dead:  # the client went away mid-answer: free its slot at once
+                gen.abort()
+                self.engine.drop(gen)
 
     def handle(self, conn: HttpConn, req: Request) -> None:
         route = ROUTES.get(req.path)

@@ -207,6 +207,7 @@ def format_step(
         f"step {step.index} · {load_label(step)}" + (" · INTERRUPTED" if step.interrupted else ""),
         f"  requests  {r.ok} ok, {r.failed} failed"
         + (f" ({_kinds(r.errors)})" if r.errors else "")
+        + facts.cancelled_text(step)
         + f", {r.warmup} warm-up{facts.ramp_text(step)} · window {step.duration_s:.2f} s",
         *fit(
             "  throughput ",

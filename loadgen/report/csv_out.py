@@ -131,6 +131,10 @@ OPTIONAL_COLUMNS: tuple[tuple[tuple[str, ...], Callable[[list[Any]], bool]], ...
         _some,
     ),
     (("short_outputs",), _counted),
+    (
+        ("requests_cancelled_by_client", "cancelled_by_client_share", "cancelled_output_tokens"),
+        _counted,
+    ),
 )
 _OPTIONAL = {name for names, _ in OPTIONAL_COLUMNS for name in names}
 
@@ -208,6 +212,9 @@ def _optional_fields(step: StepSummary) -> dict[str, Any]:
         "prompt_len_worst_rel_diff": pl.worst_rel_diff if pl.compared else None,
         "prompt_len_beyond_tolerance": pl.beyond_tolerance,
         "short_outputs": step.tokens.short_outputs,
+        "requests_cancelled_by_client": step.requests.cancelled_by_client,
+        "cancelled_by_client_share": step.requests.cancelled_by_client_share,
+        "cancelled_output_tokens": step.tokens.cancelled_output_total,
     }
     for metric in ("ttft_reasoning_ms", "ttft_answer_ms"):
         dist = getattr(step, metric)

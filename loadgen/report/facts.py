@@ -50,6 +50,7 @@ _WORKLOAD_KEYS = (
     "tokenizer",
     *("batch", "documents", "query_tokens"),  # pooling APIs (embeddings, rerank)
     *("images", "audio"),  # inputs beyond text
+    "cancel",  # users who stop (workload.cancel)
 )
 
 
@@ -255,6 +256,15 @@ def media_text(step: StepSummary) -> str | None:
 def ramp_text(step: StepSummary) -> str:
     """``, 12 ramp-up`` after the warm-up count, or nothing."""
     return f", {step.requests.ramp} ramp-up" if step.requests.ramp else ""
+
+
+def cancelled_text(step: StepSummary) -> str:
+    """``, 20 cancelled by client (10.0%)`` after the failed count (workload.cancel), or
+    nothing."""
+    r = step.requests
+    if not r.cancelled_by_client:
+        return ""
+    return f", {r.cancelled_by_client} cancelled by client ({r.cancelled_by_client_share:.1%})"
 
 
 def ttft_of_text(step: StepSummary) -> str | None:

@@ -67,7 +67,7 @@ class Progress:
     def record(self, rec: Record) -> None:
         s = self._state
         s.done += 1
-        if not rec.ok:
+        if not rec.ok and not rec.cancelled_by_client:  # a user who stopped did not fail
             s.failed += 1
         s.tokens += rec.output_tokens
         if rec.first_token_ns is not None and rec.ok:

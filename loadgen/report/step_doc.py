@@ -185,7 +185,8 @@ def _warnings(step: StepSummary) -> tuple[str, ...]:
 def _facts(step: StepSummary) -> tuple[str, ...]:
     r, t = step.requests, step.throughput
     head = (
-        f"{r.ok} ok, {r.failed} failed, {r.warmup} warm-up{facts.ramp_text(step)} "
+        f"{r.ok} ok, {r.failed} failed{facts.cancelled_text(step)}, "
+        f"{r.warmup} warm-up{facts.ramp_text(step)} "
         f"over {step.duration_s:.2f} s; "
     )
     if step.pooling is not None:  # no output tokens: inputs (documents) per second instead

@@ -137,6 +137,9 @@ def _files(sc: Scenario) -> Iterator[tuple[FieldPath, str, str, str]]:
     turns = w.sessions.turns if w.sessions is not None else None
     if isinstance(turns, EmpiricalDist) and turns.file is not None:
         yield ("workload", "sessions", "turns", "file"), "lengths file", turns.file, lengths
+    after = w.cancel.after_tokens if w.cancel is not None else None
+    if isinstance(after, EmpiricalDist) and after.file is not None:
+        yield ("workload", "cancel", "after_tokens", "file"), "lengths file", after.file, lengths
     if w.tools is not None and w.tools.file is not None:
         expected = "a JSON or YAML list of {name, description, parameters} function definitions"
         yield ("workload", "tools", "file"), "tools file", w.tools.file, expected

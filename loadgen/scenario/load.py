@@ -51,6 +51,7 @@ _PATH_FIELDS: tuple[tuple[str, ...], ...] = (
     ("workload", "prompt_tokens", "file"),
     ("workload", "output_tokens", "file"),
     ("workload", "sessions", "turns", "file"),
+    ("workload", "cancel", "after_tokens", "file"),
     ("workload", "tools", "file"),
     ("workload", "response_format", "json_schema"),
     ("load", "trace"),

@@ -23,6 +23,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from loadgen.scenario.agent_spec import AgentSpec, FanOutSpec
+from loadgen.scenario.cancel_spec import check_cancel
 from loadgen.scenario.dists import (
     DatasetSpec,
     Distribution,
@@ -322,6 +323,13 @@ class Scenario(Spec):
         latency = ("ttft_ms", "itl_ms", "tpot_ms", "e2e_ms")
         bounded = {m for m in latency if getattr(self.sla, m).items()}
         check_pooling(self.target, w, self.load, bounded)  # pooling APIs (embeddings, rerank)
+        check_cancel(w.cancel, self.target.api, self.target.streams)  # users who stop
+        if w.cancel is not None and w.agent is not None:
+            msg = (
+                "workload.cancel: not with workload.agent (an agent's calls are not "
+                "cancelled by a user); drop one of them"
+            )
+            raise ValueError(msg)
         if w.prompt_as == "token_ids" and self.target.api != "openai-completions":
             raise ValueError(
                 "workload.prompt_as token_ids needs target.api openai-completions, "

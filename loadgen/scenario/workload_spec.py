@@ -7,7 +7,7 @@ Paths are plain strings here; ``loadgen.scenario.load`` resolves relative ones
 against the scenario's folder, and the workload package reads the files.
 
 Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.dists, .media_spec,
-.agent_spec.
+.agent_spec, .cancel_spec.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from loadgen.scenario.agent_spec import AgentSpec
+from loadgen.scenario.cancel_spec import CancelSpec
 from loadgen.scenario.dists import (
     DatasetSpec,
     Distribution,
@@ -171,6 +172,12 @@ class WorkloadSpec(Spec):
         None,
         description="Agent tasks: each a loop of LLM calls, every prompt carrying the "
         "earlier answers and tool results (not with `sessions`).",
+    )
+    # -- users who stop (loadgen.scenario.cancel_spec)
+    cancel: CancelSpec | None = Field(
+        None,
+        description="A share of the requests aborted mid-stream by the client, after "
+        "`after_tokens` token events or `after_s` seconds (seeded).",
     )
 
     @model_validator(mode="after")

@@ -55,6 +55,15 @@ class RequestCounts(Strict):
     )
     errors: dict[str, int] = Field(default_factory=dict)
     error_rate: float = 0.0
+    # -- users who stop (workload.cancel)
+    cancelled_by_client: int = Field(
+        0,
+        description="Measured requests the client aborted mid-stream on purpose "
+        "(workload.cancel): in total, neither ok nor failed, in no latency metric.",
+    )
+    cancelled_by_client_share: float = Field(
+        0.0, description="cancelled_by_client / total (0 when nothing was measured)."
+    )
 
 
 class Throughput(Strict):
@@ -98,6 +107,12 @@ class TokenCounts(Strict):
         False,
         description="The request body forced full outputs (ignore_eos, or min_tokens = "
         "max_tokens), so any short output is flagged in the step's warnings.",
+    )
+    # -- users who stop (workload.cancel)
+    cancelled_output_total: int = Field(
+        0,
+        description="Output tokens the requests the client aborted had received: not in "
+        "output_total nor in output_tokens_per_s.",
     )
 
 

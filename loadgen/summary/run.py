@@ -91,6 +91,9 @@ class WorkloadInfo(Sparse):
     audio: str | None = None  # e.g. ``fixed 1.5 s a request, 16000 Hz WAV``
     # -- agents (workload.agent)
     agent: WorkloadAgent | None = None
+    # -- users who stop, one line: ``20% of requests aborted by the client, after uniform
+    # -- [4, 32] token events``
+    cancel: str | None = None
 
 
 class Verdict(Strict):

@@ -73,6 +73,13 @@ def describe_workload(sc: Scenario, workload: Workload) -> dict[str, Any]:
     if workload.output is not None:
         out.update(describe_output(workload.output, w))
     out.update(_media(workload))
+    if (c := w.cancel) is not None:  # users who stop
+        point = c.after_tokens if c.after_tokens is not None else c.after_s
+        unit = "token events" if c.after_tokens is not None else "s after the send"
+        assert point is not None
+        out["cancel"] = (
+            f"{c.share:.0%} of requests aborted by the client after {describe(point)} {unit}"
+        )
     return out
 
 

@@ -50,6 +50,8 @@ class SessionPlan:
     max_tokens: tuple[int, ...]
     think_ns: tuple[int, ...]  # after turn t's answer, before turn t + 1
     model: str | None = None  # target.models: the one model of every turn; None: target.model
+    # -- users who stop (workload.cancel): per turn, (after_tokens, after_ns) or None
+    cancel: tuple[tuple[int | None, int | None] | None, ...] = ()
 
     @property
     def turns(self) -> int:
@@ -314,6 +316,8 @@ class Workload:
     ) -> RequestSpec:
         """Turn ``turn`` of ``plan``: ``history`` (earlier turns and answers) plus a new message."""
         messages, planned = self.maker.user_turn(history, plan.user_tokens[turn], rng)
+        stop = plan.cancel[turn] if plan.cancel else None
+        tokens, ns = stop if stop is not None else (None, None)
         return RequestSpec(
             index,
             messages,
@@ -324,6 +328,8 @@ class Workload:
             turn=turn,
             keep_text=True,
             model=plan.model,
+            cancel_after_tokens=tokens,
+            cancel_after_ns=ns,
         )
 
 

@@ -33,9 +33,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from loadgen.scenario.cancel_spec import CancelSpec
 from loadgen.scenario.models import ConcurrencyLoad, LoadSpec, OfflineLoad, RateLoad, TraceLoad
 from loadgen.workload.agent import AgentPlan
 from loadgen.workload.arrivals import arrival_offsets_ns, ramped_offsets_ns
+from loadgen.workload.cancel import CancelPicker
 from loadgen.workload.model_mix import MODEL_STREAM, SESSION_STREAM, ModelPicker
 from loadgen.workload.plan import RequestSpec, step_rng
 from loadgen.workload.source import SessionPlan, Workload
@@ -83,7 +85,8 @@ def plan_step(
 ) -> StepPlan:
     """The plan of step ``index`` at load ``value`` (users, requests/s, a time scale, or
     offline a cap on requests in flight: 0 for none); with a model mix
-    (``workload.models``) each request, or session, names its model.
+    (``workload.models``) each request, or session, names its model; with
+    ``workload.cancel`` the requests (session turns) it picks say where to abort.
 
     ``defer_media``: an open loop's synthetic media are not made here, only named
     (``RequestSpec.media_due``): a worker process dealt a share makes its own with
@@ -91,7 +94,33 @@ def plan_step(
     plan = _plan(workload, load, mode, value, index, defer_media)
     if workload.models:
         _name_models(plan, workload.models, workload.spec.seed, index)
+    if workload.spec.cancel is not None:
+        _mark_cancels(plan, workload.spec.cancel, workload.spec.seed, index)
     return plan
+
+
+def _mark_cancels(plan: StepPlan, cancel: CancelSpec, seed: int, step: int) -> None:
+    """Where each picked request (session turn) is aborted (loadgen.workload.cancel)."""
+    pick = CancelPicker(cancel, seed, step)
+
+    def spec(s: RequestSpec) -> RequestSpec:
+        stop = pick(s.index)
+        if stop is None:
+            return s
+        return dataclasses.replace(s, cancel_after_tokens=stop[0], cancel_after_ns=stop[1])
+
+    def session(s: Session) -> Session:
+        if not isinstance(s, SessionPlan):  # an agent task: refused with cancel
+            return s
+        return dataclasses.replace(s, cancel=pick.turns(s.index, s.turns))
+
+    plan.warmup = [spec(s) for s in plan.warmup]
+    plan.open_requests = [spec(s) for s in plan.open_requests]
+    plan.requests = map(spec, plan.requests)
+    plan.warmup_sessions = [session(s) for s in plan.warmup_sessions]
+    plan.open_sessions = [session(s) for s in plan.open_sessions]
+    if plan.sessions is not None:
+        plan.sessions = map(session, plan.sessions)
 
 
 def _name_models(
