@@ -235,6 +235,7 @@ def format_step(
     if step.tokens.count_mismatches:
         lines.append(
             f"  note: {step.tokens.count_mismatches} requests where usage tokens != token events"
+            + facts.spec_mismatch_text(step)
         )
     if step.sla.checks:
         sla = step.sla

@@ -29,6 +29,7 @@ __all__ = [
     "short_output_warning",
     "source_text",
     "spec_decode_text",
+    "spec_mismatch_text",
     "step_warnings",
     "ttft_of_text",
     "workload_lines",
@@ -232,6 +233,14 @@ def spec_decode_text(step: StepSummary) -> str | None:
     if itl is not None and tpot is not None:
         text += f": ITL p50 {itl:.1f} ms per event, TPOT p50 {tpot:.1f} ms per token"
     return text
+
+
+def spec_mismatch_text(step: StepSummary) -> str:
+    """What explains usage tokens != token events when the server accepted drafts."""
+    sd = step.spec_decode
+    if sd is None or not sd.accepted_tokens:
+        return ""
+    return " (speculative decoding: an event carries its step's accepted drafts)"
 
 
 def cached_text(step: StepSummary) -> str | None:

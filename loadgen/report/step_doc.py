@@ -177,7 +177,10 @@ def _warnings(step: StepSummary) -> tuple[str, ...]:
             f"{step.little.predicted:.1f} from throughput × latency ({ratio})"
         )
     if step.tokens.count_mismatches:
-        out.append(f"{step.tokens.count_mismatches} requests where usage tokens ≠ token events")
+        out.append(
+            f"{step.tokens.count_mismatches} requests where usage tokens ≠ token events"
+            + facts.spec_mismatch_text(step)
+        )
     out += facts.step_warnings(step)
     return tuple(out)
 

@@ -40,6 +40,8 @@ def test_the_console_line_puts_the_rates_beside_itl_per_event_and_tpot_per_token
     )
     assert spec_decode_text(step) == want
     assert "speculative decoding: 70.0%" in format_step(step)
+    step.tokens.count_mismatches = 10  # usage counts tokens, the client events: told why
+    assert "token events (speculative decoding: an event carries" in format_step(step)
 
 
 def test_no_line_without_counters_or_drafts() -> None:
