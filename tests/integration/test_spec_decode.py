@@ -87,3 +87,22 @@ def test_a_server_without_a_draft_model_leaves_it_null(run: RunFixture, scenario
     step = summary.steps[0]
     assert step.requests.ok == 4 and step.spec_decode is None
     assert step.tokens.output_events_total == step.tokens.output_total  # one token an event
+
+
+def test_two_replicas_counters_are_summed(run: RunFixture, scenario: Make) -> None:
+    """Each replica drafts on its own; the step's figures are both endpoints' together."""
+    args = ["--spec-decode", "2:0.5", "--step-base-ms", "10"]
+    sc = scenario(
+        target={"extra_body": {"ignore_eos": True}, "mock": {"args": args, "replicas": 2}},
+        workload={"output_tokens": {"dist": "fixed", "value": 32}},
+        load={"concurrency": [2], "requests_per_step": 8},
+    )
+    summary, records, _ = run(sc)
+    step = summary.steps[0]
+    assert step.requests.ok == 8 and {r.endpoint for r in records} == {0, 1}
+    sd = step.spec_decode
+    assert sd is not None and sd.drafts > 0
+    assert sd.draft_tokens <= 2 * sd.drafts
+    # of a request's 32 tokens, the prefill step gives the first and a step with one token
+    # left drafts nothing: its drafted steps emitted 30 or 31, on whichever replica it ran
+    assert 8 * 30 <= sd.emitted_tokens <= 8 * 31
