@@ -119,6 +119,19 @@ STEP_TYPES: dict[str, str] = {
     ),
     "ttft_answer_ms_p99": "float64?",
     "prefix_cache_hit_rate": "float64?",
+    # -- speculative decoding (summary StepSummary.spec_decode)
+    **dict.fromkeys(
+        (
+            "spec_decode_acceptance_rate",
+            "spec_decode_mean_accepted_length",
+            "spec_decode_drafts",
+            "spec_decode_draft_tokens",
+            "spec_decode_accepted_tokens",
+            "spec_decode_emitted_tokens",
+            "spec_decode_tokens_per_event",
+        ),
+        "float64?",
+    ),
     "prompt_len_mean_rel_diff": "float64?",
     "prompt_len_worst_rel_diff": "float64?",
     "prompt_len_beyond_tolerance": "int64?",

@@ -5,7 +5,8 @@ and :func:`settings_from_argv` (flags checked, the profile's overrides applied,
 TLS loaded). The data it fills, the named engine profiles (``PROFILES``), the
 fault-rule syntax and ``Settings``, are :mod:`loadgen.mock.settings`'; every
 name of it is importable from here too. Imports only the standard library (and
-the loadgen.clihelp leaf) and loadgen.mock.settings.
+the loadgen.clihelp leaf), loadgen.mock.settings and loadgen.mock.spec
+(``--spec-decode``'s syntax).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from loadgen.mock.settings import (
     Settings,
     parse_fault,
 )
+from loadgen.mock.spec import parse_spec_decode
 
 __all__ = [
     "DEFAULT_PROFILE",
@@ -44,6 +46,13 @@ __all__ = [
 def _fault_arg(text: str) -> list[FaultRule]:
     try:
         return parse_fault(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _spec_arg(text: str) -> tuple[int, float]:
+    try:
+        return parse_spec_decode(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -103,6 +112,15 @@ def build_parser() -> argparse.ArgumentParser:
         "cached blocks live in the KV cache, and running requests evict them when they need it",
     )
     cache.add_argument("--no-prefix-cache", action="store_true", help="turn the prefix cache off")
+    spec = p.add_argument_group("Speculative decoding (engine mode)")
+    spec.add_argument(
+        "--spec-decode",
+        type=_spec_arg,
+        metavar="K:RATE",
+        help="simulate a draft model: each decoding step drafts K tokens per request, each "
+        "accepted with probability RATE (seeded), and emits 1 + accepted tokens in one "
+        "event; /metrics gets vLLM's spec_decode counters (default: off)",
+    )
     reasoning = p.add_argument_group("Reasoning (openai-chat)")
     reasoning.add_argument(
         "--reasoning-tokens",
@@ -211,6 +229,8 @@ def settings_from_argv(argv: list[str] | None) -> Settings:
     fixed = ns.ttft_ms is not None or ns.itl_ms is not None or ns.burst
     if min(ns.ttft_ms or 0.0, ns.itl_ms or 0.0, ns.stall_s, ns.slow_first_byte_s) < 0:
         parser.error("times must not be negative")
+    if fixed and ns.spec_decode is not None:
+        parser.error("--spec-decode needs the engine mode (no --ttft-ms, --itl-ms or --burst)")
     if ns.block_size < 1:
         parser.error("--block-size must be at least 1")
     if not 1 <= ns.embedding_dim <= 65_536:
@@ -250,4 +270,5 @@ def settings_from_argv(argv: list[str] | None) -> Settings:
         loras=tuple(dict.fromkeys(ns.lora)),
         image_tokens_per_mp=ns.image_tokens_per_megapixel,
         audio_tokens_per_s=ns.audio_tokens_per_second,
+        spec_decode=ns.spec_decode,
     )

@@ -16,6 +16,9 @@ are cut to what the running requests leave (``PrefixCache.fit``), so a long
 context evicts the cached prefixes of others. When the KV budget runs out the
 youngest running request is preempted (sent back to the head of the queue; it
 frees its blocks and re-prefills prompt + generated tokens).
+With a simulated draft model (``spec.SpecDecode``, ``--spec-decode K:RATE``)
+each step gives a decoding request ``1 + accepted`` tokens instead of one, in
+one event (``Gen.emit_group``); the step's duration is unchanged.
 A request whose client goes away mid-stream leaves the batch at once
 (``drop``): its slot and KV are free for the next step's admissions.
 
@@ -39,6 +42,7 @@ from loadgen.mock.cache import PrefixCache, block_hashes
 from loadgen.mock.config import Profile
 from loadgen.mock.gen import Gen
 from loadgen.mock.metrics import Metrics
+from loadgen.mock.spec import SpecDecode
 from loadgen.mock.timer import SPIN_NS, Timer, spin_until
 
 __all__ = ["BatchEngine", "FixedPacer", "step_ns"]
@@ -71,10 +75,12 @@ class BatchEngine:
         loop: asyncio.AbstractEventLoop,
         metrics: Metrics,
         cache: PrefixCache | None = None,
+        spec: SpecDecode | None = None,
     ):
         self.profile = profile
         self.metrics = metrics
         self.cache = cache
+        self.spec = spec
         self.waiting: deque[Gen] = deque()
         self.running: list[Gen] = []
         self.kv_used = 0
@@ -181,12 +187,18 @@ class BatchEngine:
     def _end_step(self) -> None:
         keep = []
         grow = 0 if not self.profile.preemption else 1
+        spec = self.spec
         for gen in self.running:
-            if gen.emit():
+            n = 1
+            if spec is not None and gen.emitted > 0 and not gen.dead:
+                drafted, accepted = spec.draft(gen.n_out - gen.emitted - 1)
+                gen.spec_step(drafted, accepted)
+                n += accepted
+            if gen.emit() if n == 1 else gen.emit_group(n):
                 self._free(gen)
             else:
-                gen.kv += grow
-                self.kv_used += grow
+                gen.kv += grow * n
+                self.kv_used += grow * n
                 keep.append(gen)
         self.running = keep
         now = _pc()

@@ -115,6 +115,11 @@ class Events:
         """The non-streaming JSON response; ``variants`` of every token."""
         raise NotImplementedError
 
+    def merged(self, k: int, variants: bytes, finish: str | None) -> bytes | None:
+        """One chunk-framed event carrying the answer tokens ``variants``, the last of them
+        token ``k`` (a speculative step's); None where the format has one event a token."""
+        return None
+
 
 class _OpenAIEvents(Events):
     object_name = b""
@@ -158,7 +163,15 @@ class _OpenAIEvents(Events):
         return chunk(self.pre + choice + b"]" + usage + suffix + b"}\n\n")
 
     def _choice(self, v: int, finish: str | None) -> bytes:
+        return self._choice_text(_TEXT_JSON[v], finish)
+
+    def _choice_text(self, text: bytes, finish: str | None) -> bytes:
         raise NotImplementedError
+
+    def merged(self, k: int, variants: bytes, finish: str | None) -> bytes | None:
+        if type(self) not in (ChatEvents, CompletionEvents):  # tool calls, JSON, transcripts
+            return None
+        return self._event(self._choice_text(orjson.dumps(_text(variants)), finish), k + 1)
 
     def token(self, k: int, v: int) -> bytes:
         if self.frames is not None:
@@ -251,8 +264,8 @@ class ChatEvents(_OpenAIEvents):
         role += b'"finish_reason":null}'
         return self._event(role, 0, b',"prompt_token_ids":null,"prompt_text":null')
 
-    def _choice(self, v: int, finish: str | None) -> bytes:
-        head = b'{"index":0,"delta":{"content":' + _TEXT_JSON[v] + b'},"logprobs":null,'
+    def _choice_text(self, text: bytes, finish: str | None) -> bytes:
+        head = b'{"index":0,"delta":{"content":' + text + b'},"logprobs":null,'
         if finish is None:
             return head + b'"finish_reason":null,"token_ids":null}'
         return head + b'"finish_reason":"%s","stop_reason":null,"token_ids":null}' % finish.encode()
@@ -296,11 +309,11 @@ class CompletionEvents(_OpenAIEvents):
     object_name = b"text_completion"
     id_prefix = "cmpl-"
 
-    def _choice(self, v: int, finish: str | None) -> bytes:
+    def _choice_text(self, text: bytes, finish: str | None) -> bytes:
         reason = b"null" if finish is None else b'"%s"' % finish.encode()
         return (
             b'{"index":0,"text":%s,"logprobs":null,"finish_reason":%s,"stop_reason":null,'
-            b'"prompt_token_ids":null,"token_ids":null}' % (_TEXT_JSON[v], reason)
+            b'"prompt_token_ids":null,"token_ids":null}' % (text, reason)
         )
 
     def body(self, variants: bytes, finish: str) -> bytes:

@@ -61,12 +61,15 @@ class Gen:
     """Base: bookkeeping, completion, truth record."""
 
     __slots__ = (
+        "accepted",
         "admitted",
         "blocks",
         "cached",
         "conn",
         "ctx",
         "dead",
+        "draft_tokens",
+        "drafts",
         "emitted",
         "events",
         "fault",
@@ -109,6 +112,7 @@ class Gen:
         self.blocks: list[int] | None = None  # prefix-cache block hashes (engine mode)
         self.cached = 0  # prompt tokens its first admission found in the prefix cache
         self.admitted = False
+        self.drafts = self.draft_tokens = self.accepted = 0  # --spec-decode, its truth
 
     def emit(self) -> bool:
         """Produce the next token; True when the request is over."""
@@ -127,6 +131,18 @@ class Gen:
     def emit_n(self, m: int) -> bool:
         """Produce up to ``m`` tokens now (a late scheduler catching up)."""
         return any(self.emit() for _ in range(m))
+
+    def emit_group(self, m: int) -> bool:
+        """A speculative step's ``m`` tokens (the target's and the accepted drafts'), as
+        one event where the stream's format allows (here: token by token)."""
+        return self.emit_n(m)
+
+    def spec_step(self, drafted: int, accepted: int) -> None:
+        """This step drafted ``drafted`` tokens for the request, ``accepted`` of them kept."""
+        if drafted:
+            self.drafts += 1
+            self.draft_tokens += drafted
+            self.accepted += accepted
 
     def emit_all(self) -> None:
         """Burst mode: produce every remaining token now."""
@@ -165,6 +181,8 @@ class Gen:
                 record["context_tokens"] = self.spec.context_tokens
             if self.gone:  # the client went away before the answer's end
                 record["aborted"] = True
+            if self.drafts:  # --spec-decode: this request's share of the draft counters
+                record["spec_decode"] = [self.drafts, self.draft_tokens, self.accepted]
             self.ctx.truth.add(record)
 
     def _complete(self) -> None:
@@ -244,6 +262,31 @@ class StreamGen(Gen):
             self._complete()
         return last
 
+    def emit_group(self, m: int) -> bool:
+        """The next ``m`` tokens as one event (vLLM's speculative step: one delta holding
+        every token the step emitted), for chat and completions answer tokens; other
+        formats and reasoning tokens get one event per token, in one write."""
+        if self.dead:
+            return True
+        k0 = self.emitted
+        k1 = min(k0 + m, self.n_out)
+        last = k1 == self.n_out
+        variants = variants_of(self.ctx.seq, self.offset + k0, k1 - k0)
+        data = None
+        if k0 > 0 and k0 >= self.n_reason:
+            data = self.events.merged(k1 - 1, variants, self.finish if last else None)
+        if data is None:
+            return self.emit_n(m)
+        if last:
+            data += self.events.trailer(k1, True)
+        now = _pc()
+        self.write(data)
+        self.token_ns.extend([now] * (k1 - k0))
+        self.emitted = k1
+        if last:
+            self._complete()
+        return last
+
 
 class FaultyStreamGen(StreamGen):
     """Streaming response carrying one mid-stream or framing fault."""
@@ -293,6 +336,7 @@ class FaultyStreamGen(StreamGen):
         self.conn.response_done()
 
     emit_n = Gen.emit_n  # token by token: a fault may strike between any two
+    emit_group = Gen.emit_group
 
     def _strike(self, k: int) -> None:
         log.warning("fault %s request=%s after %d tokens", self.fault, self.rid, k)

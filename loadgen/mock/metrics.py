@@ -2,14 +2,18 @@
 
 Owns the counters and histograms the server updates as requests progress and
 the text exposition format (0.0.4) they are rendered in. Gauges (running,
-waiting, KV-cache usage) are read from the engine at scrape time. Imports only
-the standard library.
+waiting, KV-cache usage) are read from the engine at scrape time; the
+speculative-decoding counters (``--spec-decode``) are ``spec``'s, rendered only
+when it is set, as vLLM publishes them only with a draft model. Imports only
+the standard library and loadgen.mock.spec.
 """
 
 from __future__ import annotations
 
 import bisect
 from collections.abc import Callable
+
+from loadgen.mock.spec import SpecDecode
 
 __all__ = ["E2E_BUCKETS", "TTFT_BUCKETS", "Histogram", "Metrics"]
 
@@ -64,6 +68,7 @@ class Metrics:
         self.success = dict.fromkeys(FINISH_REASONS, 0)
         self.ttft = Histogram(TTFT_BUCKETS)
         self.e2e = Histogram(E2E_BUCKETS)
+        self.spec: SpecDecode | None = None  # --spec-decode: a draft model's counters
 
     def first_token(self, recv_ns: int, now_ns: int, prompt_tokens: int) -> None:
         self.ttft.observe((now_ns - recv_ns) / 1e9)
@@ -113,6 +118,8 @@ class Metrics:
              "Histogram of e2e request latency in seconds.",
              self.e2e.lines("vllm:e2e_request_latency_seconds", lab)),
         ]  # fmt: skip
+        if self.spec is not None:
+            families += self.spec.families(lab)
         out: list[str] = []
         for name, kind, text, samples in families:
             out.extend((f"# HELP {name} {text}", f"# TYPE {name} {kind}", *samples))

@@ -71,6 +71,7 @@ from loadgen.mock.request_apis import (
     parse_responses,
 )
 from loadgen.mock.sock import listen
+from loadgen.mock.spec import SpecDecode
 from loadgen.mock.structured import Answer, JsonAnswerEvents, ToolCallEvents, plan_answer
 from loadgen.mock.tokens import tokenize
 from loadgen.mock.transcribe import API_TRANSCRIPTIONS, TranscriptionEvents, parse_transcription
@@ -118,7 +119,11 @@ class MockServer:
         if settings.fixed:
             self.engine = FixedPacer(settings.ttft_ms, settings.itl_ms, settings.burst, loop)
         else:
-            self.engine = BatchEngine(settings.profile, loop, self.metrics, self._cache())
+            spec = None
+            if settings.spec_decode is not None:  # a draft model: its counters in /metrics
+                spec = SpecDecode(*settings.spec_decode, settings.seed)
+                self.metrics.spec = spec
+            self.engine = BatchEngine(settings.profile, loop, self.metrics, self._cache(), spec)
         self.truth = TruthWriter(settings.truth, loop) if settings.truth else None
         self.faults = FaultPlan(settings.faults, settings.seed)
         seq = variant_sequence(settings.seed)

@@ -145,6 +145,8 @@ class Settings:
     # -- inputs beyond text (images, audio): prompt tokens per megapixel / per second
     image_tokens_per_mp: float = 1280.0
     audio_tokens_per_s: float = 25.0
+    # -- speculative decoding: (K draft tokens per step, acceptance rate); None: off
+    spec_decode: tuple[int, float] | None = None
 
 
 def parse_fault(text: str) -> list[FaultRule]:

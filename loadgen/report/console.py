@@ -157,12 +157,13 @@ def interval_text(lo: float | None, hi: float | None) -> str:
 
 
 def _notes(step: StepSummary, prompt_length_source: str | None) -> list[str]:
-    """Lines under the table: TTFT's end point, prefix cache, cached tokens, images and
-    audio, sessions, prompt-length check."""
+    """Lines under the table: TTFT's end point, prefix cache, cached tokens, speculative
+    decoding, images and audio, sessions, prompt-length check."""
     texts = (
         facts.ttft_of_text(step),
         facts.prefix_cache_text(step),
         facts.cached_text(step),
+        facts.spec_decode_text(step),
         facts.media_text(step),
     )
     out = [text for text in texts if text] + sessions.lines(step)
@@ -234,6 +235,7 @@ def format_step(
     if step.tokens.count_mismatches:
         lines.append(
             f"  note: {step.tokens.count_mismatches} requests where usage tokens != token events"
+            + facts.spec_mismatch_text(step)
         )
     if step.sla.checks:
         sla = step.sla

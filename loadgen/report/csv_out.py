@@ -125,6 +125,18 @@ OPTIONAL_COLUMNS: tuple[tuple[tuple[str, ...], Callable[[list[Any]], bool]], ...
         _some,
     ),
     (("prefix_cache_hit_rate",), _some),
+    (
+        (
+            "spec_decode_acceptance_rate",
+            "spec_decode_mean_accepted_length",
+            "spec_decode_drafts",
+            "spec_decode_draft_tokens",
+            "spec_decode_accepted_tokens",
+            "spec_decode_emitted_tokens",
+            "spec_decode_tokens_per_event",
+        ),
+        _some,
+    ),
     (("cache_tokens_per_request", "cache_hit_rate", "cache_requests_with_hits"), _counted),
     (
         ("prompt_len_mean_rel_diff", "prompt_len_worst_rel_diff", "prompt_len_beyond_tolerance"),
@@ -216,6 +228,10 @@ def _optional_fields(step: StepSummary) -> dict[str, Any]:
         "cancelled_by_client_share": step.requests.cancelled_by_client_share,
         "cancelled_output_tokens": step.tokens.cancelled_output_total,
     }
+    sd = step.spec_decode
+    for name in ("acceptance_rate", "mean_accepted_length", "drafts", "draft_tokens",
+                 "accepted_tokens", "emitted_tokens", "tokens_per_event"):  # fmt: skip
+        row[f"spec_decode_{name}"] = getattr(sd, name) if sd is not None else None
     for metric in ("ttft_reasoning_ms", "ttft_answer_ms"):
         dist = getattr(step, metric)
         for stat in CURVE_STATS:

@@ -177,7 +177,10 @@ def _warnings(step: StepSummary) -> tuple[str, ...]:
             f"{step.little.predicted:.1f} from throughput × latency ({ratio})"
         )
     if step.tokens.count_mismatches:
-        out.append(f"{step.tokens.count_mismatches} requests where usage tokens ≠ token events")
+        out.append(
+            f"{step.tokens.count_mismatches} requests where usage tokens ≠ token events"
+            + facts.spec_mismatch_text(step)
+        )
     out += facts.step_warnings(step)
     return tuple(out)
 
@@ -207,6 +210,7 @@ def _facts(step: StepSummary) -> tuple[str, ...]:
             facts.ttft_of_text(step),
             facts.prefix_cache_text(step),
             facts.cached_text(step),
+            facts.spec_decode_text(step),
             facts.media_text(step),
             facts.prompt_length_text(step),
         )

@@ -40,6 +40,8 @@ from loadgen.scenario.models import Scenario, TraceLoad
 from loadgen.summary import StepSummary, Summary
 from loadgen.target.cache import prefix_cache_delta
 from loadgen.target.endpoints import scrape_cache_all
+from loadgen.target.options import target_headers, tls_options
+from loadgen.target.spec_decode import scrape_spec_decode_all, spec_decode_delta
 from loadgen.workload.source import Workload
 from loadgen.workload.step import plan_step
 
@@ -281,6 +283,7 @@ class Session:
         duration = plan.duration_ns / NS_PER_S if plan.duration_ns else None
         self.progress.start_step(f"[{index + 1}{of}] {lp.mode} {at.value:g}", n, duration)
         cache_before = self._scrape_cache()
+        spec_before = self._scrape_spec()
         if exporter is not None:
             exporter.metrics.start_step(index, lp.mode, at.value, self.steps_planned)
         view = self.progress
@@ -323,9 +326,16 @@ class Session:
         cache = prefix_cache_delta(cache_before, self._scrape_cache())
         if cache is not None and (self._shares_prefixes or (cache.hits_tokens or 0) > 0):
             step.prefix_cache = cache  # a run of unique prompts shows it only if something hit
+        tk = step.tokens
+        per_event = tk.output_total / tk.output_events_total if tk.output_events_total else None
+        step.spec_decode = spec_decode_delta(spec_before, self._scrape_spec(), per_event)
         if self.telemetry is not None and end > start:
             step.telemetry = self.telemetry.step_stats(start, end, step.tokens.output_total)
         return step
 
     def _scrape_cache(self) -> dict[str, float] | None:
         return scrape_cache_all(self.scenario, self.urls)
+
+    def _scrape_spec(self) -> dict[str, float] | None:
+        sc = self.scenario
+        return scrape_spec_decode_all(self.urls, target_headers(sc), tls_options(sc))

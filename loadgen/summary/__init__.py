@@ -22,6 +22,7 @@ One module per concept, each importing only those before it:
 - ``media``: :class:`MediaStats`
 - ``sessions``: :class:`SessionStats` (agent tasks and multi-turn chats as wholes)
 - ``cache``: :class:`CachedTokenStats` (cached prompt tokens as the answers counted them)
+- ``spec_decode``: :class:`SpecDecodeStats` (the server's draft counters over a step)
 - ``step``: :class:`StepSummary`, :class:`EndpointStats`, :class:`Cost`
 - ``run``: :class:`Summary`, :class:`ClockAnchor`, :class:`Verdict`,
   :class:`WorkloadInfo`
@@ -60,6 +61,7 @@ from loadgen.summary.run import (
 )
 from loadgen.summary.sessions import SessionStats
 from loadgen.summary.sla import Cause, LatencyBounds, SlaBounds, SlaCheck, SlaResult, StepVerdict
+from loadgen.summary.spec_decode import SpecDecodeStats
 from loadgen.summary.step import Cost, EndpointStats, StepSummary
 from loadgen.summary.telemetry import (
     GpuStats,
@@ -113,6 +115,7 @@ __all__ = [
     "SlaBounds",
     "SlaCheck",
     "SlaResult",
+    "SpecDecodeStats",
     "StepSummary",
     "StepTelemetry",
     "StepVerdict",

@@ -30,6 +30,7 @@ from loadgen.summary.mix import ModelStats
 from loadgen.summary.pooling import PoolingStats, drop_token_timing
 from loadgen.summary.sessions import SessionStats
 from loadgen.summary.sla import SlaResult
+from loadgen.summary.spec_decode import SpecDecodeStats
 from loadgen.summary.telemetry import StepTelemetry
 from loadgen.summary.validity import OutputValidity
 
@@ -217,6 +218,12 @@ class StepSummary(Strict):
         None,
         description="Prompt tokens the server served from its prefix cache, from each "
         "answer's usage (cached_tokens_server); null when no answer counted them.",
+    )
+    # -- speculative decoding
+    spec_decode: SpecDecodeStats | None = Field(
+        None,
+        description="The server's speculative-decoding counters over the step (vLLM's "
+        "spec_decode_*); null when the server exports none.",
     )
 
     @property

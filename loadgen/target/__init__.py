@@ -4,7 +4,8 @@ Owns the built-in mock as a child process (:mod:`~loadgen.target.mock`), the
 run's endpoints and their pre-flight check (:mod:`~loadgen.target.endpoints`,
 :mod:`~loadgen.target.preflight`), words-per-token calibration with the
 server's ``/tokenize`` (:mod:`~loadgen.target.tokenize`), the prefix-cache
-counters of ``/metrics`` (:mod:`~loadgen.target.cache`), the headers and
+counters of ``/metrics`` (:mod:`~loadgen.target.cache`) and its
+speculative-decoding counters (:mod:`~loadgen.target.spec_decode`), the headers and
 TLS options every call carries (:mod:`~loadgen.target.options`), and
 ``loadgen init``'s probe of what a server serves (:mod:`~loadgen.target.probe`)
 with the commented scenario file tuned to it (:mod:`~loadgen.target.starter`).
