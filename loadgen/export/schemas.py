@@ -145,6 +145,10 @@ STEP_TYPES: dict[str, str] = {
     "cache_tokens_per_request": "float64?",
     "cache_hit_rate": "float64?",
     "cache_requests_with_hits": "float64?",
+    # -- users who stop (workload.cancel)
+    "requests_cancelled_by_client": "int64?",
+    "cancelled_by_client_share": "float64?",
+    "cancelled_output_tokens": "int64?",
 }
 
 #: the step's window, after steps.csv's columns: loadgen monotonic ns (summary.json's)
