@@ -31,6 +31,12 @@ request is a row. ``https://`` is decrypted in memory
 session is set up with ``target.tls`` (:class:`TlsOptions`). Where the kernel
 gives no stamp (not Linux), a read is stamped when it is made.
 
+Request phases: each connection keeps when its connect began (the name
+resolved), when the TCP connect was done and when its TLS handshake was, and
+hands them to the first request it carries (``Exchange.phases``); the answer's
+first byte and complete head are the receive stamps of their reads. Three
+clock reads a connection, none per token.
+
 Imports: loadgen.clock, loadgen.netstamp, loadgen.client.transport,
 loadgen.client.h1_conn, loadgen.client.h1_exchange.
 """

@@ -132,6 +132,10 @@ STEP_TYPES: dict[str, str] = {
     "cache_tokens_per_request": "float64?",
     "cache_hit_rate": "float64?",
     "cache_requests_with_hits": "float64?",
+    # -- request phases (report.csv_out.PHASE_COLUMNS)
+    **dict.fromkeys(("conn_new_requests", "conn_reused_requests"), "int64?"),
+    **dict.fromkeys(("connect_ms_p50", "connect_ms_p99", "tls_ms_p50", "tls_ms_p99"), "float64?"),
+    **dict.fromkeys(("ttft_new_conn_ms_p50", "ttft_reused_conn_ms_p50"), "float64?"),
 }
 
 #: the step's window, after steps.csv's columns: loadgen monotonic ns (summary.json's)

@@ -22,6 +22,7 @@ One module per concept, each importing only those before it:
 - ``media``: :class:`MediaStats`
 - ``sessions``: :class:`SessionStats` (agent tasks and multi-turn chats as wholes)
 - ``cache``: :class:`CachedTokenStats` (cached prompt tokens as the answers counted them)
+- ``phases``: :class:`ConnectionPhases` (new connections beside reused ones)
 - ``step``: :class:`StepSummary`, :class:`EndpointStats`, :class:`Cost`
 - ``run``: :class:`Summary`, :class:`ClockAnchor`, :class:`Verdict`,
   :class:`WorkloadInfo`
@@ -47,6 +48,7 @@ from loadgen.summary.health import ClientHealth, LittleCheck, TargetCheck
 from loadgen.summary.latency import Distribution, Intervals
 from loadgen.summary.media import MediaStats
 from loadgen.summary.mix import ModelStats
+from loadgen.summary.phases import NEW_SHARE_NOTE, ConnectionPhases, PhaseGroup
 from loadgen.summary.pooling import PoolingStats
 from loadgen.summary.prometheus import PrometheusStats, PromQueryStats, PromSeries
 from loadgen.summary.run import (
@@ -78,12 +80,14 @@ from loadgen.vocab import PERCENTILES
 
 __all__ = [
     "BY_TURN_MAX",
+    "NEW_SHARE_NOTE",
     "PERCENTILES",
     "TOKENIZE_ENGINES",
     "CachedTokenStats",
     "Cause",
     "ClientHealth",
     "ClockAnchor",
+    "ConnectionPhases",
     "Cost",
     "Distribution",
     "EndpointStats",
@@ -100,6 +104,7 @@ __all__ = [
     "ModelStats",
     "OutputValidity",
     "Peak",
+    "PhaseGroup",
     "PoolingStats",
     "PrefixCacheStats",
     "PromQueryStats",

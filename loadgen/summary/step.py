@@ -27,6 +27,7 @@ from loadgen.summary.health import ClientHealth, LittleCheck
 from loadgen.summary.latency import Distribution
 from loadgen.summary.media import MediaStats
 from loadgen.summary.mix import ModelStats
+from loadgen.summary.phases import ConnectionPhases
 from loadgen.summary.pooling import PoolingStats, drop_token_timing
 from loadgen.summary.sessions import SessionStats
 from loadgen.summary.sla import SlaResult
@@ -217,6 +218,13 @@ class StepSummary(Strict):
         None,
         description="Prompt tokens the server served from its prefix cache, from each "
         "answer's usage (cached_tokens_server); null when no answer counted them.",
+    )
+    # -- request phases
+    phases: ConnectionPhases | None = Field(
+        None,
+        description="Requests on new connections beside those on reused ones: counts, "
+        "connect and TLS handshake times, TTFT from start_ns; null when no transport said "
+        "whether a request's connection was new.",
     )
 
     @property
