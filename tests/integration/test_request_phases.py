@@ -12,11 +12,13 @@ client's SYN until its retransmission after the initial RTO (1 s on Linux).
 from __future__ import annotations
 
 import asyncio
+import csv
 import json
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -191,3 +193,24 @@ def test_the_other_transports_say_whether_the_connection_was_new(
             assert rec.start_ns <= rec.connect_start_ns <= rec.connect_ns <= rec.headers_ns
         else:  # aiohttp's connector stamps nothing
             assert rec.connect_ns is None
+
+
+def test_a_run_against_the_mock_opens_one_connection_a_stream_and_says_so(
+    run: Any, scenario: Any
+) -> None:
+    sc = scenario(load={"concurrency": [2], "requests_per_step": 8, "warmup_requests": 0})
+    summary, records, out = run(sc)
+
+    assert all(r.ok for r in records)
+    opened = [r for r in records if r.new_connection]
+    assert len(opened) == 2  # keep-alive: one connection a stream, each opened once
+    assert all(r.new_connection is False for r in records if r not in opened)
+    assert all(r.connect_ns is not None and r.tls_ns is None for r in opened)
+    phases = summary.steps[0].phases
+    assert phases is not None
+    assert (phases.new.requests, phases.reused.requests, phases.unknown) == (2, 6, 0)
+    took = sorted((r.connect_ns or 0) - (r.connect_start_ns or 0) for r in opened)
+    assert phases.new.connect_ms_p50 == pytest.approx(sum(took) / 2 / MS, abs=1e-3)
+    with (out / "steps.csv").open(newline="") as fh:
+        cells = next(csv.DictReader(fh))
+    assert (cells["conn_new_requests"], cells["conn_reused_requests"]) == ("2", "6")
