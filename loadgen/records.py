@@ -128,6 +128,13 @@ class Record:
     # -- agents: the answer's first tool call, kept (with keep_text) for the next call's context
     answer_tool_name: str | None = None  # its function name
     answer_tool_arguments: str | None = None  # its arguments' JSON text, as streamed
+    # -- request phases (the transport's stamps; None where it cannot see them)
+    #: the request was the first on its connection (None: the transport could not tell)
+    new_connection: bool | None = None
+    connect_start_ns: int | None = None  # a new connection: the transport began connecting
+    connect_ns: int | None = None  # a new connection: its TCP connect was done
+    tls_ns: int | None = None  # a new https connection: its TLS handshake was done
+    first_byte_ns: int | None = None  # the answer's first byte came (a 1xx answer's included)
 
     @property
     def output_tokens(self) -> int:

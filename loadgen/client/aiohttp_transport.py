@@ -52,6 +52,7 @@ from yarl import URL
 from loadgen.client.transport import (
     STALE_STATUS,
     HttpRequest,
+    Phases,
     ReadLag,
     TlsOptions,
     TransportError,
@@ -221,6 +222,12 @@ class _AiohttpResponse:
     @property
     def sent_ns(self) -> int | None:
         return self._body.written_ns or None
+
+    @property
+    def phases(self) -> Phases:
+        """Only whether its connection was new: aiohttp's connector stamps no set-up."""
+        body = self._body
+        return Phases(new_connection=None if body.conn is None else not body.reused)
 
     async def chunks(self) -> AsyncIterator[tuple[int, bytes]]:
         readany = self._resp.content.readany

@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator
 import httptools
 
 from loadgen.client.h1_state import Event, State, advance
-from loadgen.client.transport import TransportError, describe
+from loadgen.client.transport import Phases, TransportError, describe
 
 __all__ = [
     "IDLE_MARGIN_MAX_NS",
@@ -75,6 +75,8 @@ class Core:
 
     __slots__ = (
         "body",
+        "connect_ns",
+        "connect_start_ns",
         "ex",
         "idle_since",
         "keep_left",
@@ -84,6 +86,7 @@ class Core:
         "parser",
         "reading",
         "state",
+        "tls_ns",
     )
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -100,6 +103,10 @@ class Core:
         self.keep_ns: int | None = None
         self.idle_since = 0  # when the connection last went back to the pool
         self.reading = True
+        #: how it was set up (the transport stamps them; 0: not known, TLS: plain http)
+        self.connect_start_ns = 0
+        self.connect_ns = 0
+        self.tls_ns = 0
 
     @property
     def closed(self) -> bool:
@@ -107,10 +114,12 @@ class Core:
 
     def start(self) -> Exchange:
         """A request goes out on this (new or pooled) connection: its answer, to fill."""
+        fresh = self.state is State.NEW
         self.state = advance(self.state, Event.SEND)
         if self.keep_left is not None:
             self.keep_left -= 1
         ex = self.ex = Exchange(self)
+        ex.fresh = fresh
         return ex
 
     # -- httptools callbacks
@@ -172,11 +181,15 @@ class Core:
         ex.received += len(data)
         state = self.state
         in_head = state < _BODY
+        if in_head and not ex.first_byte:
+            ex.first_byte = stamp
         error: Exception | None = None
         try:
             self.parser.feed_data(data)
         except Exception as exc:  # llhttp's errors, an upgrade, a stray second answer
             error = exc
+        if in_head and self.state >= _BODY:  # this read completed the header block
+            ex.head_at = stamp
         # every read so far was all header block: one that does not end is refused
         if in_head and error is None and self.state < _BODY and ex.received > MAX_HEADER_BYTES:
             error = _HeadersTooLarge(_HEAD_BLOCK)
@@ -292,8 +305,11 @@ class Exchange:
         "cut",
         "ended",
         "error",
+        "first_byte",
         "framed",
         "framing",
+        "fresh",
+        "head_at",
         "head_fields",
         "keep_alive",
         "pieces",
@@ -326,10 +342,27 @@ class Exchange:
         self.reconnects = 0
         self.retry_ns = 0  # when that retry began (before its connect)
         self.aborted = False  # the caller stopped reading on purpose: closed, never reused
+        self.fresh = False  # the first request on its connection
+        self.first_byte = 0  # the receive stamp of the answer's first read (1xx included)
+        self.head_at = 0  # that of the read that completed its header block
 
     @property
     def sent_ns(self) -> int | None:
         return self.sent or None
+
+    @property
+    def phases(self) -> Phases:
+        """Its connection's set-up stamps if it was the first request on it; its answer's."""
+        conn = self.conn
+        fresh = self.fresh
+        return Phases(
+            new_connection=fresh,
+            connect_start_ns=(conn.connect_start_ns or None) if fresh else None,
+            connect_ns=(conn.connect_ns or None) if fresh else None,
+            tls_ns=(conn.tls_ns or None) if fresh else None,
+            first_byte_ns=self.first_byte or None,
+            headers_ns=self.head_at or None,
+        )
 
     @property
     def retry_start_ns(self) -> int | None:

@@ -31,6 +31,12 @@ request is a row. ``https://`` is decrypted in memory
 session is set up with ``target.tls`` (:class:`TlsOptions`). Where the kernel
 gives no stamp (not Linux), a read is stamped when it is made.
 
+Request phases: each connection keeps when its connect began (the name
+resolved), when the TCP connect was done and when its TLS handshake was, and
+hands them to the first request it carries (``Exchange.phases``); the answer's
+first byte and complete head are the receive stamps of their reads. Three
+clock reads a connection, none per token.
+
 Imports: loadgen.clock, loadgen.netstamp, loadgen.client.transport,
 loadgen.client.h1_conn, loadgen.client.h1_exchange.
 """
@@ -216,6 +222,7 @@ class H1Transport:
                 raise TransportError("connect_error", describe(exc)) from None
             addrs = self._addrs[key] = [(f, t, p, a) for f, t, p, _, a in infos]
         last: OSError | None = None
+        began = now_ns()  # the name is resolved (once a host): the connect phase begins
         for i, entry in enumerate(tuple(addrs)):  # a snapshot: others may reorder the cache
             family, type_, proto, addr = entry
             try:
@@ -229,7 +236,9 @@ class H1Transport:
                 enable_stamps(sock)  # else reads are stamped when made
                 async with asyncio.timeout(self._connect_timeout_s):
                     await self.loop.sock_connect(sock, addr)
+                    connected = now_ns()
                     session = await self._handshake(sock, host) if tls else None
+                    secured = now_ns() if tls else 0
             except TimeoutError:
                 sock.close()
                 raise TransportError(
@@ -248,7 +257,9 @@ class H1Transport:
             self.connects += 1
             if i:  # try the address that answered first next time (e.g. IPv4 for localhost)
                 self._addrs[key] = [entry, *(a for a in self._addrs[key] if a != entry)]
-            return Conn(sock, key, self, session)
+            conn = Conn(sock, key, self, session)
+            conn.connect_start_ns, conn.connect_ns, conn.tls_ns = began, connected, secured
+            return conn
         reason = describe(last) if last is not None else "no address"
         raise TransportError("connect_error", f"{host}:{port}: {reason}")
 

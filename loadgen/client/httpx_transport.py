@@ -34,6 +34,7 @@ import httpx
 from loadgen.client.transport import (
     STALE_STATUS,
     HttpRequest,
+    Phases,
     ReadLag,
     TlsOptions,
     TransportError,
@@ -45,19 +46,34 @@ __all__ = ["HttpxTransport"]
 
 
 class _Trace:
-    """httpcore's trace of one request: connections it opened, times it sent the head."""
+    """httpcore's trace of one request: connections it opened, times it sent the head,
+    and when its (last) connection's set-up began and ended, stamped as httpcore tells."""
 
-    __slots__ = ("connects", "sends")
+    __slots__ = ("connect_ns", "connect_start_ns", "connects", "sends", "tls_ns")
 
     def __init__(self) -> None:
         self.connects = 0
         self.sends = 0
+        self.connect_start_ns: int | None = None
+        self.connect_ns: int | None = None
+        self.tls_ns: int | None = None
 
     async def __call__(self, name: str, info: object) -> None:
         if name == "connection.connect_tcp.started":
             self.connects += 1
+            self.connect_start_ns, self.connect_ns, self.tls_ns = now_ns(), None, None
+        elif name == "connection.connect_tcp.complete":
+            self.connect_ns = now_ns()
+        elif name == "connection.start_tls.complete":
+            self.tls_ns = now_ns()
         elif name.endswith(".send_request_headers.started"):
             self.sends += 1
+
+    def phases(self) -> Phases:
+        """A request that opened no connection went out on a reused one."""
+        if not self.connects:
+            return Phases(new_connection=False if self.sends else None)
+        return Phases(True, self.connect_start_ns, self.connect_ns, self.tls_ns)
 
     @property
     def reused(self) -> bool:
@@ -66,15 +82,20 @@ class _Trace:
 
 
 class _HttpxResponse:
-    __slots__ = ("_resp", "reconnects", "retry_start_ns", "status")
+    __slots__ = ("_resp", "phases", "reconnects", "retry_start_ns", "status")
 
     def __init__(
-        self, resp: httpx.Response, reconnects: int = 0, retry_start_ns: int | None = None
+        self,
+        resp: httpx.Response,
+        reconnects: int = 0,
+        retry_start_ns: int | None = None,
+        phases: Phases | None = None,
     ) -> None:
         self._resp = resp
         self.status = resp.status_code
         self.reconnects = reconnects
         self.retry_start_ns = retry_start_ns
+        self.phases = phases or Phases()
 
     def end_of_answer(self, trailing: bool) -> None:
         """Nothing to do: a stream left before its end closes its connection (httpcore)."""
@@ -163,13 +184,14 @@ class HttpxTransport:
             self.reconnects += 1
             if self._retry_client is None:
                 self._retry_client = self._new_client(keep=False)
-            resp = await self._send(self._retry_client, request, _Trace())
+            trace = _Trace()
+            resp = await self._send(self._retry_client, request, trace)
         elif trace.sends > 1:  # httpcore sent it again itself, on another connection
             self.reconnects += 1
         self.http_versions.add(resp.http_version)
         reconnects = 1 if retry_ns is not None or trace.sends > 1 else 0
         try:
-            yield _HttpxResponse(resp, reconnects, retry_ns)
+            yield _HttpxResponse(resp, reconnects, retry_ns, trace.phases())
         finally:
             await resp.aclose()
 

@@ -6,11 +6,12 @@ Plain functions on the record, shared by the streaming path
 (:mod:`loadgen.client.whole_body`). Called per event where noted: each is one
 global lookup and one call, as when they lived in the requester's module.
 
-Imports: loadgen.records, loadgen.workload.plan.
+Imports: loadgen.records, loadgen.workload.plan, loadgen.client.transport.
 """
 
 from __future__ import annotations
 
+from loadgen.client.transport import Response
 from loadgen.records import Record
 from loadgen.workload.plan import RequestSpec
 
@@ -21,6 +22,7 @@ __all__ = [
     "finish",
     "first_answer",
     "keep_text",
+    "phases",
     "reasoning",
     "too_many",
 ]
@@ -34,6 +36,22 @@ def count_media(rec: Record, spec: RequestSpec) -> None:
             rec.image_pixels += m.width * m.height
         else:
             rec.audio_s += m.seconds
+
+
+def phases(rec: Record, resp: Response) -> None:
+    """The transport's stamps of the request's phases, once its headers are in (once per
+    request). Its head stamp (the h1 transport's: the kernel's) replaces the one the
+    requester took as the context opened; a response without phases (a test's) has none."""
+    p = getattr(resp, "phases", None)
+    if p is None:
+        return
+    rec.new_connection = p.new_connection
+    rec.connect_start_ns = p.connect_start_ns
+    rec.connect_ns = p.connect_ns
+    rec.tls_ns = p.tls_ns
+    rec.first_byte_ns = p.first_byte_ns
+    if p.headers_ns is not None:
+        rec.headers_ns = p.headers_ns
 
 
 def too_many(rec: Record, limit: int) -> None:

@@ -72,6 +72,7 @@ from loadgen.client.record_marks import (
     finish,
     first_answer,
     keep_text,
+    phases,
     reasoning,
     too_many,
 )
@@ -286,6 +287,7 @@ class Requester:
         armed = 0  # the idle deadline the timer is set to, once tokens flow
         async with self.transport.open(req) as resp:
             rec.headers_ns = now_ns()
+            phases(rec, resp)
             if resp.reconnects:  # the kept-alive connection was dropped: timed from the retry
                 rec.reconnects = resp.reconnects
                 if resp.retry_start_ns is not None:

@@ -21,6 +21,7 @@ from loadgen.client.read_lag import ReadLag
 __all__ = [
     "STALE_STATUS",
     "HttpRequest",
+    "Phases",
     "ReadLag",
     "Response",
     "TlsOptions",
@@ -42,6 +43,24 @@ class HttpRequest:
     url: str
     body: bytes
     headers: dict[str, str]
+
+
+@dataclass(slots=True)
+class Phases:
+    """How one request's connection and answer began, as far as the transport can tell.
+
+    Stamps are :func:`loadgen.clock.now_ns` values (the h1 transport's first byte and
+    head: the kernel's receive stamps). A field the transport cannot see is None; so
+    are the connection's stamps of a request sent on a reused connection, and
+    ``tls_ns`` of a plain ``http://`` one. ``Record``'s request phases are these.
+    """
+
+    new_connection: bool | None = None  # the request was the first on its connection
+    connect_start_ns: int | None = None  # the transport began to connect (its name resolved)
+    connect_ns: int | None = None  # the TCP connection was up
+    tls_ns: int | None = None  # the TLS handshake was done
+    first_byte_ns: int | None = None  # the answer's first byte came
+    headers_ns: int | None = None  # the answer's header block was complete
 
 
 @dataclass(slots=True, frozen=True)
@@ -101,6 +120,11 @@ class Response(Protocol):
     @property
     def retry_start_ns(self) -> int | None:
         """When that retry began (before its connect); None when there was none."""
+        ...
+
+    @property
+    def phases(self) -> Phases:
+        """The request's connection and answer stamps (read once the headers are in)."""
         ...
 
     def end_of_answer(self, trailing: bool) -> None:

@@ -149,6 +149,10 @@ STEP_TYPES: dict[str, str] = {
     "requests_cancelled_by_client": "int64?",
     "cancelled_by_client_share": "float64?",
     "cancelled_output_tokens": "int64?",
+    # -- request phases (report.csv_out.PHASE_COLUMNS)
+    **dict.fromkeys(("conn_new_requests", "conn_reused_requests"), "int64?"),
+    **dict.fromkeys(("connect_ms_p50", "connect_ms_p99", "tls_ms_p50", "tls_ms_p99"), "float64?"),
+    **dict.fromkeys(("ttft_new_conn_ms_p50", "ttft_reused_conn_ms_p50"), "float64?"),
 }
 
 #: the step's window, after steps.csv's columns: loadgen monotonic ns (summary.json's)

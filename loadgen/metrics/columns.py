@@ -28,6 +28,10 @@ A request the client aborted on purpose (``Record.cancelled_by_client``,
 neither ok nor failed: it is counted (``by_client``) with the output tokens
 it received (``by_client_tokens``), and is in no latency column.
 
+Request phases: whether each successful request opened its connection is one
+byte a row; the new connections' connect and TLS times are kept apart (a
+kept-alive run has about one per stream).
+
 Tool calls and structured answers are tallied apart (``outputs``:
 :class:`~loadgen.metrics.validity.OutputTally`), and so is every call of a
 session (``sessions``: :class:`~loadgen.metrics.session_tally.SessionTally`).
@@ -152,9 +156,11 @@ class StepColumns(_Accumulator):
     :func:`loadgen.metrics.summarize_step` takes this in place of the record list."""
 
     __slots__ = (
+        "_conn",
         "_gaps",
         "_measured",
         "_ok",
+        "_setup",
         "by_client",
         "by_client_tokens",
         "cancelled",
@@ -175,6 +181,10 @@ class StepColumns(_Accumulator):
         self._measured = {name: array("q") for name in _MEASURED}
         self._ok = {name: array("q") for name in _OK}
         self._gaps = array("i")  # int64 ("q") once a gap does not fit
+        #: request phases, per successful row: 1 a new connection, 0 reused, -1 not known
+        self._conn = array("b")
+        #: of the new connections, in row order: connect and TLS handshake times, where known
+        self._setup = {"connect": array("q"), "tls": array("q")}
         self.total = 0  # records added, cancelled ones included
         self.cancelled = 0
         self.warmup = 0  # warm-up records, cancelled ones left out
@@ -260,6 +270,13 @@ class StepColumns(_Accumulator):
         c["cached"].append(_opt(r.cached_tokens_server))
         c["session"].append(_opt(r.session))
         c["call"].append(_opt(r.call))
+        new = r.new_connection
+        self._conn.append(-1 if new is None else int(new))
+        if new:  # off the common path: a kept-alive run opens one per stream
+            if r.connect_start_ns is not None and r.connect_ns is not None:
+                self._setup["connect"].append(r.connect_ns - r.connect_start_ns)
+            if r.connect_ns is not None and r.tls_ns is not None:
+                self._setup["tls"].append(r.tls_ns - r.connect_ns)
         if r.reasoning_events:
             self.reasoning_ok += 1
         self.outputs.add(r)
@@ -290,6 +307,9 @@ class StepColumns(_Accumulator):
             self._gaps.extend(array("q", other._gaps))
         else:
             self._gaps.extend(other._gaps)
+        self._conn.extend(other._conn)
+        for name, col in other._setup.items():
+            self._setup[name].extend(col)
         self.total += other.total
         self.cancelled += other.cancelled
         self.warmup += other.warmup
@@ -324,6 +344,15 @@ class StepColumns(_Accumulator):
     def ok(self, name: str) -> Ints:
         """A successful request's column as int64 (None as :data:`NONE`)."""
         return np.frombuffer(self._ok[name], dtype=np.int64)
+
+    def connections(self) -> npt.NDArray[np.int8]:
+        """Per successful request: 1 it opened its connection, 0 reused one, -1 not known."""
+        return np.frombuffer(self._conn, dtype=np.int8)
+
+    def setup(self, name: str) -> Ints:
+        """The new connections' ``connect`` (connect_ns - connect_start_ns) or ``tls``
+        (tls_ns - connect_ns) times, where the transport stamped them."""
+        return np.frombuffer(self._setup[name], dtype=np.int64)
 
     def gaps(self) -> npt.NDArray[np.int32] | Ints:
         """The pooled ITL gaps of the successful requests, in order."""

@@ -46,6 +46,7 @@ from loadgen.metrics.columns import NONE, StepColumns
 from loadgen.metrics.confidence import rate_interval, requests_needed
 from loadgen.metrics.latency import FIRST_STAMP
 from loadgen.metrics.media import media_stats, send_ms
+from loadgen.metrics.phases import connection_phases
 from loadgen.metrics.pooling import dims_warning, pooling_stats
 from loadgen.metrics.profiles import PROFILES, Profile
 from loadgen.metrics.sessions import session_stats, sessions_needed
@@ -169,6 +170,7 @@ def summarize_step(
     ttft_rows = v.ttft_rows(ok, profile.name, ttft_of, step.latency_from)
     step.sessions, session_times = session_stats(cols.sessions, good, ttft_rows, window_s, sla)
     step.cache = cached_token_stats(ok)
+    step.phases = connection_phases(ok)
     step.sla = check_sla(step, sla)
     _requests_needed(step, ok, profile.name, ttft_of, sla.confidence)
     for c in step.sla.checks:

@@ -164,6 +164,7 @@ def _notes(step: StepSummary, prompt_length_source: str | None) -> list[str]:
         facts.prefix_cache_text(step),
         facts.cached_text(step),
         facts.spec_decode_text(step),
+        facts.phases_text(step),
         facts.media_text(step),
     )
     out = [text for text in texts if text] + sessions.lines(step)

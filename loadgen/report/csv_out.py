@@ -101,6 +101,30 @@ BASE_COLUMNS = (
 )
 
 
+#: request phases: new connections beside reused ones (step.phases)
+PHASE_COLUMNS = (
+    "conn_new_requests",
+    "conn_reused_requests",
+    "connect_ms_p50",
+    "connect_ms_p99",
+    "tls_ms_p50",
+    "tls_ms_p99",
+    "ttft_new_conn_ms_p50",
+    "ttft_reused_conn_ms_p50",
+)
+
+
+def phase_fields(step: StepSummary) -> dict[str, Any]:
+    """The step's :data:`PHASE_COLUMNS` (all None when no transport said)."""
+    p = step.phases
+    if p is None:
+        return dict.fromkeys(PHASE_COLUMNS)
+    n, r = p.new, p.reused
+    values = [n.requests, r.requests, n.connect_ms_p50, n.connect_ms_p99, n.tls_ms_p50]
+    values += [n.tls_ms_p99, n.ttft_ms_p50, r.ttft_ms_p50]
+    return dict(zip(PHASE_COLUMNS, values, strict=True))
+
+
 def _some(values: list[Any]) -> bool:
     return any(v is not None for v in values)
 
@@ -147,6 +171,7 @@ OPTIONAL_COLUMNS: tuple[tuple[tuple[str, ...], Callable[[list[Any]], bool]], ...
         ("requests_cancelled_by_client", "cancelled_by_client_share", "cancelled_output_tokens"),
         _counted,
     ),
+    (PHASE_COLUMNS, _some),
 )
 _OPTIONAL = {name for names, _ in OPTIONAL_COLUMNS for name in names}
 
@@ -220,6 +245,7 @@ def _optional_fields(step: StepSummary) -> dict[str, Any]:
         "cache_hit_rate": cache.hit_rate if cache is not None else None,
         "cache_requests_with_hits": cache.requests_with_hits if cache is not None else None,
         "cache_tokens_per_request": cache.cached_tokens_per_request if cache is not None else None,
+        **phase_fields(step),
         "prompt_len_mean_rel_diff": pl.mean_rel_diff if pl.compared else None,
         "prompt_len_worst_rel_diff": pl.worst_rel_diff if pl.compared else None,
         "prompt_len_beyond_tolerance": pl.beyond_tolerance,

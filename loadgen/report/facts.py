@@ -15,13 +15,21 @@ from __future__ import annotations
 from typing import Any
 
 from loadgen.report.mix import mix_text
-from loadgen.summary import PromptCalibration, StepSummary, Summary, WorkloadAgent, WorkloadInfo
+from loadgen.summary import (
+    NEW_SHARE_NOTE,
+    PromptCalibration,
+    StepSummary,
+    Summary,
+    WorkloadAgent,
+    WorkloadInfo,
+)
 
 __all__ = [
     "SOURCE_TEXT",
     "cached_text",
     "calibration_text",
     "media_text",
+    "phases_text",
     "prefix_cache_text",
     "prompt_length_text",
     "ramp_text",
@@ -261,6 +269,32 @@ def cached_text(step: StepSummary) -> str | None:
     if c.by_turn:
         rates = ", ".join("-" if r is None else f"{100 * r:.0f}%" for r in c.by_turn)
         text += f"; by {c.by_turn_of or 'turn'} {rates}"
+    return text
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def phases_text(step: StepSummary) -> str | None:
+    """``connections: 40 new (25%), connect 0.3/1.2 ms, TLS 4.1/9.8 ms (p50/p99); TTFT p50
+    from start 95.0 ms new vs 22.0 ms reused``: what a new connection cost beside a
+    kept-alive one. None unless new connections carried at least ``NEW_SHARE_NOTE`` of
+    the measured requests (a kept-alive run opens one per stream: nothing to say)."""
+    p = step.phases
+    if p is None or not p.new.requests or p.new_share < NEW_SHARE_NOTE:
+        return None
+    n = p.new
+    text = f"connections: {n.requests} new ({100 * p.new_share:.0f}%)"
+    if n.connect_ms_p50 is not None:
+        text += f", connect {_ms(n.connect_ms_p50)}/{_ms(n.connect_ms_p99)} ms"
+    if n.tls_ms_p50 is not None:
+        text += f", TLS {_ms(n.tls_ms_p50)}/{_ms(n.tls_ms_p99)} ms"
+    if n.connect_ms_p50 is not None or n.tls_ms_p50 is not None:
+        text += " (p50/p99)"
+    text += f"; TTFT p50 from start {_ms(n.ttft_ms_p50)} ms new"
+    if p.reused.requests:
+        text += f" vs {_ms(p.reused.ttft_ms_p50)} ms reused"
     return text
 
 

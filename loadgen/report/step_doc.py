@@ -211,6 +211,7 @@ def _facts(step: StepSummary) -> tuple[str, ...]:
             facts.prefix_cache_text(step),
             facts.cached_text(step),
             facts.spec_decode_text(step),
+            facts.phases_text(step),
             facts.media_text(step),
             facts.prompt_length_text(step),
         )

@@ -432,6 +432,11 @@ _TIME_FIELDS = (
     "first_reasoning_ns",
     "last_token_ns",
     "end_ns",
+    # -- request phases
+    "connect_start_ns",
+    "connect_ns",
+    "tls_ns",
+    "first_byte_ns",
 )
 
 

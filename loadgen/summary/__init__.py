@@ -23,6 +23,7 @@ One module per concept, each importing only those before it:
 - ``sessions``: :class:`SessionStats` (agent tasks and multi-turn chats as wholes)
 - ``cache``: :class:`CachedTokenStats` (cached prompt tokens as the answers counted them)
 - ``spec_decode``: :class:`SpecDecodeStats` (the server's draft counters over a step)
+- ``phases``: :class:`ConnectionPhases` (new connections beside reused ones)
 - ``step``: :class:`StepSummary`, :class:`EndpointStats`, :class:`Cost`
 - ``run``: :class:`Summary`, :class:`ClockAnchor`, :class:`Verdict`,
   :class:`WorkloadInfo`
@@ -48,6 +49,7 @@ from loadgen.summary.health import ClientHealth, LittleCheck, TargetCheck
 from loadgen.summary.latency import Distribution, Intervals
 from loadgen.summary.media import MediaStats
 from loadgen.summary.mix import ModelStats
+from loadgen.summary.phases import NEW_SHARE_NOTE, ConnectionPhases, PhaseGroup
 from loadgen.summary.pooling import PoolingStats
 from loadgen.summary.prometheus import PrometheusStats, PromQueryStats, PromSeries
 from loadgen.summary.run import (
@@ -80,12 +82,14 @@ from loadgen.vocab import PERCENTILES
 
 __all__ = [
     "BY_TURN_MAX",
+    "NEW_SHARE_NOTE",
     "PERCENTILES",
     "TOKENIZE_ENGINES",
     "CachedTokenStats",
     "Cause",
     "ClientHealth",
     "ClockAnchor",
+    "ConnectionPhases",
     "Cost",
     "Distribution",
     "EndpointStats",
@@ -102,6 +106,7 @@ __all__ = [
     "ModelStats",
     "OutputValidity",
     "Peak",
+    "PhaseGroup",
     "PoolingStats",
     "PrefixCacheStats",
     "PromQueryStats",

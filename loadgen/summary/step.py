@@ -27,6 +27,7 @@ from loadgen.summary.health import ClientHealth, LittleCheck
 from loadgen.summary.latency import Distribution
 from loadgen.summary.media import MediaStats
 from loadgen.summary.mix import ModelStats
+from loadgen.summary.phases import ConnectionPhases
 from loadgen.summary.pooling import PoolingStats, drop_token_timing
 from loadgen.summary.sessions import SessionStats
 from loadgen.summary.sla import SlaResult
@@ -224,6 +225,13 @@ class StepSummary(Strict):
         None,
         description="The server's speculative-decoding counters over the step (vLLM's "
         "spec_decode_*); null when the server exports none.",
+    )
+    # -- request phases
+    phases: ConnectionPhases | None = Field(
+        None,
+        description="Requests on new connections beside those on reused ones: counts, "
+        "connect and TLS handshake times, TTFT from start_ns; null when no transport said "
+        "whether a request's connection was new.",
     )
 
     @property
