@@ -211,7 +211,8 @@ class StepColumns(_Accumulator):
         self.total += 1
         self.failures.add(r)
         if r.session is not None:
-            measured_ok = r.ok and not (r.warmup or r.ramp or r.error_kind == "cancelled")
+            unmeasured = r.warmup or r.ramp or r.error_kind == "cancelled"
+            measured_ok = r.ok and not (unmeasured or r.cancelled_by_client)  # an ok row below
             self.sessions.add(r, self.ok_count if measured_ok else None)
         if r.error_kind == "cancelled":
             self.cancelled += 1

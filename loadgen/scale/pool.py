@@ -432,6 +432,7 @@ _TIME_FIELDS = (
     "first_reasoning_ns",
     "last_token_ns",
     "end_ns",
+    "first_tool_ns",
     # -- request phases
     "connect_start_ns",
     "connect_ns",

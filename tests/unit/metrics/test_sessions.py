@@ -148,7 +148,7 @@ def test_session_goodput_needs_the_bound_and_every_call_within_its_own() -> None
         *(call(1, 0, 100, turn=0), call(1, 120, 900, turn=1)),  # 0.9 s: beyond 0.5 s
         *(call(2, 0, 100, turn=0, ttft=80), call(2, 120, 200, turn=1)),  # a TTFT beyond 50
         *(call(3, 0, 100, turn=0), call(3, 120, 200, turn=1, ok=False)),  # failed
-        *(call(4, 0, 100, turn=0), call(4, 120, 300, turn=1, cancelled_by_client=True)),
+        *(call(4, 0, 100, turn=0), call(4, 120, 300, turn=1, ok=False, cancelled_by_client=True)),
     ]
     sla = {"session_s": {"p50": 10, "p90": 0.5}, "ttft_ms": {"p99": 50}}
     step = summarize(records, sla)

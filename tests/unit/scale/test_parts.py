@@ -117,3 +117,15 @@ def test_commands_and_the_step_report_survive_their_trip_typed() -> None:
     assert back_done == done
     assert back_done.health == health and back_done.in_flight == [(10, 2), (20, 3)]
     assert StepDone.model_validate_json(b'{"sat_out": true}').health is None
+
+
+def test_every_stamp_of_a_record_moves_onto_the_parents_clock() -> None:
+    """A worker's record is shifted by its clock offset: every ``*_ns`` stamp, so a field
+    added to Record later cannot be left on the worker's clock."""
+    from dataclasses import fields
+
+    from loadgen.records import Record
+    from loadgen.scale.pool import _TIME_FIELDS
+
+    stamps = {f.name for f in fields(Record) if f.name.endswith("_ns") and f.name != "token_ns"}
+    assert stamps == set(_TIME_FIELDS)
