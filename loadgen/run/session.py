@@ -22,7 +22,7 @@ from loadgen.clock import NS_PER_MS, NS_PER_S
 from loadgen.errors import OutputError
 from loadgen.execute.executor import Executor, LocalExecutor
 from loadgen.execute.requester import make_requester, pool_limit
-from loadgen.metrics import StepColumns
+from loadgen.metrics import StepColumns, with_gpus
 from loadgen.records import Record, RecordWriter
 from loadgen.redact import redact_text
 from loadgen.report.console import format_run_header, format_step, load_label, step_warning_lines
@@ -325,6 +325,8 @@ class Session:
             step.prefix_cache = cache  # a run of unique prompts shows it only if something hit
         if self.telemetry is not None and end > start:
             step.telemetry = self.telemetry.step_stats(start, end, step.tokens.output_total)
+            if step.frontier is not None:  # the GPUs the telemetry saw, per GPU
+                step.frontier = with_gpus(step, step.frontier, sc.cost.gpus)
         return step
 
     def _scrape_cache(self) -> dict[str, float] | None:

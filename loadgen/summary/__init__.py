@@ -22,6 +22,7 @@ One module per concept, each importing only those before it:
 - ``media``: :class:`MediaStats`
 - ``sessions``: :class:`SessionStats` (agent tasks and multi-turn chats as wholes)
 - ``cache``: :class:`CachedTokenStats` (cached prompt tokens as the answers counted them)
+- ``frontier``: :class:`FrontierPoint` (a step on the throughput-interactivity frontier)
 - ``step``: :class:`StepSummary`, :class:`EndpointStats`, :class:`Cost`
 - ``run``: :class:`Summary`, :class:`ClockAnchor`, :class:`Verdict`,
   :class:`WorkloadInfo`
@@ -43,6 +44,7 @@ from loadgen.summary.counts import (
     Throughput,
     TokenCounts,
 )
+from loadgen.summary.frontier import FrontierPoint
 from loadgen.summary.health import ClientHealth, LittleCheck, TargetCheck
 from loadgen.summary.latency import Distribution, Intervals
 from loadgen.summary.media import MediaStats
@@ -87,6 +89,7 @@ __all__ = [
     "Cost",
     "Distribution",
     "EndpointStats",
+    "FrontierPoint",
     "GpuStats",
     "GpuTotal",
     "HostStats",

@@ -23,6 +23,7 @@ from loadgen.summary.counts import (
     Throughput,
     TokenCounts,
 )
+from loadgen.summary.frontier import FrontierPoint
 from loadgen.summary.health import ClientHealth, LittleCheck
 from loadgen.summary.latency import Distribution
 from loadgen.summary.media import MediaStats
@@ -217,6 +218,12 @@ class StepSummary(Strict):
         None,
         description="Prompt tokens the server served from its prefix cache, from each "
         "answer's usage (cached_tokens_server); null when no answer counted them.",
+    )
+    # -- frontier
+    frontier: FrontierPoint | None = Field(
+        None,
+        description="The step as a point of the throughput-interactivity frontier "
+        "(interactivity, throughput per GPU, cost); null for a pooling API's step.",
     )
 
     @property
