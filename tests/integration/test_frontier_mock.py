@@ -1,0 +1,47 @@
+"""The frontier of a real run against the built-in mock: known token pacing, so a
+known interactivity; cost.gpus divides the throughput; frontier.png is written."""
+
+from __future__ import annotations
+
+import pytest
+
+from loadgen.report.frontier_view import frontier_view
+from loadgen.report.writer import write_reports
+
+from .conftest import Runner, make_scenario
+
+ITL_MS = 10  # >= 8 ms: paced well above this VM's scheduling noise
+OUTPUT = 8
+
+
+def test_a_sweep_has_its_frontier_points_and_plot(run: Runner) -> None:
+    scenario = make_scenario(
+        target={"mock": {"args": ["--ttft-ms", "5", "--itl-ms", str(ITL_MS)]}},
+        load={"mode": "concurrency", "concurrency": [1, 2], "requests_per_step": 12},
+        workload={
+            "prompt_tokens": {"dist": "fixed", "value": 16},
+            "output_tokens": {"dist": "fixed", "value": OUTPUT},
+        },
+        cost={"usd_per_hour": 3.6, "gpus": 2},
+    )
+    summary, _records, out = run(scenario)
+    # 8 tokens, 7 gaps of at least 10 ms: at most 8 / 0.07 s = 114.3 tok/s per user
+    ceiling = OUTPUT / ((OUTPUT - 1) * ITL_MS / 1000)
+    for step in summary.steps:
+        f = step.frontier
+        assert f is not None and f.interactivity_tok_s is not None
+        assert f.interactivity_requests == step.requests.ok == 12
+        assert 0.6 * ceiling < f.interactivity_tok_s <= ceiling * 1.001
+        assert f.tpot_tok_s is not None and f.tpot_tok_s <= 1000 / ITL_MS * 1.001
+        assert f.interactivity_tok_s == pytest.approx(f.tpot_tok_s * OUTPUT / (OUTPUT - 1), rel=0.1)
+        assert (f.gpus, f.gpus_from) == (2, "cost.gpus")
+        assert f.output_tokens_per_s_per_gpu == pytest.approx(
+            step.throughput.output_tokens_per_s / 2
+        )
+        assert step.cost is not None
+        assert f.usd_per_million_output_tokens == step.cost.usd_per_million_output_tokens
+    view = frontier_view(summary)
+    assert len(view.points) == 2 and view.best is not None
+    written = {p.name for p in write_reports(out)}
+    assert "frontier.png" in written
+    assert "frontier: " in (out / "report.md").read_text()
