@@ -7,6 +7,7 @@ import pytest
 
 from loadgen.report.frontier_view import frontier_view
 from loadgen.report.writer import write_reports
+from tests.conftest import spawn_agent, stop_agent
 
 from .conftest import Runner, make_scenario
 
@@ -45,3 +46,23 @@ def test_a_sweep_has_its_frontier_points_and_plot(run: Runner) -> None:
     written = {p.name for p in write_reports(out)}
     assert "frontier.png" in written
     assert "frontier: " in (out / "report.md").read_text()
+
+
+def test_without_cost_gpus_the_gpus_are_those_the_telemetry_sampled(run: Runner) -> None:
+    agent, url = spawn_agent("--fake-nvml", "2", "--interval-ms", "50")
+    try:
+        scenario = make_scenario(
+            target={"mock": {"args": ["--ttft-ms", "5", "--itl-ms", str(ITL_MS)]}},
+            load={"mode": "concurrency", "concurrency": [2], "requests_per_step": 12},
+            workload={"output_tokens": {"dist": "fixed", "value": OUTPUT}},
+            telemetry={"agents": [url], "interval_s": 0.1},
+        )
+        summary, _records, _out = run(scenario)
+    finally:
+        stop_agent(agent)
+    (step,) = summary.steps
+    f = step.frontier
+    assert step.telemetry is not None and step.telemetry.total is not None
+    assert f is not None and (f.gpus, f.gpus_from) == (2, "telemetry")
+    assert f.output_tokens_per_s_per_gpu == pytest.approx(step.throughput.output_tokens_per_s / 2)
+    assert f.usd_per_million_output_tokens is None  # no cost basis
