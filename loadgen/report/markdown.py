@@ -256,7 +256,7 @@ def build_document(
     ]
     groups = (
         ("curve", "telemetry"),
-        ("throughput",),
+        ("throughput", "frontier"),
         ("cdf",),
         ("turns",),
         ("context",),

@@ -16,9 +16,11 @@ from loadgen.report import compare as cmp
 from loadgen.report import figures
 from loadgen.report.compare_frontier import FRONTS_FILE, compare_fronts
 from loadgen.report.csv_out import steps_table
+from loadgen.report.files import write_summary
 from loadgen.report.frontier import step_text
 from loadgen.report.frontier_figure import MISS_COLOUR, draw_frontier, draw_fronts
 from loadgen.report.frontier_view import PER_GPU, PER_RUN, frontier_view
+from loadgen.report.writer import write_reports
 from loadgen.summary import FrontierPoint, Summary
 
 from .conftest import bare_step, bare_summary
@@ -95,6 +97,16 @@ def test_every_sweep_with_points_gets_frontier_png(
     written, notes = figures.write_plots(_summary(), None, [], tmp_path / "plots")
     assert notes == [] and written["frontier"].name == "frontier.png"
     assert written["frontier"].read_bytes()[:4] == b"\x89PNG"
+    summary = _summary()
+    (tmp_path / "run").mkdir()
+    write_summary(summary, tmp_path / "run" / "summary.json")
+    write_reports(tmp_path / "run")
+    md = (tmp_path / "run" / "report.md").read_text()
+    assert "![frontier](plots/frontier.png)" in md
+    assert (
+        "- frontier: best under the SLA: c=4 (60.0 tok/s per user, 180 output tokens/s per GPU)"
+        in md
+    )
     plain, _ = figures.write_plots(run_data[0], None, [], tmp_path / "plain")
     assert "frontier" not in plain  # no step has a frontier point
 
