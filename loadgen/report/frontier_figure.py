@@ -39,14 +39,16 @@ def has_frontier(summary: Summary) -> bool:
     return bool(frontier_view(summary).points)
 
 
-def _points(ax: Axes, view: FrontierView, colour: Any, name: str = "") -> None:
-    """The SLA-meeting points filled in ``colour``, the missing ones hollow grey, the front
+def _points(
+    ax: Axes, view: FrontierView, colour: Any, name: str = "", miss: Any = MISS_COLOUR
+) -> None:
+    """The SLA-meeting points filled in ``colour``, the missing ones hollow (in ``miss``), the front
     as a step line (steps-pre: at interactivity x the best throughput of the points at
     least as interactive), and the best point under the SLA starred."""
     prefix = f"{name}: " if name else ""
     looks: tuple[tuple[bool, dict[str, Any]], ...] = (
         (True, {"color": colour}),
-        (False, {"color": MISS_COLOUR, "mfc": "none"}),
+        (False, {"color": miss, "mfc": "none"}),
     )
     for meets, look in looks:
         pts = [xy for xy, m in zip(view.points, view.meets, strict=True) if m == meets]
@@ -92,14 +94,15 @@ def draw_frontier(summary: Summary) -> Figure:
 
 
 def draw_fronts(names: Sequence[str], views: Sequence[FrontierView], subtitle: str = "") -> Figure:
-    """Several runs' fronts on one panel, one colour per run, each run's best point named."""
+    """Several runs' fronts on one panel, one colour per run (its SLA misses hollow in it),
+    each run's best point named."""
     from matplotlib import colormaps
 
     fig = figure(8, 5.0, 1, 1)
     ax = fig.axes[0]
     palette = colormaps["tab10"]
     for i, (name, view) in enumerate(zip(names, views, strict=True)):
-        _points(ax, view, palette(i % 10), name)
+        _points(ax, view, palette(i % 10), name, palette(i % 10))  # misses: hollow, its colour
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)
     y_label = views[0].y_label if views else ""

@@ -165,6 +165,10 @@ def test_compare_overlays_two_runs_fronts_and_names_each_best(
         [2 * y for y in fronts["A: Pareto front"].get_ydata()]
     )
     assert fronts["A: Pareto front"].get_color() != fronts["B: Pareto front"].get_color()
+    misses = {ln.get_label(): ln for ln in ax.get_lines() if ln.get_gid() == "misses"}
+    b_miss = misses["B: misses the SLA"]  # c=16, hollow in B's colour
+    assert b_miss.get_markerfacecolor() == "none"
+    assert b_miss.get_color() == fronts["B: Pareto front"].get_color()
     bests = [ln.get_label() for ln in ax.get_lines() if ln.get_gid() == "best"]
     best_a = views[0].label(views[0].best)  # type: ignore[arg-type]
     assert bests == [f"A: best under the SLA: {best_a}", f"B: best under the SLA: {best_a}"]
