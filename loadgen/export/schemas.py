@@ -14,7 +14,7 @@ it without the extra. A name ending in ``?`` is nullable.
   date).
 - steps: the columns of steps.csv (loadgen.report.csv_out.step_row), typed by
   :data:`STEP_TYPES` and, for the families whose names are made per run
-  (``endpoint<i>_*``, ``model<i>_*``, ``session*``, ``cost_*``,
+  (``endpoint<i>_*``, ``model<i>_*``, ``session*``, ``cost_*``, ``frontier_*``,
   ``telemetry_*``, validity's), by :func:`family_type` from the Python type
   of their values; ``errors`` is a map kind -> count, not steps.csv's text;
   then each step's window stamps (:data:`STEP_WINDOW`).

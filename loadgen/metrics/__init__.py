@@ -9,10 +9,12 @@ May import: loadgen.clock (unit constants), records, scenario (the SLA spec),
 summary (the models they fill), vocab.
 
 Public names: StepColumns, ErrorTally, summarize_step, step_cost, check_sla,
-distribution_ms, the latency formulas (ttft_ns, itl_gaps_ns, tpot_ns, e2e_ns, ...).
+distribution_ms, the frontier's (frontier_point, pareto_front, best_under_sla),
+the latency formulas (ttft_ns, itl_gaps_ns, tpot_ns, e2e_ns, ...).
 """
 
 from loadgen.metrics.columns import ErrorTally, StepColumns
+from loadgen.metrics.frontier import best_under_sla, frontier_point, pareto_front, with_gpus
 from loadgen.metrics.latency import (
     e2e_ns,
     itl_gaps_ns,
@@ -31,10 +33,13 @@ __all__ = [
     "PROMPT_TOLERANCE",
     "ErrorTally",
     "StepColumns",
+    "best_under_sla",
     "check_sla",
     "distribution_ms",
     "e2e_ns",
+    "frontier_point",
     "itl_gaps_ns",
+    "pareto_front",
     "prompt_length_check",
     "request_meets_sla",
     "step_cost",
@@ -45,4 +50,5 @@ __all__ = [
     "ttft_from_scheduled_ns",
     "ttft_ns",
     "ttft_reasoning_ns",
+    "with_gpus",
 ]

@@ -6,7 +6,7 @@ its state and rolling figures in ``live_state``), summary.json and scenario.yaml
 steps.csv, report.md, report.html, the plots, ``loadgen report`` and
 ``loadgen compare``.
 
-May import: loadgen.errors, metrics (formulas for per-request samples),
+May import: loadgen.errors, metrics (formulas for per-request samples, the frontier's front),
 records (streamed, never all held), redact, scenario (the typed resolved
 scenario), summary, vocab. Never the clock (the run passes the time in) nor
 any stage that sends load.

@@ -100,6 +100,7 @@ def compare(
       loadgen compare results/fp16 results/int8 --fail-if "ttft_ms.p99 > +10%"
     """
     from loadgen.report import compare as cmp
+    from loadgen.report.compare_frontier import best_lines, compare_fronts
     from loadgen.report.gate import conclusions, parse_gate
 
     if len(runs) < 2:
@@ -118,6 +119,9 @@ def compare(
         click.echo("\n".join(r.message() for r in results) + "\n")
     for title, table in cmp.comparison_tables(loaded):
         click.echo(f"{title}\n{cmp.format_table(table)}\n")
+    views = compare_fronts([r.summary for r in loaded])
+    if any(v.points for v in views):  # each run's best point under the SLA, named
+        click.echo("\n".join(best_lines([r.name for r in loaded], views)) + "\n")
     click.echo(f"comparison: {out}")
     if gates and not cmp.matched_steps([loaded[0], loaded[-1]]):
         raise Regression("regression gate: the first and last runs share no load value")

@@ -394,6 +394,7 @@ def write_comparison(
     tolerance: float = MATCH_TOLERANCE,
 ) -> list[Path]:
     """Overlay plots, comparison.md and comparison.html under ``out_dir``; their paths."""
+    from loadgen.report.compare_frontier import FRONTS_FILE, FRONTS_TITLE, write_fronts
     from loadgen.report.figures import draw_overlay, save_figure
     from loadgen.report.html import render_html
 
@@ -415,6 +416,10 @@ def write_comparison(
     fig = draw_overlay(throughput_overlay(runs), y_title, xlabel, y_label, profiles)
     written.append(save_figure(fig, out_dir / "compare_throughput.png"))
     images.append(("compare_throughput.png", y_title))
+    fronts = write_fronts([r.name for r in runs], summaries, out_dir, profiles)
+    if fronts is not None:
+        written.append(fronts[0])
+        images.append((FRONTS_FILE, FRONTS_TITLE))
     blocks: list[Block] = [
         Heading(f"loadgen compare: {' vs '.join(r.name for r in runs)}", 1),
         Items(
@@ -431,6 +436,7 @@ def write_comparison(
         *_gate_block(results),
         Heading("Overlays"),
         *(Figures(tuple(images[i : i + 2])) for i in range(0, len(images), 2)),
+        *([Items(tuple(fronts[1]))] if fronts is not None else []),
         Heading("Per matching step"),
     ]
     for title, table in comparison_tables(runs, tolerance=tolerance):

@@ -11,7 +11,7 @@ loadgen.report.mix, loadgen.report.sessions (outputs see only the summary).
 
 from __future__ import annotations
 
-from loadgen.report import facts, mix, sessions, validity
+from loadgen.report import facts, frontier, mix, sessions, validity
 from loadgen.report.endpoints import console_lines, target_text
 from loadgen.report.pooling import throughput_parts
 from loadgen.report.wrap import CONSOLE_WIDTH, fit, phrases
@@ -166,6 +166,7 @@ def _notes(step: StepSummary, prompt_length_source: str | None) -> list[str]:
         facts.spec_decode_text(step),
         facts.phases_text(step),
         facts.media_text(step),
+        frontier.step_text(step),
     )
     out = [text for text in texts if text] + sessions.lines(step)
     prompt = facts.prompt_length_text(step)

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from loadgen.report import mix, pooling, sessions, validity
+from loadgen.report import frontier, mix, pooling, sessions, validity
 from loadgen.report.endpoints import csv_fields
 from loadgen.summary import Mean, MeanMax, StepSummary, Summary
 from loadgen.vocab import CURVE_STATS, DISTRIBUTION_STATS
@@ -332,6 +332,7 @@ def step_row(step: StepSummary, metrics_profile: str = "loadgen") -> dict[str, A
     row.update(sessions.csv_fields(step))
     if step.cost is not None:  # a figure the step has no throughput for is left out
         row.update({f"cost_{k}": v for k, v in step.cost.model_dump(exclude_none=True).items()})
+    row.update(frontier.csv_fields(step))
     row.update({f"telemetry_{k}": v for k, v in telemetry_fields(step).items()})
     return row
 

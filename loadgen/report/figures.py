@@ -8,7 +8,7 @@ Each ``draw_*`` returns the figure unsaved, so tests can read the lines back.
 
 Imports: matplotlib (lazily), loadgen.summary, loadgen.vocab, loadgen.report.plots,
 loadgen.report.sample_series, loadgen.report.bins, loadgen.report.samples,
-loadgen.report.context_figure.
+loadgen.report.context_figure, loadgen.report.frontier_figure.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from loadgen.report.figstyle import (
     style,
     suptitle,
 )
+from loadgen.report.frontier_figure import draw_frontier, has_frontier
 from loadgen.report.labels import place_labels
 from loadgen.report.pooling import is_pooling
 from loadgen.report.pooling_figures import draw_pooling_curve, draw_pooling_throughput
@@ -68,6 +69,7 @@ PLOT_FILES = {
     "turns": "ttft_by_turn.png",
     "timeline": "timeline.png",
     "context": "ttft_vs_context.png",
+    "frontier": "frontier.png",
 }
 #: bracket end, or inconclusive -> (marker, colour)
 _BRACKET_STYLE = {
@@ -389,6 +391,8 @@ def write_plots(
         jobs["timeline"] = lambda: draw_timeline(summary, samples, telemetry)
     if samples is not None and context_steps(summary, samples):
         jobs["context"] = lambda: draw_context(summary, samples)
+    if has_frontier(summary):
+        jobs["frontier"] = lambda: draw_frontier(summary)
     written: dict[str, Path] = {}
     notes: list[str] = []
     for name, file in PLOT_FILES.items():

@@ -36,6 +36,7 @@ from loadgen.report.blocks import (
 )
 from loadgen.report.console import load_label
 from loadgen.report.endpoints import target_text
+from loadgen.report.frontier_view import best_text, frontier_view
 from loadgen.report.plots import curve_steps, tail_stat
 from loadgen.report.step_doc import step_blocks
 from loadgen.scenario.models import Scenario
@@ -106,6 +107,8 @@ def _scenario_items(summary: Summary, scenario: Scenario | None) -> tuple[str, .
             )
             items.append(f"{key.replace('_', ' ')}: {spec}")
     items.append(f"SLA: {_sla_text(summary.sla)}")
+    if (view := frontier_view(summary)).points:
+        items.append(f"frontier: {best_text(view)} (plots/frontier.png)")
     if scenario is not None:
         if scenario.cost.usd_per_hour is not None:
             items.append(f"cost basis: {scenario.cost.usd_per_hour} USD/hour")
@@ -253,7 +256,7 @@ def build_document(
     ]
     groups = (
         ("curve", "telemetry"),
-        ("throughput",),
+        ("throughput", "frontier"),
         ("cdf",),
         ("turns",),
         ("context",),

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from loadgen.report import endpoints, facts, mix, sessions, validity
+from loadgen.report import endpoints, facts, frontier, mix, sessions, validity
 from loadgen.report.blocks import Block, Heading, Items, Table, Text, num, pct, verdict_cell
 from loadgen.report.console import load_label
 from loadgen.report.csv_out import telemetry_fields
@@ -213,6 +213,7 @@ def _facts(step: StepSummary) -> tuple[str, ...]:
             facts.spec_decode_text(step),
             facts.phases_text(step),
             facts.media_text(step),
+            frontier.step_text(step),
             facts.prompt_length_text(step),
         )
         if text is not None

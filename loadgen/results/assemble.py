@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from loadgen._version import __version__
-from loadgen.metrics import StepColumns, step_cost, summarize_step
+from loadgen.metrics import StepColumns, frontier_point, step_cost, summarize_step
 from loadgen.metrics.profiles import PROFILES
 from loadgen.results.sweep import Point
 from loadgen.scenario.models import OfflineLoad, RateLoad, Scenario, TraceLoad
@@ -67,7 +67,8 @@ def step_summary(
     mean_in_flight: float | None = None,
     interrupted: bool = False,
 ) -> StepSummary:
-    """Step ``index`` at ``point`` summarised from its columns, with its role and cost.
+    """Step ``index`` at ``point`` summarised from its columns, with its role, cost and
+    frontier point.
 
     ``model_columns``: with a model mix, each model's columns in target.models' order.
     """
@@ -92,6 +93,8 @@ def step_summary(
     step.role = point.role
     if sc.cost.usd_per_hour is not None:
         step.cost = step_cost(step, sc.cost.usd_per_hour)
+    if step.pooling is None:  # a pooling API generates no tokens: no point on the frontier
+        step.frontier = frontier_point(step, columns, sc.cost.gpus)
     return step
 
 

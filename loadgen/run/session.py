@@ -22,7 +22,7 @@ from loadgen.clock import NS_PER_MS, NS_PER_S
 from loadgen.errors import OutputError
 from loadgen.execute.executor import Executor, LocalExecutor
 from loadgen.execute.requester import make_requester, pool_limit
-from loadgen.metrics import StepColumns
+from loadgen.metrics import StepColumns, with_gpus
 from loadgen.records import Record, RecordWriter
 from loadgen.redact import redact_text
 from loadgen.report.console import format_run_header, format_step, load_label, step_warning_lines
@@ -331,6 +331,8 @@ class Session:
         step.spec_decode = spec_decode_delta(spec_before, self._scrape_spec(), per_event)
         if self.telemetry is not None and end > start:
             step.telemetry = self.telemetry.step_stats(start, end, step.tokens.output_total)
+            if step.frontier is not None:  # the GPUs the telemetry saw, per GPU
+                step.frontier = with_gpus(step, step.frontier, sc.cost.gpus)
         return step
 
     def _scrape_cache(self) -> dict[str, float] | None:

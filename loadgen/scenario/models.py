@@ -284,6 +284,13 @@ class CostSpec(Spec):
     usd_per_hour: float | None = Field(
         None, gt=0, description="What the serving hardware costs per hour, in USD."
     )
+    # -- frontier
+    gpus: int | None = Field(
+        None,
+        gt=0,
+        description="The GPUs serving the model: throughput per GPU divides by it (else "
+        "by the GPUs the telemetry sampled).",
+    )
 
 
 class Scenario(Spec):

@@ -24,6 +24,7 @@ One module per concept, each importing only those before it:
 - ``cache``: :class:`CachedTokenStats` (cached prompt tokens as the answers counted them)
 - ``spec_decode``: :class:`SpecDecodeStats` (the server's draft counters over a step)
 - ``phases``: :class:`ConnectionPhases` (new connections beside reused ones)
+- ``frontier``: :class:`FrontierPoint` (a step on the throughput-interactivity frontier)
 - ``step``: :class:`StepSummary`, :class:`EndpointStats`, :class:`Cost`
 - ``run``: :class:`Summary`, :class:`ClockAnchor`, :class:`Verdict`,
   :class:`WorkloadInfo`
@@ -45,6 +46,7 @@ from loadgen.summary.counts import (
     Throughput,
     TokenCounts,
 )
+from loadgen.summary.frontier import FrontierPoint
 from loadgen.summary.health import ClientHealth, LittleCheck, TargetCheck
 from loadgen.summary.latency import Distribution, Intervals
 from loadgen.summary.media import MediaStats
@@ -93,6 +95,7 @@ __all__ = [
     "Cost",
     "Distribution",
     "EndpointStats",
+    "FrontierPoint",
     "GpuStats",
     "GpuTotal",
     "HostStats",

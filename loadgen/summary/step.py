@@ -23,6 +23,7 @@ from loadgen.summary.counts import (
     Throughput,
     TokenCounts,
 )
+from loadgen.summary.frontier import FrontierPoint
 from loadgen.summary.health import ClientHealth, LittleCheck
 from loadgen.summary.latency import Distribution
 from loadgen.summary.media import MediaStats
@@ -232,6 +233,12 @@ class StepSummary(Strict):
         description="Requests on new connections beside those on reused ones: counts, "
         "connect and TLS handshake times, TTFT from start_ns; null when no transport said "
         "whether a request's connection was new.",
+    )
+    # -- frontier
+    frontier: FrontierPoint | None = Field(
+        None,
+        description="The step as a point of the throughput-interactivity frontier "
+        "(interactivity, throughput per GPU, cost); null for a pooling API's step.",
     )
 
     @property

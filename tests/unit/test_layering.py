@@ -87,8 +87,13 @@ NARROW: dict[str, dict[str, tuple[str, ...]]] = {
     "exporter": {"metrics": ("loadgen.metrics.latency",)},  # the per-request formulas
     "report": {
         "scenario": ("loadgen.scenario.models",),  # the resolved scenario, typed
-        # the per-request formulas and the profile's, for CDFs and the bootstrap
-        "metrics": ("loadgen.metrics.latency", "loadgen.metrics.profiles"),
+        # the per-request formulas and the profile's, for CDFs and the bootstrap; the
+        # frontier's Pareto front and best point, for frontier.png and compare
+        "metrics": (
+            "loadgen.metrics.latency",
+            "loadgen.metrics.profiles",
+            "loadgen.metrics.frontier",
+        ),
     },
     "cli": {
         # `loadgen init` only; a run reaches the target through loadgen.run
