@@ -61,6 +61,7 @@ class Gen:
     """Base: bookkeeping, completion, truth record."""
 
     __slots__ = (
+        "admit_ns",
         "admitted",
         "blocks",
         "cached",
@@ -109,6 +110,7 @@ class Gen:
         self.blocks: list[int] | None = None  # prefix-cache block hashes (engine mode)
         self.cached = 0  # prompt tokens its first admission found in the prefix cache
         self.admitted = False
+        self.admit_ns = 0  # first scheduled by the batch engine (0: at sched_ns)
 
     def emit(self) -> bool:
         """Produce the next token; True when the request is over."""
@@ -169,7 +171,12 @@ class Gen:
 
     def _complete(self) -> None:
         self.dead = True
-        self._record(200, self.finish, _pc())
+        end = _pc()
+        if self.first_ns:
+            self.ctx.metrics.phases(
+                self.recv_ns, self.admit_ns or self.sched_ns, self.first_ns, end
+            )
+        self._record(200, self.finish, end)
         self.conn.response_done()
 
 

@@ -40,6 +40,7 @@ from loadgen.scenario.models import Scenario, TraceLoad
 from loadgen.summary import StepSummary, Summary
 from loadgen.target.cache import prefix_cache_delta
 from loadgen.target.endpoints import scrape_cache_all
+from loadgen.target.phases import scrape_phases_all, time_split
 from loadgen.workload.source import Workload
 from loadgen.workload.step import plan_step
 
@@ -281,6 +282,7 @@ class Session:
         duration = plan.duration_ns / NS_PER_S if plan.duration_ns else None
         self.progress.start_step(f"[{index + 1}{of}] {lp.mode} {at.value:g}", n, duration)
         cache_before = self._scrape_cache()
+        phases_before = scrape_phases_all(sc, self.urls)
         if exporter is not None:
             exporter.metrics.start_step(index, lp.mode, at.value, self.steps_planned)
         view = self.progress
@@ -323,6 +325,8 @@ class Session:
         cache = prefix_cache_delta(cache_before, self._scrape_cache())
         if cache is not None and (self._shares_prefixes or (cache.hits_tokens or 0) > 0):
             step.prefix_cache = cache  # a run of unique prompts shows it only if something hit
+        phases_after = scrape_phases_all(sc, self.urls)
+        step.time_split = time_split(phases_before, phases_after, step.e2e_ms.mean)
         if self.telemetry is not None and end > start:
             step.telemetry = self.telemetry.step_stats(start, end, step.tokens.output_total)
         return step

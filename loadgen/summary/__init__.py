@@ -22,6 +22,8 @@ One module per concept, each importing only those before it:
 - ``media``: :class:`MediaStats`
 - ``sessions``: :class:`SessionStats` (agent tasks and multi-turn chats as wholes)
 - ``cache``: :class:`CachedTokenStats` (cached prompt tokens as the answers counted them)
+- ``time_split``: :class:`TimeSplit`, :class:`PhaseTime` (where the time went, by the
+  server's histograms)
 - ``step``: :class:`StepSummary`, :class:`EndpointStats`, :class:`Cost`
 - ``run``: :class:`Summary`, :class:`ClockAnchor`, :class:`Verdict`,
   :class:`WorkloadInfo`
@@ -73,12 +75,14 @@ from loadgen.summary.telemetry import (
     TelemetryGap,
     TelemetryWindow,
 )
+from loadgen.summary.time_split import PHASES, PhaseTime, TimeSplit
 from loadgen.summary.validity import OutputValidity
 from loadgen.vocab import PERCENTILES
 
 __all__ = [
     "BY_TURN_MAX",
     "PERCENTILES",
+    "PHASES",
     "TOKENIZE_ENGINES",
     "CachedTokenStats",
     "Cause",
@@ -100,6 +104,7 @@ __all__ = [
     "ModelStats",
     "OutputValidity",
     "Peak",
+    "PhaseTime",
     "PoolingStats",
     "PrefixCacheStats",
     "PromQueryStats",
@@ -121,6 +126,7 @@ __all__ = [
     "TelemetryGap",
     "TelemetryWindow",
     "Throughput",
+    "TimeSplit",
     "TokenCounts",
     "Verdict",
     "WorkloadAgent",

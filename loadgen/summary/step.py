@@ -31,6 +31,7 @@ from loadgen.summary.pooling import PoolingStats, drop_token_timing
 from loadgen.summary.sessions import SessionStats
 from loadgen.summary.sla import SlaResult
 from loadgen.summary.telemetry import StepTelemetry
+from loadgen.summary.time_split import TimeSplit
 from loadgen.summary.validity import OutputValidity
 
 __all__ = ["Cost", "EndpointStats", "StepSummary"]
@@ -217,6 +218,13 @@ class StepSummary(Strict):
         None,
         description="Prompt tokens the server served from its prefix cache, from each "
         "answer's usage (cached_tokens_server); null when no answer counted them.",
+    )
+    # -- where the time went
+    time_split: TimeSplit | None = Field(
+        None,
+        description="Queue, prefill and decode time by the server's histograms over the "
+        "step (percentiles approximate), and network + HTTP + client = client E2E - server "
+        "E2E; null when the server exports none of them.",
     )
 
     @property
