@@ -163,6 +163,7 @@ def _notes(step: StepSummary, prompt_length_source: str | None) -> list[str]:
         facts.ttft_of_text(step),
         facts.prefix_cache_text(step),
         facts.cached_text(step),
+        facts.time_split_text(step),
         facts.media_text(step),
     )
     out = [text for text in texts if text] + sessions.lines(step)

@@ -207,6 +207,7 @@ def _facts(step: StepSummary) -> tuple[str, ...]:
             facts.ttft_of_text(step),
             facts.prefix_cache_text(step),
             facts.cached_text(step),
+            facts.time_split_text(step),
             facts.media_text(step),
             facts.prompt_length_text(step),
         )

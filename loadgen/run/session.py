@@ -23,6 +23,7 @@ from loadgen.errors import OutputError
 from loadgen.execute.executor import Executor, LocalExecutor
 from loadgen.execute.requester import make_requester, pool_limit
 from loadgen.metrics import StepColumns
+from loadgen.metrics.time_split import split_growth
 from loadgen.records import Record, RecordWriter
 from loadgen.redact import redact_text
 from loadgen.report.console import format_run_header, format_step, load_label, step_warning_lines
@@ -327,6 +328,8 @@ class Session:
             step.prefix_cache = cache  # a run of unique prompts shows it only if something hit
         phases_after = scrape_phases_all(sc, self.urls)
         step.time_split = time_split(phases_before, phases_after, step.e2e_ms.mean)
+        if step.time_split is not None:
+            step.time_split.grew_most = split_growth(step, self.summary.steps)
         if self.telemetry is not None and end > start:
             step.telemetry = self.telemetry.step_stats(start, end, step.tokens.output_total)
         return step

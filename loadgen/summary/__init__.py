@@ -75,12 +75,13 @@ from loadgen.summary.telemetry import (
     TelemetryGap,
     TelemetryWindow,
 )
-from loadgen.summary.time_split import PHASES, PhaseTime, TimeSplit
+from loadgen.summary.time_split import PART_WORDS, PHASES, PhaseTime, TimeSplit
 from loadgen.summary.validity import OutputValidity
 from loadgen.vocab import PERCENTILES
 
 __all__ = [
     "BY_TURN_MAX",
+    "PART_WORDS",
     "PERCENTILES",
     "PHASES",
     "TOKENIZE_ENGINES",

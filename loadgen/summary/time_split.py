@@ -16,10 +16,17 @@ from pydantic import Field
 
 from loadgen.strict import Strict
 
-__all__ = ["PHASES", "PhaseTime", "TimeSplit"]
+__all__ = ["PART_WORDS", "PHASES", "PhaseTime", "TimeSplit"]
 
 #: the parts of a request's time, in the order of its life (and of the stacked bar)
 PHASES = ("queue", "prefill", "decode", "network")
+#: part -> its words in every output
+PART_WORDS = {
+    "queue": "queue",
+    "prefill": "prefill",
+    "decode": "decode",
+    "network": "network + client",
+}
 
 
 class PhaseTime(Strict):
@@ -52,3 +59,16 @@ class TimeSplit(Strict):
         description="Network + HTTP + client = client E2E mean - server E2E mean (means over "
         "slightly different request sets: the server counts warm-up and cooldown too).",
     )
+    grew_most: str | None = Field(
+        None,
+        description="When the step missed the SLA: the part whose mean grew most against "
+        "the last earlier step that met it (else the first earlier step with a split).",
+    )
+
+    def part_means(self) -> dict[str, float]:
+        """The mean of each part the split has, ms (network + client: the difference)."""
+        phases = {"queue": self.queue, "prefill": self.prefill, "decode": self.decode}
+        out = {k: v.mean_ms for k, v in phases.items() if v is not None and v.mean_ms is not None}
+        if self.network_ms is not None:
+            out["network"] = self.network_ms
+        return out
