@@ -26,7 +26,7 @@ __all__ = ["PART_COLOURS", "SplitBar", "draw_time_split", "split_bars"]
 
 #: part -> colour of its segment
 PART_COLOURS = {
-    "queue": "#d62728",
+    "queue": "#9467bd",
     "prefill": "#ff7f0e",
     "decode": "#1f77b4",
     "network": "#7f7f7f",
@@ -66,7 +66,8 @@ def draw_time_split(summary: Summary) -> Figure:
         heights = [max(0.0, b.parts.get(part, 0.0)) for b in bars]
         if not any(part in b.parts for b in bars):
             continue
-        ax.bar(xs, heights, 0.6, bottom=bottom, color=PART_COLOURS[part], label=PART_WORDS[part])
+        label = PART_WORDS[part] + (" (client - server E2E)" if part == "network" else "")
+        ax.bar(xs, heights, 0.6, bottom=bottom, color=PART_COLOURS[part], label=label)
         bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
     ax.set_xticks(xs, [b.label for b in bars])
     for tick, bar in zip(ax.get_xticklabels(), bars, strict=True):
@@ -74,6 +75,6 @@ def draw_time_split(summary: Summary) -> Figure:
             tick.set_color(SLA_COLOUR)
     ax.set_ylim(bottom=0)
     style(ax, "mean time per request, by part (red load: SLA missed)", p.load_axis_label(summary),
-          "ms (server histograms; network + client = client E2E - server E2E)")  # fmt: skip
+          "mean ms (server histograms)")  # fmt: skip
     suptitle(fig, summary, "where the time went")
     return fig

@@ -74,12 +74,12 @@ def test_bars_stack_in_load_order(with_splits: Summary) -> None:
     ax = fig.axes[0]
     # one bar container per part, in the order of a request's life
     labels = [c.get_label() for c in ax.containers]
-    assert labels == ["queue", "prefill", "decode", "network + client"]
+    assert labels == ["queue", "prefill", "decode", "network + client (client - server E2E)"]
     heights = {c.get_label(): [r.get_height() for r in c] for c in ax.containers}
     bottoms = {c.get_label(): [r.get_y() for r in c] for c in ax.containers}
     assert heights["queue"] == [1.0, 5.0, 40.0]
     assert bottoms["decode"] == [9.0, 17.0, 54.0]  # on top of queue + prefill
-    assert heights["network + client"] == [2.0, 3.0, 0.0]  # a negative difference draws 0
+    assert heights[labels[3]] == [2.0, 3.0, 0.0]  # a negative difference draws 0
     colours = {c.get_label(): c[0].get_facecolor() for c in ax.containers}
     assert len(set(colours.values())) == len(PART_COLOURS)
     ticks = [t.get_color() for t in ax.get_xticklabels()]
