@@ -53,3 +53,24 @@ def test_queue_prefill_decode_add_up_to_the_servers_e2e(
     assert split.client_e2e_mean_ms == step.e2e_ms.mean
     assert split.client_e2e_mean_ms is not None and split.client_e2e_mean_ms >= e2e.mean_ms
     assert split.network_ms is not None and split.network_ms >= 0
+
+
+def test_fixed_mode_has_no_queue_and_the_parts_still_add_up(
+    run: RunFixture, scenario: Callable[..., Scenario]
+) -> None:
+    sc = scenario(
+        target={"mock": {"args": ["--ttft-ms", "30", "--itl-ms", "10"]}},
+        workload={"output_tokens": {"dist": "fixed", "value": 8}},
+        load={"concurrency": [2], "requests_per_step": 6, "warmup_requests": 0},
+    )
+    summary, records, _ = run(sc)
+    split = summary.steps[0].time_split
+    assert split is not None and split.queue and split.prefill and split.decode
+    assert split.server_e2e and split.server_e2e.mean_ms and split.prefill.mean_ms
+    assert split.queue.count == len(records) and split.queue.mean_ms == 0.0
+    assert split.prefill.mean_ms >= 30.0  # the fixed TTFT
+    assert split.decode.mean_ms is not None  # the last token on its deadline: 30 + 7 * 10 ms
+    assert split.prefill.mean_ms + split.decode.mean_ms >= 100.0
+    total = split.queue.mean_ms + split.prefill.mean_ms + split.decode.mean_ms
+    assert total == pytest.approx(split.server_e2e.mean_ms, rel=1e-6)
+    assert split.network_ms is not None and split.network_ms >= 0
