@@ -115,7 +115,7 @@ class BatchEngine:
             return gen.spec.prompt_tokens + gen.emitted + 1
         return gen.spec.prompt_tokens + gen.n_out
 
-    def _admit(self) -> int:
+    def _admit(self, now_ns: int) -> int:
         prefill = 0
         budget = self.profile.kv_cache_tokens
         while self.waiting and len(self.running) < self.profile.max_num_seqs:
@@ -127,6 +127,7 @@ class BatchEngine:
             if self.kv_used + need > budget and self.running:
                 break
             self.waiting.popleft()
+            gen.admit_ns = gen.admit_ns or now_ns  # its first scheduling ends its queue time
             gen.kv = need if not self.profile.preemption else need - 1
             self.kv_used += gen.kv
             prefill += self._uncached(gen)
@@ -164,7 +165,7 @@ class BatchEngine:
             self.metrics.preemptions += 1
 
     def _begin_step(self, start_ns: int) -> None:
-        prefill = self._admit()
+        prefill = self._admit(start_ns)
         self._make_room()
         if self.cache is not None:
             self.cache.fit(self.profile.kv_cache_tokens - self.kv_used)

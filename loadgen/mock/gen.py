@@ -62,6 +62,7 @@ class Gen:
 
     __slots__ = (
         "accepted",
+        "admit_ns",
         "admitted",
         "blocks",
         "cached",
@@ -113,6 +114,7 @@ class Gen:
         self.cached = 0  # prompt tokens its first admission found in the prefix cache
         self.admitted = False
         self.drafts = self.draft_tokens = self.accepted = 0  # --spec-decode, its truth
+        self.admit_ns = 0  # first scheduled by the batch engine (0: at sched_ns)
 
     def emit(self) -> bool:
         """Produce the next token; True when the request is over."""
@@ -187,7 +189,12 @@ class Gen:
 
     def _complete(self) -> None:
         self.dead = True
-        self._record(200, self.finish, _pc())
+        end = _pc()
+        if self.first_ns:
+            self.ctx.metrics.phases(
+                self.recv_ns, self.admit_ns or self.sched_ns, self.first_ns, end
+            )
+        self._record(200, self.finish, end)
         self.conn.response_done()
 
 

@@ -1,11 +1,12 @@
 """Prometheus ``/metrics`` with vLLM's names, labels and meanings.
 
 Owns the counters and histograms the server updates as requests progress and
-the text exposition format (0.0.4) they are rendered in. Gauges (running,
-waiting, KV-cache usage) are read from the engine at scrape time; the
-speculative-decoding counters (``--spec-decode``) are ``spec``'s, rendered only
-when it is set, as vLLM publishes them only with a draft model. Imports only
-the standard library and loadgen.mock.spec.
+the text exposition format (0.0.4) they are rendered in, among them vLLM's
+per-request phase histograms (queue, prefill, decode) from the engine's own
+times. Gauges (running, waiting, KV-cache usage) are read from the engine at
+scrape time; the speculative-decoding counters (``--spec-decode``) are
+``spec``'s, rendered only when it is set, as vLLM publishes them only with a
+draft model. Imports only the standard library and loadgen.mock.spec.
 """
 
 from __future__ import annotations
@@ -69,6 +70,10 @@ class Metrics:
         self.ttft = Histogram(TTFT_BUCKETS)
         self.e2e = Histogram(E2E_BUCKETS)
         self.spec: SpecDecode | None = None  # --spec-decode: a draft model's counters
+        # -- where the time went: vLLM's per-request phase histograms (its E2E buckets)
+        self.queue = Histogram(E2E_BUCKETS)
+        self.prefill = Histogram(E2E_BUCKETS)
+        self.decode = Histogram(E2E_BUCKETS)
 
     def first_token(self, recv_ns: int, now_ns: int, prompt_tokens: int) -> None:
         self.ttft.observe((now_ns - recv_ns) / 1e9)
@@ -85,6 +90,14 @@ class Metrics:
         self.success[reason] = self.success.get(reason, 0) + 1
         if reason != "abort":
             self.e2e.observe((now_ns - recv_ns) / 1e9)
+
+    def phases(self, recv_ns: int, admit_ns: int, first_ns: int, end_ns: int) -> None:
+        """A finished request's phases, as vLLM splits it: queue = scheduled - arrived,
+        prefill = first token - scheduled, decode = last token - first token (the three
+        add up to its E2E)."""
+        self.queue.observe((admit_ns - recv_ns) / 1e9)
+        self.prefill.observe((first_ns - admit_ns) / 1e9)
+        self.decode.observe((end_ns - first_ns) / 1e9)
 
     def render(self) -> bytes:
         running, waiting, kv = self.gauges()
@@ -117,6 +130,15 @@ class Metrics:
             ("vllm:e2e_request_latency_seconds", "histogram",
              "Histogram of e2e request latency in seconds.",
              self.e2e.lines("vllm:e2e_request_latency_seconds", lab)),
+            ("vllm:request_queue_time_seconds", "histogram",
+             "Histogram of time spent in WAITING phase for request.",
+             self.queue.lines("vllm:request_queue_time_seconds", lab)),
+            ("vllm:request_prefill_time_seconds", "histogram",
+             "Histogram of time spent in PREFILL phase for request.",
+             self.prefill.lines("vllm:request_prefill_time_seconds", lab)),
+            ("vllm:request_decode_time_seconds", "histogram",
+             "Histogram of time spent in DECODE phase for request.",
+             self.decode.lines("vllm:request_decode_time_seconds", lab)),
         ]  # fmt: skip
         if self.spec is not None:
             families += self.spec.families(lab)

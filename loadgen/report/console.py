@@ -165,6 +165,7 @@ def _notes(step: StepSummary, prompt_length_source: str | None) -> list[str]:
         facts.cached_text(step),
         facts.spec_decode_text(step),
         facts.phases_text(step),
+        facts.time_split_text(step),
         facts.media_text(step),
         frontier.step_text(step),
     )

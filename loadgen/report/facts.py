@@ -2,7 +2,8 @@
 
 Owns the wording of: where the prompt lengths come from, the workload's
 description, the prompt-length check, short outputs, the prefix-cache hit
-rate, the ramp-up count and the step's own warnings. The console, report.md
+rate, where the time went (the server's histograms), the ramp-up count and the
+step's own warnings. The console, report.md
 and report.html all take their lines from here, so they say the same thing.
 Each function returns nothing (None, an empty list) when its figure carries
 no information, so a plain run shows none of these lines.
@@ -39,6 +40,7 @@ __all__ = [
     "spec_decode_text",
     "spec_mismatch_text",
     "step_warnings",
+    "time_split_text",
     "ttft_of_text",
     "workload_lines",
 ]
@@ -249,6 +251,24 @@ def spec_mismatch_text(step: StepSummary) -> str:
     if sd is None or not sd.accepted_tokens:
         return ""
     return " (speculative decoding: an event carries its step's accepted drafts)"
+
+
+def time_split_text(step: StepSummary) -> str | None:
+    """``where the time went (server, means): queue 38 ms, prefill 61 ms, decode 812 ms,
+    network + client 9 ms; queue grew most: ...``; None without the server's split."""
+    ts = step.time_split
+    if ts is None:
+        return None
+    parts = []
+    for name, phase in (("queue", ts.queue), ("prefill", ts.prefill), ("decode", ts.decode)):
+        if phase is not None and phase.mean_ms is not None:
+            parts.append(f"{name} {phase.mean_ms:,.0f} ms")
+    if ts.network_ms is not None:
+        parts.append(f"network + client {ts.network_ms:,.0f} ms")
+    if not parts:
+        return None
+    text = f"where the time went ({ts.engine} histograms, means): " + ", ".join(parts)
+    return text + (f"; {ts.grew_most}" if ts.grew_most else "")
 
 
 def cached_text(step: StepSummary) -> str | None:

@@ -8,7 +8,8 @@ Each ``draw_*`` returns the figure unsaved, so tests can read the lines back.
 
 Imports: matplotlib (lazily), loadgen.summary, loadgen.vocab, loadgen.report.plots,
 loadgen.report.sample_series, loadgen.report.bins, loadgen.report.samples,
-loadgen.report.context_figure, loadgen.report.frontier_figure.
+loadgen.report.context_figure, loadgen.report.frontier_figure,
+loadgen.report.split_figure.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from loadgen.report.pooling import is_pooling
 from loadgen.report.pooling_figures import draw_pooling_curve, draw_pooling_throughput
 from loadgen.report.pooling_views import curve_points
 from loadgen.report.samples import RunSamples
+from loadgen.report.split_figure import draw_time_split, split_bars
 from loadgen.summary import Summary
 from loadgen.vocab import CURVE_STATS, POOLING_APIS, metric_label
 
@@ -70,6 +72,7 @@ PLOT_FILES = {
     "timeline": "timeline.png",
     "context": "ttft_vs_context.png",
     "frontier": "frontier.png",
+    "time_split": "time_split.png",
 }
 #: bracket end, or inconclusive -> (marker, colour)
 _BRACKET_STYLE = {
@@ -393,6 +396,8 @@ def write_plots(
         jobs["context"] = lambda: draw_context(summary, samples)
     if has_frontier(summary):
         jobs["frontier"] = lambda: draw_frontier(summary)
+    if split_bars(summary):
+        jobs["time_split"] = lambda: draw_time_split(summary)
     written: dict[str, Path] = {}
     notes: list[str] = []
     for name, file in PLOT_FILES.items():

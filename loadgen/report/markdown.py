@@ -260,6 +260,7 @@ def build_document(
         ("cdf",),
         ("turns",),
         ("context",),
+        ("time_split",),
         ("timeline",),
     )
     figures = [

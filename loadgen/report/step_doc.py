@@ -212,6 +212,7 @@ def _facts(step: StepSummary) -> tuple[str, ...]:
             facts.cached_text(step),
             facts.spec_decode_text(step),
             facts.phases_text(step),
+            facts.time_split_text(step),
             facts.media_text(step),
             frontier.step_text(step),
             facts.prompt_length_text(step),

@@ -23,6 +23,7 @@ from loadgen.errors import OutputError
 from loadgen.execute.executor import Executor, LocalExecutor
 from loadgen.execute.requester import make_requester, pool_limit
 from loadgen.metrics import StepColumns, with_gpus
+from loadgen.metrics.time_split import split_growth
 from loadgen.records import Record, RecordWriter
 from loadgen.redact import redact_text
 from loadgen.report.console import format_run_header, format_step, load_label, step_warning_lines
@@ -41,6 +42,7 @@ from loadgen.summary import StepSummary, Summary
 from loadgen.target.cache import prefix_cache_delta
 from loadgen.target.endpoints import scrape_cache_all
 from loadgen.target.options import target_headers, tls_options
+from loadgen.target.phases import scrape_phases_all, time_split
 from loadgen.target.spec_decode import scrape_spec_decode_all, spec_decode_delta
 from loadgen.workload.source import Workload
 from loadgen.workload.step import plan_step
@@ -284,6 +286,7 @@ class Session:
         self.progress.start_step(f"[{index + 1}{of}] {lp.mode} {at.value:g}", n, duration)
         cache_before = self._scrape_cache()
         spec_before = self._scrape_spec()
+        phases_before = scrape_phases_all(sc, self.urls)
         if exporter is not None:
             exporter.metrics.start_step(index, lp.mode, at.value, self.steps_planned)
         view = self.progress
@@ -329,6 +332,10 @@ class Session:
         tk = step.tokens
         per_event = tk.output_total / tk.output_events_total if tk.output_events_total else None
         step.spec_decode = spec_decode_delta(spec_before, self._scrape_spec(), per_event)
+        phases_after = scrape_phases_all(sc, self.urls)
+        step.time_split = time_split(phases_before, phases_after, step.e2e_ms.mean)
+        if step.time_split is not None:
+            step.time_split.grew_most = split_growth(step, self.summary.steps)
         if self.telemetry is not None and end > start:
             step.telemetry = self.telemetry.step_stats(start, end, step.tokens.output_total)
             if step.frontier is not None:  # the GPUs the telemetry saw, per GPU

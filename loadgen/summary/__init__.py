@@ -25,6 +25,8 @@ One module per concept, each importing only those before it:
 - ``spec_decode``: :class:`SpecDecodeStats` (the server's draft counters over a step)
 - ``phases``: :class:`ConnectionPhases` (new connections beside reused ones)
 - ``frontier``: :class:`FrontierPoint` (a step on the throughput-interactivity frontier)
+- ``time_split``: :class:`TimeSplit`, :class:`PhaseTime` (where the time went, by the
+  server's histograms)
 - ``step``: :class:`StepSummary`, :class:`EndpointStats`, :class:`Cost`
 - ``run``: :class:`Summary`, :class:`ClockAnchor`, :class:`Verdict`,
   :class:`WorkloadInfo`
@@ -79,13 +81,16 @@ from loadgen.summary.telemetry import (
     TelemetryGap,
     TelemetryWindow,
 )
+from loadgen.summary.time_split import PART_WORDS, PHASES, PhaseTime, TimeSplit
 from loadgen.summary.validity import OutputValidity
 from loadgen.vocab import PERCENTILES
 
 __all__ = [
     "BY_TURN_MAX",
     "NEW_SHARE_NOTE",
+    "PART_WORDS",
     "PERCENTILES",
+    "PHASES",
     "TOKENIZE_ENGINES",
     "CachedTokenStats",
     "Cause",
@@ -110,6 +115,7 @@ __all__ = [
     "OutputValidity",
     "Peak",
     "PhaseGroup",
+    "PhaseTime",
     "PoolingStats",
     "PrefixCacheStats",
     "PromQueryStats",
@@ -132,6 +138,7 @@ __all__ = [
     "TelemetryGap",
     "TelemetryWindow",
     "Throughput",
+    "TimeSplit",
     "TokenCounts",
     "Verdict",
     "WorkloadAgent",

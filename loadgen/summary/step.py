@@ -34,6 +34,7 @@ from loadgen.summary.sessions import SessionStats
 from loadgen.summary.sla import SlaResult
 from loadgen.summary.spec_decode import SpecDecodeStats
 from loadgen.summary.telemetry import StepTelemetry
+from loadgen.summary.time_split import TimeSplit
 from loadgen.summary.validity import OutputValidity
 
 __all__ = ["Cost", "EndpointStats", "StepSummary"]
@@ -239,6 +240,13 @@ class StepSummary(Strict):
         None,
         description="The step as a point of the throughput-interactivity frontier "
         "(interactivity, throughput per GPU, cost); null for a pooling API's step.",
+    )
+    # -- where the time went
+    time_split: TimeSplit | None = Field(
+        None,
+        description="Queue, prefill and decode time by the server's histograms over the "
+        "step (percentiles approximate), and network + HTTP + client = client E2E - server "
+        "E2E; null when the server exports none of them.",
     )
 
     @property

@@ -1,0 +1,95 @@
+"""Where the time went in the outputs: the growth line, the facts line and the stacked bars
+(checked through the data handed to matplotlib)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from loadgen.metrics.time_split import split_growth
+from loadgen.records import Record
+from loadgen.report import facts, figures
+from loadgen.report.split_figure import PART_COLOURS, draw_time_split, split_bars
+from loadgen.summary import PhaseTime, Summary, TimeSplit
+
+
+def split(queue: float, prefill: float, decode: float, network: float) -> TimeSplit:
+    def ph(ms: float, name: str) -> PhaseTime:
+        return PhaseTime(count=20, mean_ms=ms, metric=f"vllm:request_{name}_time_seconds")
+
+    e2e = queue + prefill + decode
+    return TimeSplit(
+        engine="vllm", queue=ph(queue, "queue"), prefill=ph(prefill, "prefill"),
+        decode=ph(decode, "decode"),
+        server_e2e=PhaseTime(count=20, mean_ms=e2e, metric="vllm:e2e_request_latency_seconds"),
+        client_e2e_mean_ms=e2e + network, network_ms=network,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def with_splits(run_data: tuple[Summary, list[Record]]) -> Summary:
+    """build_run's steps (met, met, missed, missed) with splits: the third's queue grows."""
+    summary, _ = run_data
+    s0, s1, s2, _dead = summary.steps
+    s0.time_split = split(1.0, 8.0, 10.0, 2.0)
+    s1.time_split = split(5.0, 12.0, 20.0, 3.0)
+    s2.time_split = split(40.0, 14.0, 30.0, -1.0)
+    return summary
+
+
+def test_growth_names_the_part_against_the_last_step_that_met(with_splits: Summary) -> None:
+    s0, s1, s2, dead = with_splits.steps
+    assert [s.sla.verdict for s in with_splits.steps] == ["met", "met", "missed", "missed"]
+    assert split_growth(s1, [s0]) is None  # met: nothing to explain
+    line = split_growth(s2, [s0, s1])
+    assert line == "queue grew most: +35 ms mean (5 -> 40) against step 2, which met the SLA"
+    assert split_growth(dead, [s0, s1, s2]) is None  # no split of its own
+
+
+def test_growth_without_a_met_step_uses_the_first_with_a_split(with_splits: Summary) -> None:
+    s0, s1, *_ = with_splits.steps
+    s0.sla.verdict = s1.sla.verdict = "missed"
+    s1.time_split = split(5.0, 12.0, 90.0, 3.0)
+    line = split_growth(s1, [s0])
+    assert line is not None and line.startswith("decode grew most: +80 ms mean (10 -> 90)")
+    assert line.endswith("against step 1, the first with a split")
+
+
+def test_facts_line(with_splits: Summary) -> None:
+    s2 = with_splits.steps[2]
+    s2.time_split = s2.time_split and s2.time_split.model_copy(update={"grew_most": "queue up"})
+    assert facts.time_split_text(s2) == (
+        "where the time went (vllm histograms, means): queue 40 ms, prefill 14 ms, "
+        "decode 30 ms, network + client -1 ms; queue up"
+    )
+    assert facts.time_split_text(with_splits.steps[3]) is None
+
+
+def test_bars_stack_in_load_order(with_splits: Summary) -> None:
+    bars = split_bars(with_splits)
+    assert [b.label for b in bars] == ["1", "4", "16"]
+    assert [b.missed for b in bars] == [False, False, True]
+    fig = draw_time_split(with_splits)
+    ax = fig.axes[0]
+    # one bar container per part, in the order of a request's life
+    labels = [c.get_label() for c in ax.containers]
+    assert labels == ["queue", "prefill", "decode", "network + client (client - server E2E)"]
+    heights = {c.get_label(): [r.get_height() for r in c] for c in ax.containers}
+    bottoms = {c.get_label(): [r.get_y() for r in c] for c in ax.containers}
+    assert heights["queue"] == [1.0, 5.0, 40.0]
+    assert bottoms["decode"] == [9.0, 17.0, 54.0]  # on top of queue + prefill
+    assert heights[labels[3]] == [2.0, 3.0, 0.0]  # a negative difference draws 0
+    colours = {c.get_label(): c[0].get_facecolor() for c in ax.containers}
+    assert len(set(colours.values())) == len(PART_COLOURS)
+    ticks = [t.get_color() for t in ax.get_xticklabels()]
+    assert ticks[2] != ticks[0]  # the missed step's label stands out
+
+
+def test_written_only_when_a_step_has_a_split(with_splits: Summary, tmp_path: Path) -> None:
+    written, notes = figures.write_plots(with_splits, None, [], tmp_path / "a")
+    assert notes == [] and written["time_split"].name == "time_split.png"
+    for step in with_splits.steps:
+        step.time_split = None
+    written, _ = figures.write_plots(with_splits, None, [], tmp_path / "b")
+    assert "time_split" not in written
