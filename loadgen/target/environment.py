@@ -21,7 +21,7 @@ telemetry agents what GPUs they watch, each call bounded (:mod:`loadgen.control`
 It never fails the run: a piece it cannot learn is null, and
 ``Environment.missing`` says why.
 
-Imports: loadgen._version, loadgen.control, loadgen.summary (the model),
+Imports: loadgen._version, loadgen.control, loadgen.redact, loadgen.summary (the model),
 loadgen.telemetry.prom, loadgen.target.probe (the engine readers).
 """
 
@@ -36,6 +36,7 @@ from typing import Any
 
 from loadgen._version import __version__
 from loadgen.control import AGENT, METRICS, MODELS, ControlError, Limit, fetch
+from loadgen.redact import redact_text, strip_userinfo
 from loadgen.scenario.models import Scenario
 from loadgen.summary.environment import ClientHost, EnvGpu, Environment, GpuProcess
 from loadgen.target.options import target_headers, tls_options
@@ -86,7 +87,7 @@ def environment_of(sc: Scenario, url: str, *, healthy: bool = True) -> Environme
         )
     except Exception as exc:  # never fails the run
         env = Environment(loadgen_version=__version__, client=client_host())
-        env.missing["environment"] = f"{type(exc).__name__}: {exc}"
+        env.missing["environment"] = redact_text(f"{type(exc).__name__}: {exc}")
         return env
 
 
@@ -111,7 +112,7 @@ def gather_environment(
         try:
             step(env, base, model, heads, verify)
         except Exception as exc:  # never fails the run: say what went wrong instead
-            env.missing[step.__name__.strip("_")] = f"{type(exc).__name__}: {exc}"
+            env.missing[step.__name__.strip("_")] = redact_text(f"{type(exc).__name__}: {exc}")
     for key in ("dtype", "quantization") if server else ():
         if getattr(env, key) is None:
             env.missing.setdefault(key, "neither the engine's info nor /metrics states it")
@@ -220,20 +221,21 @@ def _agents(env: Environment, agents: Sequence[str], token: str | None) -> None:
     answered = 0
     for agent in agents:
         base = agent.rstrip("/")
+        label = strip_userinfo(base)  # no password of the agent's URL in summary.json
         try:
             health = _get(base, "/health", AGENT, heads, None)
         except LookupError as exc:
-            env.missing[f"gpus {base}"] = str(exc)
+            env.missing[f"gpus {label}"] = redact_text(str(exc))
             continue
         if not isinstance(health, dict):
-            env.missing[f"gpus {base}"] = "GET /health: not a JSON object"
+            env.missing[f"gpus {label}"] = "GET /health: not a JSON object"
             continue
         answered += 1
         for key, into in (("driver_version", drivers), ("cuda_version", cudas)):
             value = health.get(key)
             if isinstance(value, str) and value and value not in into:
                 into.append(value)
-        gpus += [_gpu(base, g) for g in health.get("gpus") or [] if isinstance(g, dict)]
+        gpus += [_gpu(label, g) for g in health.get("gpus") or [] if isinstance(g, dict)]
     env.gpus = gpus if answered else None
     if not answered:
         env.missing["gpus"] = "no agent answered GET /health"
