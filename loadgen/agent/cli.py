@@ -89,6 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     # For tests and benchmarks only (docs/agent.md): N fake GPUs instead of NVML.
     p.add_argument("--fake-nvml", type=int, metavar="N", default=None, help=argparse.SUPPRESS)
+    # ... and what those fake GPUs are called (a test compares runs on different GPUs)
+    p.add_argument("--fake-gpu-name", default="Fake GPU", help=argparse.SUPPRESS)
     return p
 
 
@@ -97,12 +99,12 @@ def _fail(message: str) -> int:
     return 2
 
 
-def _open_nvml(fake: int | None) -> tuple[NvmlLike | None, str]:
+def _open_nvml(fake: int | None, fake_name: str = "Fake GPU") -> tuple[NvmlLike | None, str]:
     """The NVML to use and, when there is none, why."""
     if fake is not None:
         from loadgen.agent.fake_nvml import FakeNvml
 
-        return FakeNvml(fake, animate=True), ""
+        return FakeNvml(fake, animate=True, name=fake_name), ""
     try:
         import pynvml
 
@@ -135,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"--host {args.host} without a token would serve telemetry to anyone who can "
             "reach it; pass --token-file PATH or --token-env NAME, or --insecure"
         )
-    nvml, why = _open_nvml(args.fake_nvml)
+    nvml, why = _open_nvml(args.fake_nvml, args.fake_gpu_name)
     sampler = Sampler(nvml) if nvml is not None else None
     if sampler is not None and not sampler.gpus:
         why = "NVML found no GPU"

@@ -49,6 +49,8 @@ class FakeGpu:
     unsupported: set[str] = field(default_factory=set)
     failing: set[str] = field(default_factory=set)
     calls: int = 0
+    # -- processes on the GPU: (pid, used bytes), as nvmlDeviceGetComputeRunningProcesses
+    processes: list[tuple[int, int]] = field(default_factory=list)
 
 
 class FakeNvml:
@@ -61,9 +63,15 @@ class FakeNvml:
         animate: bool = False,
         clock: Callable[[], int] = time.monotonic_ns,
         driver: str = "fake-555.42",
+        name: str = "Fake GPU",
+        cuda: int = 12040,
     ) -> None:
-        self.gpus = [FakeGpu(name="Fake GPU", uuid=f"GPU-fake-{i}") for i in range(count)]
+        self.gpus = [
+            FakeGpu(name=name, uuid=f"GPU-fake-{i}", processes=[(4200 + i, 1 << 30)])
+            for i in range(count)
+        ]
         self.driver = driver
+        self.cuda = cuda  # nvmlSystemGetCudaDriverVersion: 1000 * major + 10 * minor
         self.initialised = False
         self._animate = animate
         self._clock = clock
@@ -78,6 +86,9 @@ class FakeNvml:
 
     def nvmlSystemGetDriverVersion(self) -> str:
         return self.driver
+
+    def nvmlSystemGetCudaDriverVersion(self) -> int:
+        return self.cuda
 
     def nvmlDeviceGetCount(self) -> int:
         return len(self.gpus)
@@ -125,6 +136,10 @@ class FakeNvml:
 
     def nvmlDeviceGetTemperature(self, handle: int, sensor: int) -> int:
         return self._gpu(handle, "temperature").temp
+
+    def nvmlDeviceGetComputeRunningProcesses(self, handle: int) -> list[Any]:
+        g = self._gpu(handle, "processes")
+        return [SimpleNamespace(pid=pid, usedGpuMemory=used) for pid, used in g.processes]
 
     def nvmlDeviceGetFieldValues(self, handle: int, field_ids: list[Any]) -> list[Any]:
         g = self._gpu(handle, "traffic")

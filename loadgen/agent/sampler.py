@@ -65,6 +65,8 @@ class NvmlLike(Protocol):
     def nvmlDeviceGetClockInfo(self, handle: Any, clock_type: int) -> int: ...
     def nvmlDeviceGetTemperature(self, handle: Any, sensor: int) -> int: ...
     def nvmlDeviceGetFieldValues(self, handle: Any, field_ids: list[Any]) -> Any: ...
+    def nvmlSystemGetCudaDriverVersion(self) -> int: ...
+    def nvmlDeviceGetComputeRunningProcesses(self, handle: Any) -> Any: ...
 
 
 @dataclass(slots=True)
@@ -97,6 +99,8 @@ class GpuSample:
     pcie_rx_bytes_per_s: float | None = None
     nvlink_tx_bytes_per_s: float | None = None
     nvlink_rx_bytes_per_s: float | None = None
+    # -- memory the GPU's compute processes hold (nvmlDeviceGetComputeRunningProcesses), summed
+    processes_mem_bytes: int | None = None
 
     def as_dict(self) -> dict[str, object]:
         return row_of(self, "gpu")
@@ -113,6 +117,8 @@ class GpuInfo:
     unsupported: set[str] = field(default_factory=set)
     energy_source: str | None = None
     last: GpuSample | None = None
+    # -- the compute processes of the last tick: [{"pid", "used_bytes"}]; None: not read
+    processes: list[dict[str, int | None]] | None = None
 
     def describe(self) -> dict[str, object]:
         return {
@@ -122,6 +128,7 @@ class GpuInfo:
             "mem_total_bytes": self.last.mem_total_bytes if self.last else None,
             "energy_source": self.energy_source,
             "unsupported": sorted(self.unsupported),
+            "processes": self.processes,
         }
 
 
@@ -149,6 +156,14 @@ class Sampler:
 
     def driver_version(self) -> str:
         return _text(self._nv.nvmlSystemGetDriverVersion())
+
+    def cuda_version(self) -> str | None:
+        """The CUDA version the driver supports (``12.4``); None when NVML does not say."""
+        try:
+            n = int(self._nv.nvmlSystemGetCudaDriverVersion())
+        except (pynvml.NVMLError, AttributeError, TypeError, ValueError):
+            return None
+        return f"{n // 1000}.{n % 1000 // 10}"
 
     def sample(self) -> list[GpuSample]:
         return [self._sample_one(info) for info in self.gpus]
@@ -185,6 +200,7 @@ class Sampler:
             info, "temperature", lambda: nv.nvmlDeviceGetTemperature(h, TEMPERATURE_GPU)
         )
         counters = self._call(info, "traffic", lambda: nv.nvmlDeviceGetFieldValues(h, _FIELD_IDS))
+        procs = self._call(info, "processes", lambda: nv.nvmlDeviceGetComputeRunningProcesses(h))
         s.t_ns = (before + self._clock()) // 2
         if util is not None:
             s.util_gpu_pct, s.util_mem_pct = float(util.gpu), float(util.memory)
@@ -194,6 +210,10 @@ class Sampler:
             s.power_w = power_mw / 1000.0
         self._energy(info, s, energy_mj)
         self._traffic(info, s, counters)
+        if procs is not None:
+            info.processes = [_process(p) for p in procs]
+            used = [p["used_bytes"] for p in info.processes if p["used_bytes"] is not None]
+            s.processes_mem_bytes = sum(used) if used else None
         info.last = s
         return s
 
@@ -230,6 +250,14 @@ class Sampler:
             before = getattr(prev, f"{name}_bytes", None) if prev is not None else None
             if before is not None and dt_s > 0 and total >= before:
                 setattr(s, f"{name}_bytes_per_s", (total - before) / dt_s)
+
+
+def _process(p: Any) -> dict[str, int | None]:
+    """One NVML process entry: its pid and used memory (None where NVML withholds it)."""
+    used = getattr(p, "usedGpuMemory", None)
+    # NVML reports NVML_VALUE_NOT_AVAILABLE (2**64 - 1) where it withholds the figure
+    ok = isinstance(used, int) and 0 <= used < (1 << 63)
+    return {"pid": int(p.pid), "used_bytes": used if ok else None}
 
 
 def _text(value: str | bytes) -> str:

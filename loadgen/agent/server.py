@@ -131,6 +131,7 @@ def _health(state: AgentState) -> dict[str, object]:
         "agent": "loadgen-agent",
         "version": VERSION,
         "driver_version": sampler.driver_version() if sampler else None,
+        "cuda_version": sampler.cuda_version() if sampler else None,
         "fake_nvml": state.fake,
         "gpus": [g.describe() for g in sampler.gpus] if sampler else [],
         "host_stats": state.host_stats,

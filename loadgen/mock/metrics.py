@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from loadgen.mock.spec import SpecDecode
 
-__all__ = ["E2E_BUCKETS", "TTFT_BUCKETS", "Histogram", "Metrics"]
+__all__ = ["E2E_BUCKETS", "TTFT_BUCKETS", "Histogram", "Metrics", "cache_labels"]
 
 # vLLM's bucket bounds (vllm/v1/metrics/buckets.py, vLLM 0.32).
 TTFT_BUCKETS = (
@@ -55,12 +55,24 @@ class Histogram:
         return out
 
 
+def cache_labels(block_size: int, kv_cache_tokens: int, prefix_caching: bool) -> dict[str, str]:
+    """The labels vLLM's ``vllm:cache_config_info`` would carry for this mock."""
+    return {
+        "block_size": str(block_size),
+        "cache_dtype": "auto",
+        "enable_prefix_caching": str(prefix_caching),
+        "num_gpu_blocks": str(kv_cache_tokens // block_size),
+    }
+
+
 class Metrics:
     """Server-wide counters; ``gauges`` returns (running, waiting, kv usage 0..1)."""
 
     def __init__(self, model_name: str, gauges: Callable[[], tuple[int, int, float]]):
         self.labels = f'model_name="{model_name}",engine="0"'
         self.gauges = gauges
+        #: vllm:cache_config_info's labels (vLLM states its cache configuration so)
+        self.cache_info: dict[str, str] = {}
         self.prompt_tokens = 0
         self.generation_tokens = 0
         self.preemptions = 0
@@ -142,6 +154,16 @@ class Metrics:
         ]  # fmt: skip
         if self.spec is not None:
             families += self.spec.families(lab)
+        if self.cache_info:
+            info = ",".join(f'{k}="{v}"' for k, v in self.cache_info.items())
+            families.append(
+                (
+                    "vllm:cache_config_info",
+                    "gauge",
+                    "Information of the LLMEngine CacheConfig",
+                    [f'vllm:cache_config_info{{engine="0",{info}}} 1.0'],
+                )
+            )
         out: list[str] = []
         for name, kind, text, samples in families:
             out.extend((f"# HELP {name} {text}", f"# TYPE {name} {kind}", *samples))

@@ -52,7 +52,7 @@ from loadgen.mock.faults import (
 )
 from loadgen.mock.gen import BodyGen, Ctx, FaultyStreamGen, Gen, StreamGen
 from loadgen.mock.http import HttpConn, Request
-from loadgen.mock.metrics import Metrics
+from loadgen.mock.metrics import Metrics, cache_labels
 from loadgen.mock.pooling import NO_EVENTS, POOLING_ROUTES, Pooler, PoolGen, PoolSpec, parse_pooling
 from loadgen.mock.refusals import pre_header_fault, record_refusal
 from loadgen.mock.request import (
@@ -97,11 +97,14 @@ ROUTES: dict[str, tuple[str, str]] = {
     "/generate_stream": ("POST", "tgi_stream"),
     "/tokenize": ("POST", "tokenize"),
     "/v1/models": ("GET", "models"),
+    "/version": ("GET", "version"),
     "/v1/audio/transcriptions": ("POST", API_TRANSCRIPTIONS),
     "/health": ("GET", "health"),
     "/metrics": ("GET", "metrics"),
     **POOLING_ROUTES,  # /v1/embeddings, /rerank (and /v1/rerank, /v2/rerank)
 }
+#: what /version answers: vLLM's shape, the mock named in its local part
+MOCK_VERSION = "0.0.0+loadgen.mock"
 METRICS_TYPE = b"text/plain; version=0.0.4; charset=utf-8"
 STREAM_ONLY = MID_STREAM | FRAMING
 
@@ -116,6 +119,9 @@ class MockServer:
         self.rng = random.Random(settings.seed)
         self.engine: BatchEngine | FixedPacer
         self.metrics = Metrics(self.model_name, lambda: self.engine.gauges())
+        self.metrics.cache_info = cache_labels(
+            settings.block_size, settings.profile.kv_cache_tokens, settings.prefix_cache_tokens != 0
+        )
         if settings.fixed:
             self.engine = FixedPacer(settings.ttft_ms, settings.itl_ms, settings.burst, loop)
         else:
@@ -179,6 +185,8 @@ class MockServer:
             conn.send_simple(200, self.metrics.render(), content_type=METRICS_TYPE)
         elif name == "models":
             conn.send_simple(200, self._models())
+        elif name == "version":
+            conn.send_simple(200, orjson.dumps({"version": MOCK_VERSION}))
         elif name == "tokenize":
             self._tokenize(conn, req)
         else:

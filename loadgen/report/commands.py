@@ -82,6 +82,12 @@ def report(results_dir: Path) -> None:
     help="Compare runs made under different --metrics-profile (the gate then has no "
     "significance test: the point estimates decide).",
 )
+@click.option(
+    "--allow-workload-mismatch",
+    is_flag=True,
+    help="Compare runs whose workloads differ (prompt or output lengths, arrivals, seed, "
+    "api, dataset); each difference is then a warning.",
+)
 def compare(
     runs: tuple[Path, ...],
     out_dir: Path | None,
@@ -89,17 +95,22 @@ def compare(
     seed: int,
     resamples: int,
     allow_profile_mismatch: bool,
+    allow_workload_mismatch: bool,
 ) -> None:
     """Compare RUN_A RUN_B [RUN_C ...] (results dirs; the first is the baseline).
 
     The first lines say each --fail-if gate's conclusion; then each step's
-    check, the tables, and the folder written (beside the first run).
+    check, the environments side by side, the tables, and the folder written
+    (beside the first run). Runs whose workloads differ are refused (exit 2)
+    unless --allow-workload-mismatch; different GPUs or drivers are a warning.
 
     \b
     Example:
       loadgen compare results/fp16 results/int8 --fail-if "ttft_ms.p99 > +10%"
     """
+    from loadgen.redact import warn
     from loadgen.report import compare as cmp
+    from loadgen.report import env_compare as envcmp
     from loadgen.report.compare_frontier import best_lines, compare_fronts
     from loadgen.report.gate import conclusions, parse_gate
 
@@ -108,6 +119,9 @@ def compare(
     gates = [parse_gate(text) for text in fail_if]
     with _damaged_rows_said():
         loaded = cmp.load_runs(runs, allow_profile_mismatch=allow_profile_mismatch)
+    lines = envcmp.check_workloads(loaded, allow_mismatch=allow_workload_mismatch)
+    for line in [*lines, *envcmp.hardware_warnings(loaded)]:
+        warn(line)
     results = cmp.run_gates(gates, loaded, seed=seed, resamples=resamples)
     out = out_dir or cmp.default_out_dir(loaded)
     try:
@@ -117,6 +131,11 @@ def compare(
     if results:
         click.echo("\n".join(conclusions(results)) + "\n")
         click.echo("\n".join(r.message() for r in results) + "\n")
+    env_table, flagged = envcmp.environment_table(loaded)
+    click.echo(f"environment\n{cmp.format_table(env_table)}")
+    if flagged:
+        click.echo(f"differs: {', '.join(flagged)}")
+    click.echo("")
     for title, table in cmp.comparison_tables(loaded):
         click.echo(f"{title}\n{cmp.format_table(table)}\n")
     views = compare_fronts([r.summary for r in loaded])

@@ -6,6 +6,8 @@ other, an ``auto`` sweep's concurrency probe only with a probe), the refusal
 to compare runs measured under different metrics profiles, the comparison
 tables (each metric for each run and its relative difference from the first
 run, the baseline), the overlay plots and ``comparison.md`` / ``comparison.html``.
+The environments side by side and the refusal of unequal workloads live in
+:mod:`loadgen.report.env_compare`.
 The gate's rule lives in :mod:`loadgen.report.gate`; what pooling runs
 (embeddings, rerank: no token timing) are compared by, in
 :mod:`loadgen.report.pooling_compare`.
@@ -25,6 +27,7 @@ from loadgen.errors import ScenarioError
 from loadgen.report.blocks import Block, Figures, Heading, Items, Table, Text
 from loadgen.report.console import load_label
 from loadgen.report.csv_out import load_value
+from loadgen.report.env_compare import environment_table
 from loadgen.report.gate import Gate, GateResult, conclusions, evaluate_gate, step_value
 from loadgen.report.markdown import render_markdown
 from loadgen.report.plots import Series, curve_steps, load_axis_label, load_x
@@ -434,6 +437,8 @@ def write_comparison(
             f"within {tolerance:.0%}; a probe only with a probe."
         ),
         *_gate_block(results),
+        Heading("Environment"),
+        environment_table(runs)[0],
         Heading("Overlays"),
         *(Figures(tuple(images[i : i + 2])) for i in range(0, len(images), 2)),
         *([Items(tuple(fronts[1]))] if fronts is not None else []),

@@ -44,6 +44,7 @@ from loadgen.scenario.checks import load_warnings
 from loadgen.scenario.models import Scenario, TraceLoad
 from loadgen.summary import ClockAnchor, PromptCalibration, Summary, WorkloadInfo
 from loadgen.target.endpoints import open_endpoints, preflight_all
+from loadgen.target.environment import environment_of
 from loadgen.target.preflight import pick_model
 from loadgen.target.tokenize import calibrate_prompts
 from loadgen.workload.describe import describe_workload
@@ -148,6 +149,7 @@ def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
             target = scenario.target.model_copy(update={"model": model})
             scenario = scenario.model_copy(update={"target": target})
             summary.model = model
+        summary.environment = environment_of(scenario, url, healthy=summary.target_check.healthy)
         calibration = calibrate_prompts(scenario, url)
         if calibration is not None:
             summary.calibration = PromptCalibration(

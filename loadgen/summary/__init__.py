@@ -17,6 +17,7 @@ One module per concept, each importing only those before it:
 - ``telemetry``: :class:`StepTelemetry` and its parts
 - ``mix``: :class:`ModelStats` (one model's share of a step)
 - ``calibration``: :class:`PromptCalibration` (which engine's tokenize answered)
+- ``environment``: :class:`Environment` (server, GPUs and client, seen at the pre-flight)
 - ``validity``: :class:`OutputValidity`
 - ``pooling``: :class:`PoolingStats` (embeddings, rerank)
 - ``media``: :class:`MediaStats`
@@ -48,6 +49,7 @@ from loadgen.summary.counts import (
     Throughput,
     TokenCounts,
 )
+from loadgen.summary.environment import ClientHost, EnvGpu, Environment, GpuProcess
 from loadgen.summary.frontier import FrontierPoint
 from loadgen.summary.health import ClientHealth, LittleCheck, TargetCheck
 from loadgen.summary.latency import Distribution, Intervals
@@ -95,12 +97,16 @@ __all__ = [
     "CachedTokenStats",
     "Cause",
     "ClientHealth",
+    "ClientHost",
     "ClockAnchor",
     "ConnectionPhases",
     "Cost",
     "Distribution",
     "EndpointStats",
+    "EnvGpu",
+    "Environment",
     "FrontierPoint",
+    "GpuProcess",
     "GpuStats",
     "GpuTotal",
     "HostStats",

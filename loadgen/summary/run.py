@@ -14,6 +14,7 @@ from pydantic import ConfigDict, Field, field_validator
 from loadgen.redact import strip_userinfo
 from loadgen.strict import Sparse, Strict
 from loadgen.summary.calibration import PromptCalibration
+from loadgen.summary.environment import Environment
 from loadgen.summary.health import TargetCheck
 from loadgen.summary.sla import SlaBounds
 from loadgen.summary.step import StepSummary
@@ -177,6 +178,12 @@ class Summary(Strict):
         None,
         description="Which engine's tokenize endpoint calibrated the prompt lengths "
         "(prompt_length_source server); null when none did.",
+    )
+    # -- environment
+    environment: Environment | None = Field(
+        None,
+        description="What the run could see of the server, GPUs and client before the "
+        "first step (loadgen.summary.environment); null in runs made before it.",
     )
 
     @field_validator("metrics_profile")

@@ -81,6 +81,12 @@ class GpuStats(Strict):
     )
     uuid: str | None = Field(None, description="The GPU's UUID (dcgm: the `UUID` label).")
     hostname: str | None = Field(None, description="The node (dcgm: the `Hostname` label).")
+    # -- the server's own footprint (issue 24)
+    processes_mem_bytes: Peak | None = Field(
+        None,
+        description="Memory held by the GPU's compute processes (NVML's running-process "
+        "list, summed), bytes; null where the agent could not read it.",
+    )
 
 
 class GpuTotal(Strict):

@@ -8,11 +8,13 @@ counters of ``/metrics`` (:mod:`~loadgen.target.cache`) and its
 speculative-decoding counters (:mod:`~loadgen.target.spec_decode`), the headers and
 TLS options every call carries (:mod:`~loadgen.target.options`), and
 ``loadgen init``'s probe of what a server serves (:mod:`~loadgen.target.probe`)
-with the commented scenario file tuned to it (:mod:`~loadgen.target.starter`).
+with the commented scenario file tuned to it (:mod:`~loadgen.target.starter`),
+and the run's environment (server, GPUs, client) gathered once before the
+first step (:mod:`~loadgen.target.environment`).
 Every request it makes goes through :mod:`loadgen.control`, bounded in size
 and time.
 
-May import: loadgen.clock, control, errors, redact, scenario, summary, workload
+May import: loadgen._version, clock, control, errors, redact, scenario, summary, workload
 (prompts), client (TLS options; the adapters' paths and headers), telemetry (the
 Prometheus parser and the engines' metric names), vocab.
 Never the load path's stages above it (execute, scale, run) nor the mock's
@@ -20,6 +22,6 @@ code: the mock is started as ``python -m loadgen.mock``.
 
 Public names: MockServer, start_mocks, open_endpoints, preflight_all,
 scrape_cache_all, check_target, pick_model, calibrate_prompts,
-prefix_cache_delta, target_headers, tls_options; probe_server and starter_text
-(from their modules).
+prefix_cache_delta, target_headers, tls_options; probe_server, starter_text
+and environment_of (from their modules).
 """

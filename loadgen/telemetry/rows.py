@@ -30,6 +30,8 @@ class GpuSample:
     power_w: float | None = None
     energy_j: float | None = None
     energy_source: str | None = None
+    # -- memory held by the GPU's compute processes (the agent's processes_mem_bytes)
+    processes_mem_bytes: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +79,7 @@ def parse_sample(row: Mapping[str, object], t_ns: int) -> GpuSample | HostSample
         _num(row.get("power_w")),
         _num(row.get("energy_j")),
         source if isinstance(source, str) else None,
+        _num(row.get("processes_mem_bytes")),
     )
 
 

@@ -206,6 +206,7 @@ class TelemetryStore:
             source=s.via,
             uuid=s.uuid,
             hostname=s.hostname,
+            processes_mem_bytes=_peak(p.processes_mem_bytes for p in inside),
         )
 
     def _host_stats(self, a: int, b: int) -> list[HostStats]:

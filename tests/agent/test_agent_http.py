@@ -48,6 +48,11 @@ def test_health_clock_samples_metrics() -> None:
         assert health["status"] == "ok" and health["driver_version"] == "fake-555.42"
         assert [g["energy_source"] for g in health["gpus"]] == ["counter", "integrated"]
         assert health["interval_s"] == 0.1 and health["host_stats"] is True
+        assert health["cuda_version"] == "12.4"
+        assert [g["processes"] for g in health["gpus"]] == [
+            [{"pid": 4200, "used_bytes": 1 << 30}],
+            [{"pid": 4201, "used_bytes": 1 << 30}],
+        ]
 
         before = time.monotonic_ns()
         clock = (await c.get("/clock")).json()

@@ -55,8 +55,9 @@ def test_unsupported_fields_are_absent_and_not_asked_again() -> None:
     assert {"utilization", "temperature", "traffic.nvlink_tx"} <= sampler.gpus[0].unsupported
     calls = nv.gpus[0].calls
     sampler.sample()
-    # utilization and temperature were not attempted again: 6 calls succeed per tick
-    assert nv.gpus[0].calls - calls == 6
+    # utilization and temperature were not attempted again: 7 calls succeed per tick
+    # (memory, power, energy, two clocks, traffic, processes)
+    assert nv.gpus[0].calls - calls == 7
     assert sampler.gpus[0].describe()["unsupported"] == sorted(sampler.gpus[0].unsupported)
 
 
@@ -95,3 +96,25 @@ def test_transient_error_is_absent_for_that_tick_only() -> None:
 def test_as_dict_leaves_out_none() -> None:
     row = GpuSample(gpu=0, t_ns=1, wall_ns=2, power_w=3.5).as_dict()
     assert row == {"kind": "gpu", "gpu": 0, "t_ns": 1, "wall_ns": 2, "power_w": 3.5}
+
+
+def test_processes_and_cuda_version() -> None:
+    """NVML's running-process list: each pid's memory on /health, their sum in each sample;
+    a withheld figure (NVML_VALUE_NOT_AVAILABLE) is None, not 16 EiB."""
+    nv = FakeNvml(2, cuda=12040)
+    nv.gpus[0].processes = [(101, 3 << 30), (102, 1 << 30)]
+    nv.gpus[1].processes = [(103, (1 << 64) - 1)]
+    sampler = Sampler(nv, clock=Clock())
+    rows = [s.as_dict() for s in sampler.sample()]
+    assert rows[0]["processes_mem_bytes"] == 4 << 30
+    assert "processes_mem_bytes" not in rows[1]
+    assert sampler.gpus[0].describe()["processes"] == [
+        {"pid": 101, "used_bytes": 3 << 30},
+        {"pid": 102, "used_bytes": 1 << 30},
+    ]
+    assert sampler.gpus[1].describe()["processes"] == [{"pid": 103, "used_bytes": None}]
+    assert sampler.cuda_version() == "12.4"
+    nv.gpus[0].unsupported.add("processes")
+    fresh = Sampler(nv, clock=Clock())
+    assert "processes_mem_bytes" not in fresh.sample()[0].as_dict()
+    assert fresh.gpus[0].describe()["processes"] is None

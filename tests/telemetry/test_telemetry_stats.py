@@ -26,6 +26,7 @@ def _store() -> TelemetryStore:
                 "gpu": 0,
                 "util_gpu_pct": 50.0,
                 "mem_used_bytes": 10 + i,
+                "processes_mem_bytes": 8 + i,  # the server's processes hold part of it
                 "power_w": 100.0,
                 "energy_j": 1000.0 + 100.0 * i,
                 "energy_source": "counter",
@@ -66,6 +67,7 @@ def test_energy_interpolates_window_edges_and_per_token() -> None:
     assert g0.output_tokens_per_j == pytest.approx(2.5)
     assert g0.util_pct == MeanMax(mean=50.0, max=50.0)
     assert g0.mem_used_bytes == Peak(peak=16) and g0.power_w.mean == 100.0
+    assert g0.processes_mem_bytes == Peak(peak=14)  # t = 6 s: 8 + 6
     assert g1.energy_j == pytest.approx(800.0) and g1.energy_source == "integrated"
     assert g1.util_pct == MeanMax(mean=45.0, max=60.0)
     total = stats.total
@@ -80,7 +82,7 @@ def test_energy_interpolates_window_edges_and_per_token() -> None:
     assert list(data["gpus"][0]) == [
         "agent", "gpu", "name", "samples", "util_pct", "mem_used_bytes", "power_w",
         "energy_j", "energy_source", "energy_coverage", "j_per_output_token",
-        "output_tokens_per_j", "source", "uuid", "hostname",
+        "output_tokens_per_j", "source", "uuid", "hostname", "processes_mem_bytes",
     ]  # fmt: skip
     assert data["gpus"][0]["source"] == "agent" and data["total"]["sources"] == ["agent"]
     assert data["total"]["power_w"] == {"mean": 300.0}

@@ -40,7 +40,7 @@ ALLOWED: dict[str, set[str]] = {
     "results": {"_version", "errors", "metrics", "records", "redact", "scenario", "summary"},
     "report": {"errors", "metrics", "records", "redact", "scenario", "summary", "vocab"},
     "target": {
-        *{"client", "clock", "control", "errors", "redact", "scenario", "summary"},
+        *{"_version", "client", "clock", "control", "errors", "redact", "scenario", "summary"},
         *{"telemetry", "vocab", "workload"},
     },
     "execute": {
