@@ -40,5 +40,5 @@ def split_growth(step: StepSummary, earlier: list[StepSummary]) -> str | None:
     how = "which met the SLA" if ref.meets_sla else "the first with a split"
     return (
         f"{PART_WORDS[part]} grew most: {growth[part]:+,.0f} ms mean "
-        f"({then[part]:,.0f} -> {now[part]:,.0f}) against step {ref.index + 1}, {how}"
+        f"({then[part]:,.0f} -> {now[part]:,.0f}) against step {ref.index}, {how}"
     )

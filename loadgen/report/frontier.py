@@ -42,11 +42,9 @@ def step_text(step: StepSummary) -> str | None:
         parts[0] += f" (1000/TPOT p50 {f.tpot_tok_s:,.1f})"
     if f.output_tokens_per_s_per_gpu is not None:
         parts.append(
-            f"{f.output_tokens_per_s_per_gpu:,.0f} output tok/s per GPU ({f.gpus} GPUs, "
-            f"{f.gpus_from})"
+            f"{f.output_tokens_per_s_per_gpu:,.0f} output tok/s per GPU ({f.gpus} "
+            f"GPU{'' if f.gpus == 1 else 's'}, {f.gpus_from})"
         )
-    else:
-        parts.append("per GPU: no GPU count")
     if f.usd_per_million_output_tokens is not None:
         parts.append(f"{f.usd_per_million_output_tokens:,.2f} USD per M output tokens")
     return " · ".join(parts)

@@ -122,10 +122,7 @@ def test_csv_columns_and_the_facts_line() -> None:
         "(2 GPUs, cost.gpus) · 1.50 USD per M output tokens"
     )
     bare = _summary(gpus=None).steps[1]
-    assert (
-        step_text(bare)
-        == "frontier: 90.0 tok/s per user (1000/TPOT p50 99.0) · per GPU: no GPU count"
-    )
+    assert step_text(bare) == "frontier: 90.0 tok/s per user (1000/TPOT p50 99.0)"
 
 
 def _with_points(summary: Summary, records: list[Record], scale: float) -> Summary:

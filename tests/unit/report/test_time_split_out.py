@@ -43,7 +43,10 @@ def test_growth_names_the_part_against_the_last_step_that_met(with_splits: Summa
     assert [s.sla.verdict for s in with_splits.steps] == ["met", "met", "missed", "missed"]
     assert split_growth(s1, [s0]) is None  # met: nothing to explain
     line = split_growth(s2, [s0, s1])
-    assert line == "queue grew most: +35 ms mean (5 -> 40) against step 2, which met the SLA"
+    # steps are named by their index, as the console's "step 1 · ..." headers name them
+    assert (
+        line == f"queue grew most: +35 ms mean (5 -> 40) against step {s1.index}, which met the SLA"
+    )
     assert split_growth(dead, [s0, s1, s2]) is None  # no split of its own
 
 
@@ -53,7 +56,7 @@ def test_growth_without_a_met_step_uses_the_first_with_a_split(with_splits: Summ
     s1.time_split = split(5.0, 12.0, 90.0, 3.0)
     line = split_growth(s1, [s0])
     assert line is not None and line.startswith("decode grew most: +80 ms mean (10 -> 90)")
-    assert line.endswith("against step 1, the first with a split")
+    assert line.endswith(f"against step {s0.index}, the first with a split")
 
 
 def test_facts_line(with_splits: Summary) -> None:
