@@ -312,6 +312,8 @@ def phases_text(step: StepSummary) -> str | None:
         text += f", TLS {_ms(n.tls_ms_p50)}/{_ms(n.tls_ms_p99)} ms"
     if n.connect_ms_p50 is not None or n.tls_ms_p50 is not None:
         text += " (p50/p99)"
+    if step.pooling is not None or n.ttft_ms_p50 is None:  # no token timing (pooling)
+        return text
     text += f"; TTFT p50 from start {_ms(n.ttft_ms_p50)} ms new"
     if p.reused.requests:
         text += f" vs {_ms(p.reused.ttft_ms_p50)} ms reused"

@@ -55,6 +55,10 @@ def drop_token_timing(step: dict[str, Any]) -> None:
             if isinstance(t := holder.get(key), dict):
                 for name in THROUGHPUT_FIELDS:
                     t.pop(name, None)
+    if isinstance(phases := step.get("phases"), dict):  # new vs reused: no TTFT either
+        for group in ("new", "reused"):
+            if isinstance(g := phases.get(group), dict):
+                g.pop("ttft_ms_p50", None)
 
 
 class PoolingStats(Strict):

@@ -15,7 +15,15 @@ from loadgen.results.rebuild import can_rebuild, rebuild_summary
 from tests.integration.conftest import Runner, make_scenario
 
 #: what only the live run can know, left out of the comparison
-LIVE_ONLY = {"client", "little", "telemetry", "prefix_cache", "interrupted", "spec_decode"}
+LIVE_ONLY = {
+    "client",
+    "little",
+    "telemetry",
+    "prefix_cache",
+    "interrupted",
+    "spec_decode",
+    "time_split",
+}
 
 
 def test_a_rebuilt_summary_carries_the_live_run_s_figures(run: Runner) -> None:
