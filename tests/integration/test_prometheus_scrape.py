@@ -113,6 +113,9 @@ def test_prometheus_holds_as_many_requests_as_records_jsonl(
     mock = {"args": ["--itl-ms", "10"]}  # ITL paced at 10 ms: two workers on a busy machine
     sc = scenario(
         target={"url": "mock", "api": "openai-chat", "model": "m", "mock": mock},
+        # 64 tokens at 10 ms: about 5 requests in flight at 8/s, so every scrape during
+        # the load sees some (16-token answers left ~1, and a CI run scraped 0 six times)
+        workload={"output_tokens": {"dist": "fixed", "value": 64}},
         load={"mode": "rate", "rate": [8], "requests_per_step": 40, "warmup_requests": 3}
         | {"workers": 2},
         telemetry={
