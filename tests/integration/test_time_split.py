@@ -73,4 +73,6 @@ def test_fixed_mode_has_no_queue_and_the_parts_still_add_up(
     assert split.prefill.mean_ms + split.decode.mean_ms >= 100.0
     total = split.queue.mean_ms + split.prefill.mean_ms + split.decode.mean_ms
     assert total == pytest.approx(split.server_e2e.mean_ms, rel=1e-6)
-    assert split.network_ms is not None and split.network_ms >= 0
+    # the client's E2E ends at the kernel's receive stamp, the mock's just after its
+    # write: under load the server's mean may come out a hair longer than the client's
+    assert split.network_ms is not None and split.network_ms >= -2.0
