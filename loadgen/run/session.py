@@ -40,10 +40,9 @@ from loadgen.scale.size import resolve_workers
 from loadgen.scenario.models import Scenario, TraceLoad
 from loadgen.summary import StepSummary, Summary
 from loadgen.target.cache import prefix_cache_delta
-from loadgen.target.endpoints import scrape_cache_all
-from loadgen.target.options import target_headers, tls_options
-from loadgen.target.phases import scrape_phases_all, time_split
-from loadgen.target.spec_decode import scrape_spec_decode_all, spec_decode_delta
+from loadgen.target.phases import time_split
+from loadgen.target.scrape import scrape_boundary
+from loadgen.target.spec_decode import spec_decode_delta
 from loadgen.workload.source import Workload
 from loadgen.workload.step import plan_step
 
@@ -284,9 +283,7 @@ class Session:
         of = f"/{self.steps_planned}" if self.steps_planned else ""
         duration = plan.duration_ns / NS_PER_S if plan.duration_ns else None
         self.progress.start_step(f"[{index + 1}{of}] {lp.mode} {at.value:g}", n, duration)
-        cache_before = self._scrape_cache()
-        spec_before = self._scrape_spec()
-        phases_before = scrape_phases_all(sc, self.urls)
+        before = scrape_boundary(sc, self.urls)  # one GET /metrics per endpoint
         if exporter is not None:
             exporter.metrics.start_step(index, lp.mode, at.value, self.steps_planned)
         view = self.progress
@@ -326,14 +323,14 @@ class Session:
             interrupted=interrupted,
         )
         self.step_errors = error_lines(columns.failures, self.facts)
-        cache = prefix_cache_delta(cache_before, self._scrape_cache())
+        after = scrape_boundary(sc, self.urls)
+        cache = prefix_cache_delta(before.prefix_cache, after.prefix_cache)
         if cache is not None and (self._shares_prefixes or (cache.hits_tokens or 0) > 0):
             step.prefix_cache = cache  # a run of unique prompts shows it only if something hit
         tk = step.tokens
         per_event = tk.output_total / tk.output_events_total if tk.output_events_total else None
-        step.spec_decode = spec_decode_delta(spec_before, self._scrape_spec(), per_event)
-        phases_after = scrape_phases_all(sc, self.urls)
-        step.time_split = time_split(phases_before, phases_after, step.e2e_ms.mean)
+        step.spec_decode = spec_decode_delta(before.spec_decode, after.spec_decode, per_event)
+        step.time_split = time_split(before.phases, after.phases, step.e2e_ms.mean)
         if step.time_split is not None:
             step.time_split.grew_most = split_growth(step, self.summary.steps)
         if self.telemetry is not None and end > start:
@@ -341,10 +338,3 @@ class Session:
             if step.frontier is not None:  # the GPUs the telemetry saw, per GPU
                 step.frontier = with_gpus(step, step.frontier, sc.cost.gpus)
         return step
-
-    def _scrape_cache(self) -> dict[str, float] | None:
-        return scrape_cache_all(self.scenario, self.urls)
-
-    def _scrape_spec(self) -> dict[str, float] | None:
-        sc = self.scenario
-        return scrape_spec_decode_all(self.urls, target_headers(sc), tls_options(sc))

@@ -5,23 +5,22 @@ the step: hits / queries, both in prompt tokens. Names, by engine: vLLM V1
 ``vllm:prefix_cache_queries_total`` and ``vllm:prefix_cache_hits_total``;
 older vLLM ``vllm:gpu_prefix_cache_queries_total`` / ``..._hits_total``. An
 engine that only publishes a hit-rate gauge (SGLang ``sglang:cache_hit_rate``)
-gives that gauge's value at the step's end. TGI publishes none. The scrape is
-bounded in size and time (:data:`loadgen.control.METRICS`); one cut off at
-its bound is a warning naming the URL and the bound, and the step has no rate.
+gives that gauge's value at the step's end. TGI publishes none. The parsers
+read the step boundary's one answer of each endpoint's ``/metrics``
+(:mod:`~loadgen.target.scrape`); several endpoints' counters are summed
+(:func:`prefix_cache_all`).
 
-Imports: loadgen.client.transport (TLS), loadgen.control, loadgen.redact,
-loadgen.summary, loadgen.telemetry.prom.
+Imports: loadgen.summary, loadgen.telemetry.prom.
 """
 
 from __future__ import annotations
 
-from loadgen.client.transport import TlsOptions
-from loadgen.control import METRICS, ControlError, fetch
-from loadgen.redact import warn
+from collections.abc import Sequence
+
 from loadgen.summary import PrefixCacheStats
 from loadgen.telemetry.prom import parse_prometheus_text
 
-__all__ = ["CACHE_COUNTERS", "prefix_cache_delta", "scrape_prefix_cache"]
+__all__ = ["CACHE_COUNTERS", "prefix_cache_all", "prefix_cache_counters", "prefix_cache_delta"]
 
 #: (queries, hits) counter names, in order of preference.
 CACHE_COUNTERS = (
@@ -31,21 +30,11 @@ CACHE_COUNTERS = (
 HIT_RATE_GAUGES = ("sglang:cache_hit_rate",)
 
 
-def scrape_prefix_cache(
-    url: str, headers: dict[str, str], tls: TlsOptions
-) -> dict[str, float] | None:
-    """``{"queries", "hits", "source"}`` or ``{"hit_rate", ...}`` now; None if none served."""
-    try:
-        where = url.rstrip("/") + "/metrics"
-        reply = fetch("GET", where, METRICS, headers=headers, verify=tls.context())
-    except ControlError as exc:
-        if exc.limit_hit:  # a server without /metrics says nothing; one cut off is told
-            warn(f"warning: {exc}; the step's prefix-cache hit rate is left out")
-        return None
-    if reply.status != 200:
-        return None
+def prefix_cache_counters(text: str) -> dict[str, float] | None:
+    """``{"queries", "hits", "source"}`` or ``{"hit_rate", ...}`` from ``/metrics`` text;
+    None if it has none."""
     sums: dict[str, float] = {}
-    samples, _bad = parse_prometheus_text(reply.text)
+    samples, _bad = parse_prometheus_text(text)
     for sample in samples:
         if sample.value == sample.value:  # not NaN
             sums[sample.name] = sums.get(sample.name, 0.0) + sample.value
@@ -56,6 +45,26 @@ def scrape_prefix_cache(
         if gauge in sums:
             return {"hit_rate": sums[gauge], "source": float(len(CACHE_COUNTERS))}
     return None
+
+
+def prefix_cache_all(texts: Sequence[str | None]) -> dict[str, float] | None:
+    """Every endpoint's counters (:func:`prefix_cache_counters`), summed (a hit-rate gauge
+    is averaged); None unless every endpoint has the same kind, since a partial sum would
+    be a wrong rate. A None text (no answer) has none."""
+    scrapes = [prefix_cache_counters(t) if t is not None else None for t in texts]
+    if len(scrapes) == 1:
+        return scrapes[0]
+    present = [s for s in scrapes if s is not None]
+    if len(present) < len(scrapes) or len({s["source"] for s in present}) != 1:
+        return None
+    if "hit_rate" in present[0]:
+        rate = sum(s["hit_rate"] for s in present) / len(present)
+        return {"hit_rate": rate, "source": present[0]["source"]}
+    return {
+        "queries": sum(s["queries"] for s in present),
+        "hits": sum(s["hits"] for s in present),
+        "source": present[0]["source"],
+    }
 
 
 def prefix_cache_delta(

@@ -7,16 +7,17 @@ Owns what the run does once per endpoint rather than once per run:
 - :func:`preflight_all`: every endpoint's ``/health`` and ``/v1/models``, in
   list order (``wait_for_health_s`` applies to each in turn); the run's check
   is healthy only if all are, lists the first endpoint's models, and warns when
-  another endpoint lists different ones;
-- :func:`scrape_cache_all`: the prefix-cache counters of every endpoint,
-  summed (a hit-rate gauge is averaged); None unless every endpoint answered
-  with the same kind of counter, since a partial sum would be a wrong rate.
+  another endpoint lists different ones.
+
+Every endpoint's ``/metrics`` is read once per step boundary by
+:mod:`~loadgen.target.scrape`, and its figures summed over endpoints by their own
+modules (cache, spec_decode, phases).
 
 Calibration (``/tokenize``) and ``telemetry.server_metrics: target`` use the
 first endpoint: replicas of one model share its tokenizer.
 
 Imports: loadgen.redact, loadgen.scenario, loadgen.summary,
-loadgen.target (cache, mock, options, preflight).
+loadgen.target (mock, options, preflight).
 """
 
 from __future__ import annotations
@@ -27,12 +28,11 @@ from pathlib import Path
 from loadgen.redact import redact_text, warn
 from loadgen.scenario.models import Scenario
 from loadgen.summary import TargetCheck
-from loadgen.target.cache import scrape_prefix_cache
 from loadgen.target.mock import start_mocks
 from loadgen.target.options import target_headers, tls_options
 from loadgen.target.preflight import check_target
 
-__all__ = ["open_endpoints", "preflight", "preflight_all", "scrape_cache_all"]
+__all__ = ["open_endpoints", "preflight", "preflight_all"]
 
 
 def open_endpoints(sc: Scenario, out_dir: Path, stack: contextlib.ExitStack) -> list[str]:
@@ -82,22 +82,3 @@ def preflight_all(sc: Scenario, urls: list[str]) -> TargetCheck:
     for warning in warnings:
         warn(f"warning: {warning}")
     return TargetCheck(healthy=healthy, models=first_models, warnings=warnings)
-
-
-def scrape_cache_all(sc: Scenario, urls: list[str]) -> dict[str, float] | None:
-    """:func:`~loadgen.target.cache.scrape_prefix_cache` over every endpoint, combined."""
-    headers, tls = target_headers(sc), tls_options(sc)
-    scrapes = [scrape_prefix_cache(u, headers, tls) for u in urls]
-    if len(scrapes) == 1:
-        return scrapes[0]
-    present = [s for s in scrapes if s is not None]
-    if len(present) < len(scrapes) or len({s["source"] for s in present}) != 1:
-        return None
-    if "hit_rate" in present[0]:
-        rate = sum(s["hit_rate"] for s in present) / len(present)
-        return {"hit_rate": rate, "source": present[0]["source"]}
-    return {
-        "queries": sum(s["queries"] for s in present),
-        "hits": sum(s["hits"] for s in present),
-        "source": present[0]["source"],
-    }

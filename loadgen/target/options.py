@@ -1,7 +1,8 @@
 """What every call to the target carries: its headers (the API key from the environment) and TLS.
 
 The load path (:mod:`loadgen.execute.requester`) and the calls outside it
-(pre-flight, ``/tokenize``, the prefix-cache scrape, telemetry) read both from here.
+(pre-flight, ``/tokenize``, the step boundaries' ``/metrics`` scrape, telemetry)
+read both from here.
 
 Imports: os, loadgen.client.adapters (each API's headers), loadgen.client.transport (TLS
 options), loadgen.scenario.

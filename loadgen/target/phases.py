@@ -16,29 +16,27 @@ ttft    ``vllm:time_to_first_token_seconds``   ``sglang:time_to_first_token_seco
 ======  =====================================  ======================================
 
 Several endpoints' histograms are summed bucket by bucket (the same layout, else
-that part is left out). A scrape that fails gives no split for the step, never an
-error: the figures are the server's, beside the client's own.
+that part is left out). The parsers read the step boundary's one answer of each
+endpoint's ``/metrics`` (:mod:`~loadgen.target.scrape`); a scrape that failed
+gives no split for the step, never an error: the figures are the server's, beside
+the client's own.
 
-Imports: loadgen.client.transport (TLS), loadgen.control, loadgen.scenario (the
-models), loadgen.summary, loadgen.target.options, loadgen.telemetry (the parser and
-histograms).
+Imports: loadgen.summary, loadgen.telemetry (the parser and histograms).
 """
 
 from __future__ import annotations
 
-from loadgen.client.transport import TlsOptions
-from loadgen.control import METRICS, ControlError, fetch
-from loadgen.scenario.models import Scenario
+from collections.abc import Sequence
+
 from loadgen.summary import PhaseTime, TimeSplit
-from loadgen.target.options import target_headers, tls_options
 from loadgen.telemetry.histograms import HistSnapshot, hist_delta, hist_quantile, histograms_from
 from loadgen.telemetry.prom import parse_prometheus_text
 
 __all__ = [
     "PHASE_METRICS",
     "Scrape",
-    "scrape_phases",
-    "scrape_phases_all",
+    "phase_histograms",
+    "phases_all",
     "sum_scrapes",
     "time_split",
 ]
@@ -65,16 +63,9 @@ _ALL = {name for parts in PHASE_METRICS.values() for name in parts.values()}
 Scrape = dict[str, HistSnapshot]
 
 
-def scrape_phases(url: str, headers: dict[str, str], tls: TlsOptions) -> Scrape | None:
-    """The phase histograms ``url``'s ``/metrics`` serves now; None when it serves none."""
-    try:
-        where = url.rstrip("/") + "/metrics"
-        reply = fetch("GET", where, METRICS, headers=headers, verify=tls.context())
-    except ControlError:  # the prefix-cache scrape of the same URL warns about a cut-off
-        return None
-    if reply.status != 200:
-        return None
-    samples, _bad = parse_prometheus_text(reply.text)
+def phase_histograms(text: str) -> Scrape | None:
+    """The phase histograms in ``/metrics`` text; None when it has none."""
+    samples, _bad = parse_prometheus_text(text)
     found = histograms_from(samples, _ALL)
     return found or None
 
@@ -96,10 +87,10 @@ def sum_scrapes(scrapes: list[Scrape | None]) -> Scrape | None:
     return out or None
 
 
-def scrape_phases_all(sc: Scenario, urls: list[str]) -> Scrape | None:
-    """:func:`scrape_phases` over every endpoint, summed (:func:`sum_scrapes`)."""
-    headers, tls = target_headers(sc), tls_options(sc)
-    return sum_scrapes([scrape_phases(u, headers, tls) for u in urls])
+def phases_all(texts: Sequence[str | None]) -> Scrape | None:
+    """Every endpoint's histograms (:func:`phase_histograms`), summed (:func:`sum_scrapes`);
+    a None text (no answer) has none."""
+    return sum_scrapes([phase_histograms(t) if t is not None else None for t in texts])
 
 
 def _phase(delta: HistSnapshot, metric: str) -> PhaseTime:

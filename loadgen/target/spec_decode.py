@@ -9,18 +9,17 @@ serves with a draft model (``--speculative-config``): cumulative counters
 label. A step's figures are their differences over the step, summed over
 engines and endpoints (:class:`~loadgen.summary.SpecDecodeStats` has the
 formulas). A server without them, a scrape that fails, or a counter that went
-back (a restart) gives no figures. The scrape is bounded as the prefix-cache
-one is (:data:`loadgen.control.METRICS`).
+back (a restart) gives no figures. The parsers read the step boundary's one
+answer of each endpoint's ``/metrics`` (:mod:`~loadgen.target.scrape`), the
+same text the prefix-cache counters come from.
 
-Imports: loadgen.client.transport (TLS), loadgen.control, loadgen.redact,
-loadgen.summary, loadgen.telemetry.prom.
+Imports: loadgen.summary, loadgen.telemetry.prom.
 """
 
 from __future__ import annotations
 
-from loadgen.client.transport import TlsOptions
-from loadgen.control import METRICS, ControlError, fetch
-from loadgen.redact import warn
+from collections.abc import Sequence
+
 from loadgen.summary import SpecDecodeStats
 from loadgen.telemetry.prom import parse_prometheus_text
 
@@ -29,8 +28,7 @@ __all__ = [
     "DRAFTS",
     "DRAFT_TOKENS",
     "PER_POSITION",
-    "scrape_spec_decode",
-    "scrape_spec_decode_all",
+    "spec_decode_all",
     "spec_decode_counters",
     "spec_decode_delta",
 ]
@@ -62,29 +60,12 @@ def spec_decode_counters(text: str) -> dict[str, float] | None:
     return out
 
 
-def scrape_spec_decode(
-    url: str, headers: dict[str, str], tls: TlsOptions
-) -> dict[str, float] | None:
-    """One endpoint's counters now (:func:`spec_decode_counters`); None if it serves none."""
-    try:
-        where = url.rstrip("/") + "/metrics"
-        reply = fetch("GET", where, METRICS, headers=headers, verify=tls.context())
-    except ControlError as exc:
-        if exc.limit_hit:  # a server without /metrics says nothing; one cut off is told
-            warn(f"warning: {exc}; the step's speculative-decoding figures are left out")
-        return None
-    if reply.status != 200:
-        return None
-    return spec_decode_counters(reply.text)
-
-
-def scrape_spec_decode_all(
-    urls: list[str], headers: dict[str, str], tls: TlsOptions
-) -> dict[str, float] | None:
-    """Every endpoint's counters, summed; None unless every endpoint has them."""
+def spec_decode_all(texts: Sequence[str | None]) -> dict[str, float] | None:
+    """Every endpoint's counters (:func:`spec_decode_counters`), summed; None unless every
+    endpoint has them (a None text, no answer, has none)."""
     total: dict[str, float] = {}
-    for url in urls:
-        one = scrape_spec_decode(url, headers, tls)
+    for text in texts:
+        one = spec_decode_counters(text) if text is not None else None
         if one is None:
             return None
         for key, value in one.items():

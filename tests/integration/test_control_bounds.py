@@ -27,7 +27,7 @@ import pytest
 from loadgen import control
 from loadgen.client.transport import TlsOptions
 from loadgen.control import ControlError, Limit, fetch
-from loadgen.target import cache, preflight, tokenize
+from loadgen.target import preflight, scrape, tokenize
 from loadgen.telemetry import TelemetryCollector
 from tests.integration.rawserver import LoopServer
 
@@ -148,7 +148,7 @@ def short_deadlines(monkeypatch: pytest.MonkeyPatch) -> None:
         (preflight, "HEALTH"),
         (preflight, "MODELS"),
         (tokenize, "TOKENIZE"),
-        (cache, "METRICS"),
+        (scrape, "METRICS"),
     ):
         monkeypatch.setattr(module, name, getattr(module, name).within(1.5))
 
@@ -245,17 +245,17 @@ def test_preflight_against_a_dripping_health_and_endless_models(short_deadlines:
     _stopped_early(server)
 
 
-def test_the_prefix_cache_scrape_against_an_endless_metrics(
+def test_the_step_boundary_scrape_against_an_endless_metrics(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     with HostileServer({"/metrics": endless_chunked}) as server:
         started = time.monotonic()
-        got = cache.scrape_prefix_cache(server.url(), {}, TlsOptions())
+        got = scrape.fetch_metrics(server.url(), {}, TlsOptions())
         elapsed = time.monotonic() - started
     assert got is None and elapsed < 8
     err = capsys.readouterr().err
     assert "/metrics: the answer went on past 16 MiB" in err
-    assert "prefix-cache hit rate is left out" in err
+    assert f"; {scrape.LEFT_OUT}" in err and err.count("warning:") == 1
     _stopped_early(server)
 
 

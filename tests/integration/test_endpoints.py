@@ -20,10 +20,10 @@ from loadgen.results.rebuild import rebuild_summary
 from loadgen.run import RunOptions, run_scenario
 from loadgen.scenario import Scenario
 from loadgen.summary import Summary
-from loadgen.target.cache import scrape_prefix_cache
-from loadgen.target.endpoints import preflight_all, scrape_cache_all
+from loadgen.target.cache import prefix_cache_all, prefix_cache_counters
+from loadgen.target.endpoints import preflight_all
 from loadgen.target.mock import MockServer
-from loadgen.target.options import tls_options
+from loadgen.target.scrape import fetch_metrics_all
 
 FAST = ["--ttft-ms", "5", "--itl-ms", "1"]
 WORKLOAD = {
@@ -197,14 +197,16 @@ def test_preflight_checks_every_endpoint_and_sums_the_cache_counters(
             for _ in range(n + 1):
                 body = {"model": model, "prompt": "a b c d e f g h", "max_tokens": 2}
                 assert httpx.post(f"{url}/v1/completions", json=body).status_code == 200
-        each = [scrape_prefix_cache(u, {}, tls_options(sc)) for u in urls]
-        both = scrape_cache_all(sc, urls)
+        texts = fetch_metrics_all(sc, urls)
+        each = [prefix_cache_counters(t) if t is not None else None for t in texts]
+        both = prefix_cache_all(texts)
+        gone = prefix_cache_all(fetch_metrics_all(sc, [urls[0], "http://127.0.0.1:9"]))
     assert each[0] is not None and each[1] is not None and both is not None
     assert 0 < each[0]["queries"] < each[1]["queries"]
     assert both["queries"] == each[0]["queries"] + each[1]["queries"]
     assert both["hits"] == each[0]["hits"] + each[1]["hits"]
     # a server gone: no partial sum (it would be a wrong hit rate)
-    assert scrape_cache_all(sc, [urls[0], "http://127.0.0.1:9"]) is None
+    assert gone is None
 
 
 def test_worker_processes_route_too(tmp_path: Path) -> None:
