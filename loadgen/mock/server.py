@@ -6,7 +6,8 @@ generate/generate_stream, /tokenize, /v1/models, /health, /metrics), the
 sampled output length of each request and how much of a chat answer is
 reasoning, the choice of scheduler (``BatchEngine`` with its prefix cache, or
 ``FixedPacer``), and the process life cycle (listening line, SIGTERM/SIGINT,
-flushing the truth file). Answers before any header (injected refusals, resets)
+flushing the truth file), and with ``--network-delay-ms`` each connection put behind
+the delay line (:mod:`loadgen.mock.netdelay`). Answers before any header (injected refusals, resets)
 are :mod:`loadgen.mock.refusals`'. Imports only the standard library, orjson, uvloop
 when present, and the mock's own modules.
 """
@@ -53,6 +54,7 @@ from loadgen.mock.faults import (
 from loadgen.mock.gen import BodyGen, Ctx, FaultyStreamGen, Gen, StreamGen
 from loadgen.mock.http import HttpConn, Request
 from loadgen.mock.metrics import Metrics, cache_labels
+from loadgen.mock.netdelay import DelayedConn, DelayLine
 from loadgen.mock.pooling import NO_EVENTS, POOLING_ROUTES, Pooler, PoolGen, PoolSpec, parse_pooling
 from loadgen.mock.refusals import pre_header_fault, record_refusal
 from loadgen.mock.request import (
@@ -130,7 +132,10 @@ class MockServer:
                 spec = SpecDecode(*settings.spec_decode, settings.seed)
                 self.metrics.spec = spec
             self.engine = BatchEngine(settings.profile, loop, self.metrics, self._cache(), spec)
-        self.truth = TruthWriter(settings.truth, loop) if settings.truth else None
+        delay_ns = round(settings.network_delay_ms * 1e6)
+        self.truth = TruthWriter(settings.truth, loop, delay_ns) if settings.truth else None
+        #: --network-delay-ms: every connection's traffic goes through it
+        self.delay = DelayLine(delay_ns, loop) if delay_ns else None
         self.faults = FaultPlan(settings.faults, settings.seed)
         seq = variant_sequence(settings.seed)
         self.ctx = Ctx(loop, self.metrics, self.truth, seq, settings.stall_s)
@@ -148,12 +153,14 @@ class MockServer:
             return None
         return PrefixCache(tokens, settings.block_size)
 
-    def protocol(self) -> HttpConn:
+    def protocol(self) -> HttpConn | DelayedConn:
         conn = HttpConn(self.handle, self._lost)
         self.conns.add(conn)
-        return conn
+        return conn if self.delay is None else DelayedConn(conn, self.delay)
 
     def close(self) -> None:
+        if self.delay is not None:  # what is still on its way is dropped
+            self.delay.close()
         for conn in list(self.conns):
             if conn.transport is not None:
                 conn.transport.abort()
