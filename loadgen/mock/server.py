@@ -32,11 +32,11 @@ from loadgen.mock.events import (
     ChatEvents,
     CompletionEvents,
     Events,
-    TgiEvents,
     variant_sequence,
 )
 from loadgen.mock.events_messages import MessagesEvents
 from loadgen.mock.events_responses import ResponsesEvents
+from loadgen.mock.events_tgi import TgiEvents
 from loadgen.mock.events_tools import (
     MessagesJsonEvents,
     MessagesToolEvents,
