@@ -51,7 +51,8 @@ from loadgen.mock.faults import (
     PRE_HEADER,
     FaultPlan,
 )
-from loadgen.mock.gen import BodyGen, Ctx, FaultyStreamGen, Gen, StreamGen
+from loadgen.mock.gen import BodyGen, Ctx, Gen, StreamGen
+from loadgen.mock.gen_faults import FaultyStreamGen
 from loadgen.mock.http import HttpConn, Request
 from loadgen.mock.metrics import Metrics, cache_labels
 from loadgen.mock.netdelay import DelayedConn, DelayLine
