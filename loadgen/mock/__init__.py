@@ -3,8 +3,8 @@
 Serves OpenAI completions/chat exactly as vLLM streams them, TGI's native
 ``/generate`` and ``/generate_stream``, vLLM's ``/tokenize``, ``/v1/models``,
 ``/health`` and ``/metrics`` (vLLM names), with a prefix cache in its engine,
-reasoning streams, seeded faults and a ground-truth file. A
-separate small package: of the rest of loadgen it imports only the
+reasoning streams, seeded faults, a simulated network delay and a ground-truth
+file. A separate small package: of the rest of loadgen it imports only the
 stdlib-only leaf ``loadgen.netstamp`` (kernel receive stamps), besides the
 standard library, orjson and (when installed) uvloop. See docs/mock.md.
 """

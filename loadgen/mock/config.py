@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
 import ssl
 
@@ -55,6 +56,21 @@ def _spec_arg(text: str) -> tuple[int, float]:
         return parse_spec_decode(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+#: the longest one-way delay --network-delay-ms takes
+MAX_NETWORK_DELAY_MS = 60_000.0
+
+
+def _delay_arg(text: str) -> float:
+    try:
+        ms = float(text)
+    except ValueError:
+        ms = math.nan
+    if not (math.isfinite(ms) and 0.0 <= ms <= MAX_NETWORK_DELAY_MS):
+        msg = f"expected milliseconds in 0..{MAX_NETWORK_DELAY_MS:g}, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return ms
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -153,6 +169,20 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=25.0,
         help="prompt tokens a second of audio costs (default %(default)s)",
+    )
+    net = p.add_argument_group("Network")
+    net.add_argument(
+        "--network-delay-ms",
+        type=_delay_arg,
+        default=0.0,
+        metavar="D",
+        help="simulate a network path of one-way delay D between client and server: "
+        "a request reaches the server D after it reached the socket, and each write "
+        "leaves D after the server made it (token gaps unchanged), so the client sees "
+        "about 2*D more TTFT and E2E than /metrics' histograms, which leave it out. "
+        "--truth's recv_ns and token_ns stay the socket's moments (the client's end of "
+        "the path) and each line gets network_delay_ns. The TCP connect and TLS "
+        "handshake are not delayed (default 0: none)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of lengths, texts and faults")
     p.add_argument("--truth", metavar="FILE", help="append one JSON line per request")
@@ -271,4 +301,5 @@ def settings_from_argv(argv: list[str] | None) -> Settings:
         image_tokens_per_mp=ns.image_tokens_per_megapixel,
         audio_tokens_per_s=ns.audio_tokens_per_second,
         spec_decode=ns.spec_decode,
+        network_delay_ms=ns.network_delay_ms,
     )

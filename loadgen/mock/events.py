@@ -1,12 +1,14 @@
-"""Token events and response bodies, byte for byte as vLLM 0.32 and TGI send them.
+"""Token events and response bodies, byte for byte as vLLM 0.32 sends them.
 
-Owns the OpenAI chat/completions SSE chunks (vLLM's field order and nulls;
-chat's leading reasoning tokens as a reasoning parser's deltas),
-TGI's ``data:{"index",..,"token",..}`` events, and the non-streaming JSON
-bodies. Per request the constant parts are encoded once; the per-token events
-of the common case are pre-framed (chunked encoding included) so the hot path
-writes a ready ``bytes`` object. Imports only the standard library, orjson and
-``wire``.
+Owns the token vocabulary every format draws from (``TEXTS``, their ids and
+logprobs, the seeded variant sequence), the :class:`Events` interface, and the
+OpenAI chat/completions SSE chunks (vLLM's field order and nulls; chat's leading
+reasoning tokens as a reasoning parser's deltas) and non-streaming JSON bodies.
+TGI's events are :mod:`loadgen.mock.events_tgi`'s; the other APIs' are in the
+other ``events_*`` modules. Per request the constant parts are encoded once; the
+per-token events of the common case are pre-framed (chunked encoding included)
+so the hot path writes a ready ``bytes`` object. Imports only the standard
+library, orjson and ``wire``.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ __all__ = [
     "ChatEvents",
     "CompletionEvents",
     "Events",
-    "TgiEvents",
     "variant_sequence",
     "variants_of",
 ]
@@ -334,73 +335,3 @@ class CompletionEvents(_OpenAIEvents):
             "system_fingerprint": None, "usage": self._usage_obj(len(variants)),
             "kv_transfer_params": None, "ec_transfer_params": None, "metrics": None,
         })  # fmt: skip
-
-
-def _tgi_token(v: int) -> bytes:
-    return b'{"id":%d,"text":%s,"logprob":%s,"special":false}' % (
-        _TOKEN_IDS[v],
-        _TEXT_JSON[v],
-        _LOGPROBS[v],
-    )
-
-
-class TgiEvents(Events):
-    """TGI ``/generate_stream`` events (axum SSE: ``data:`` without a space)."""
-
-    needs_text = True
-
-    def __init__(self, prompt_tokens: int, details: bool, seed: int | None):
-        self.prompt_tokens = prompt_tokens
-        self.details = details
-        self.seed = seed
-        self.tails = [
-            b',"token":' + _tgi_token(v) + b',"generated_text":null,"details":null}\n\n'
-            for v in range(len(TEXTS))
-        ]
-
-    def token(self, k: int, v: int) -> bytes:
-        return chunk(b'data:{"index":%d%s' % (k + 1, self.tails[v]))
-
-    def last(self, k: int, v: int, finish: str, variants: bytes) -> bytes:
-        details = b"null"
-        if self.details:
-            details = orjson.dumps(
-                {
-                    "finish_reason": finish,
-                    "generated_tokens": k + 1,
-                    "seed": self.seed,
-                    "input_length": self.prompt_tokens,
-                }
-            )
-        return chunk(
-            b'data:{"index":%d,"token":%s,"generated_text":%s,"details":%s}\n\n'
-            % (k + 1, _tgi_token(v), orjson.dumps(_text(variants)), details)
-        )
-
-    def malformed(self) -> bytes:
-        return chunk(b'data:{"index":1,"token":{"id":\n\n')
-
-    def error_event(self, message: str) -> bytes:
-        body = {"error": message, "error_type": "generation"}
-        return chunk(b"event: error\ndata:" + orjson.dumps(body) + b"\n\n")
-
-    def body(self, variants: bytes, finish: str) -> bytes:
-        out: dict[str, Any] = {"generated_text": _text(variants)}
-        if self.details:
-            tokens = [
-                {
-                    "id": _TOKEN_IDS[v],
-                    "text": TEXTS[v],
-                    "logprob": float(_LOGPROBS[v]),
-                    "special": False,
-                }
-                for v in variants
-            ]
-            out["details"] = {
-                "finish_reason": finish,
-                "generated_tokens": len(variants),
-                "seed": self.seed,
-                "prefill": [],
-                "tokens": tokens,
-            }
-        return orjson.dumps(out)

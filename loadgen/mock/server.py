@@ -2,20 +2,21 @@
 
 Owns the wiring: which path answers what (OpenAI completions/chat/responses,
 Anthropic messages, embeddings, rerank, audio transcriptions, TGI
-generate/generate_stream, /tokenize, /v1/models, /health, /metrics), the
-sampled output length of each request and how much of a chat answer is
-reasoning, the choice of scheduler (``BatchEngine`` with its prefix cache, or
+generate/generate_stream, /tokenize, /v1/models, /health, /metrics), the fault a
+request draws, the choice of scheduler (``BatchEngine`` with its prefix cache, or
 ``FixedPacer``), and the process life cycle (listening line, SIGTERM/SIGINT,
-flushing the truth file). Answers before any header (injected refusals, resets)
-are :mod:`loadgen.mock.refusals`'. Imports only the standard library, orjson, uvloop
-when present, and the mock's own modules.
+flushing the truth file); with ``--network-delay-ms`` each connection is put
+behind the delay line (:mod:`loadgen.mock.netdelay`). Each request's length,
+events and Gen class are :mod:`loadgen.mock.gen_setup`'s; answers before any
+header (injected refusals, resets) are :mod:`loadgen.mock.refusals`'. Imports
+only the standard library, orjson, uvloop when present, and the mock's own
+modules.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import random
 import signal
 import sys
 import threading
@@ -26,34 +27,14 @@ import orjson
 from loadgen.mock.cache import PrefixCache
 from loadgen.mock.config import Settings, settings_from_argv
 from loadgen.mock.engine import BatchEngine, FixedPacer
-from loadgen.mock.events import (
-    SEQ_LEN,
-    ChatEvents,
-    CompletionEvents,
-    Events,
-    TgiEvents,
-    variant_sequence,
-)
-from loadgen.mock.events_messages import MessagesEvents
-from loadgen.mock.events_responses import ResponsesEvents
-from loadgen.mock.events_tools import (
-    MessagesJsonEvents,
-    MessagesToolEvents,
-    ResponsesJsonEvents,
-    ResponsesToolEvents,
-)
-from loadgen.mock.faults import (
-    AFTER_RESPONSE,
-    CONTENT,
-    FRAMING,
-    MID_STREAM,
-    PRE_HEADER,
-    FaultPlan,
-)
-from loadgen.mock.gen import BodyGen, Ctx, FaultyStreamGen, Gen, StreamGen
+from loadgen.mock.events import variant_sequence
+from loadgen.mock.faults import AFTER_RESPONSE, PRE_HEADER, FaultPlan
+from loadgen.mock.gen import Ctx, Gen
+from loadgen.mock.gen_setup import STREAM_ONLY, GenSetup
 from loadgen.mock.http import HttpConn, Request
 from loadgen.mock.metrics import Metrics, cache_labels
-from loadgen.mock.pooling import NO_EVENTS, POOLING_ROUTES, Pooler, PoolGen, PoolSpec, parse_pooling
+from loadgen.mock.netdelay import DelayedConn, DelayLine
+from loadgen.mock.pooling import POOLING_ROUTES, Pooler, parse_pooling
 from loadgen.mock.refusals import pre_header_fault, record_refusal
 from loadgen.mock.request import (
     API_CHAT,
@@ -72,16 +53,10 @@ from loadgen.mock.request_apis import (
 )
 from loadgen.mock.sock import listen
 from loadgen.mock.spec import SpecDecode
-from loadgen.mock.structured import Answer, JsonAnswerEvents, ToolCallEvents, plan_answer
 from loadgen.mock.tokens import tokenize
-from loadgen.mock.transcribe import API_TRANSCRIPTIONS, TranscriptionEvents, parse_transcription
+from loadgen.mock.transcribe import API_TRANSCRIPTIONS, parse_transcription
 from loadgen.mock.truth import TruthWriter
-from loadgen.mock.wire import (
-    SSE_TYPE,
-    HttpError,
-    fastapi_error,
-    response_head,
-)
+from loadgen.mock.wire import SSE_TYPE, HttpError, fastapi_error, response_head
 
 __all__ = ["MockServer", "main", "serve"]
 
@@ -106,7 +81,6 @@ ROUTES: dict[str, tuple[str, str]] = {
 #: what /version answers: vLLM's shape, the mock named in its local part
 MOCK_VERSION = "0.0.0+loadgen.mock"
 METRICS_TYPE = b"text/plain; version=0.0.4; charset=utf-8"
-STREAM_ONLY = MID_STREAM | FRAMING
 
 
 class MockServer:
@@ -116,7 +90,6 @@ class MockServer:
         self.settings = settings
         self.loop = loop
         self.model_name = settings.model or "loadgen-mock"
-        self.rng = random.Random(settings.seed)
         self.engine: BatchEngine | FixedPacer
         self.metrics = Metrics(self.model_name, lambda: self.engine.gauges())
         self.metrics.cache_info = cache_labels(
@@ -130,7 +103,10 @@ class MockServer:
                 spec = SpecDecode(*settings.spec_decode, settings.seed)
                 self.metrics.spec = spec
             self.engine = BatchEngine(settings.profile, loop, self.metrics, self._cache(), spec)
-        self.truth = TruthWriter(settings.truth, loop) if settings.truth else None
+        delay_ns = round(settings.network_delay_ms * 1e6)
+        self.truth = TruthWriter(settings.truth, loop, delay_ns) if settings.truth else None
+        #: --network-delay-ms: every connection's traffic goes through it
+        self.delay = DelayLine(delay_ns, loop) if delay_ns else None
         self.faults = FaultPlan(settings.faults, settings.seed)
         seq = variant_sequence(settings.seed)
         self.ctx = Ctx(loop, self.metrics, self.truth, seq, settings.stall_s)
@@ -138,6 +114,7 @@ class MockServer:
         #: stored Responses answers, for previous_response_id
         self.conversations = Conversations()
         self.pooler = Pooler(settings.embedding_dim, settings.seed)  # embeddings, rerank
+        self.setup = GenSetup(settings, self.ctx, self.conversations, self.pooler)
 
     def _cache(self) -> PrefixCache | None:
         settings = self.settings
@@ -148,12 +125,14 @@ class MockServer:
             return None
         return PrefixCache(tokens, settings.block_size)
 
-    def protocol(self) -> HttpConn:
+    def protocol(self) -> HttpConn | DelayedConn:
         conn = HttpConn(self.handle, self._lost)
         self.conns.add(conn)
-        return conn
+        return conn if self.delay is None else DelayedConn(conn, self.delay)
 
     def close(self) -> None:
+        if self.delay is not None:  # what is still on its way is dropped
+            self.delay.close()
         for conn in list(self.conns):
             if conn.transport is not None:
                 conn.transport.abort()
@@ -254,7 +233,7 @@ class MockServer:
             return
         if fault in AFTER_RESPONSE:
             conn.close_after = True  # the response goes out whole; then the 408 (HttpConn)
-        gen = self._make_gen(conn, req, spec, rid, fault, seconds)
+        gen = self.setup.make(conn, req, spec, rid, fault, seconds)
         conn.current = gen
         if fault == "slow_first_byte":
             delay = self.settings.slow_first_byte_s
@@ -262,95 +241,6 @@ class MockServer:
             self.loop.call_later(delay, self._start, conn, gen)
         else:
             self._start(conn, gen)
-
-    def _make_gen(
-        self,
-        conn: HttpConn,
-        req: Request,
-        spec: GenSpec,
-        rid: str | None,
-        fault: str | None,
-        seconds: float = 0.0,
-    ) -> Gen:
-        rng = random.Random(f"{self.settings.seed}:{rid}") if rid is not None else self.rng
-        if isinstance(spec, PoolSpec):  # one step's prefill, then the whole answer
-            return PoolGen(
-                self.ctx, conn, spec, NO_EVENTS, rid=rid, path=req.path, recv_ns=req.recv_ns,
-                n_out=1, finish="stop", offset=rng.randrange(SEQ_LEN), fault=fault,
-                pooler=self.pooler,
-            )  # fmt: skip
-        n_out, finish = self._length(spec, rng)
-        offset = rng.randrange(SEQ_LEN)
-        response_id = rid if rid is not None else f"{rng.getrandbits(128):032x}"
-        events: Events
-        if spec.api == API_TGI:
-            events = TgiEvents(spec.prompt_tokens, spec.details, spec.seed)
-        elif spec.api in (API_RESPONSES, API_MESSAGES):
-            answer = None
-            if spec.structured is not None:
-                answer = plan_answer(spec.structured, rng, fault in CONTENT)
-            if answer is not None and answer.tool is not None and n_out < spec.max_tokens:
-                # a call's opening and its arguments are two events of these APIs (as
-                # vLLM sends them, a token each): a natural answer is never shorter
-                n_out = min(spec.max_tokens, max(n_out, max(self.settings.reasoning_tokens, 0) + 2))
-            events = self._api_events(spec, response_id, n_out, answer)
-        else:
-            head = (response_id, spec.model, int(time.time()), spec.prompt_tokens)
-            usage = (spec.include_usage, spec.continuous_usage)
-            answer = None
-            if spec.api == API_CHAT and spec.structured is not None:
-                answer = plan_answer(spec.structured, rng, fault in CONTENT)
-            if answer is not None:
-                kind = ToolCallEvents if answer.tool is not None else JsonAnswerEvents
-                events = kind(*head, usage, self._reasoning(n_out), answer=answer, n_out=n_out)
-            elif spec.api == API_CHAT:
-                events = ChatEvents(*head, usage, self._reasoning(n_out))
-            elif spec.api == API_TRANSCRIPTIONS:
-                events = TranscriptionEvents(*head, usage, seconds)
-            else:
-                events = CompletionEvents(*head, usage)
-        cls: type[Gen] = StreamGen
-        if not spec.stream:
-            cls = BodyGen
-        elif fault in STREAM_ONLY:
-            cls = FaultyStreamGen
-        return cls(
-            self.ctx, conn, spec, events, rid=rid, path=req.path, recv_ns=req.recv_ns,
-            n_out=n_out, finish=finish, offset=offset, fault=fault,
-        )  # fmt: skip
-
-    def _api_events(self, spec: GenSpec, rid: str, n_out: int, answer: Answer | None) -> Events:
-        """Responses or Messages events; their leading reasoning tokens as chat's; a planned
-        tool call or JSON answer in that API's shape (loadgen.mock.events_tools)."""
-        n_reason = (self._reasoning(n_out) or (0, ""))[0]
-        if spec.api == API_MESSAGES:
-            if answer is not None:
-                head = (rid, spec.model, spec.prompt_tokens, n_reason)
-                mkind = MessagesToolEvents if answer.tool is not None else MessagesJsonEvents
-                return mkind(*head, answer=answer, n_out=n_out)
-            return MessagesEvents(rid, spec.model, spec.prompt_tokens, n_reason)
-        args = (rid, int(time.time()), spec, n_reason, self.conversations.keep, spec.previous_id)
-        if answer is not None:
-            kind = ResponsesToolEvents if answer.tool is not None else ResponsesJsonEvents
-            return kind(*args, answer=answer, n_out=n_out)
-        return ResponsesEvents(*args)
-
-    def _reasoning(self, n_out: int) -> tuple[int, str] | None:
-        """How many of a chat answer's ``n_out`` tokens are reasoning: at least one is not."""
-        n = self.settings.reasoning_tokens
-        if n <= 0:
-            return None
-        return min(n, n_out - 1), self.settings.reasoning_field
-
-    def _length(self, spec: GenSpec, rng: random.Random) -> tuple[int, str]:
-        """Output length: max_tokens with ignore_eos, else a seeded natural length."""
-        if spec.ignore_eos:
-            return spec.max_tokens, "length"
-        natural = 1 + int(rng.expovariate(1.0 / self.settings.profile.mean_output_tokens))
-        n = min(spec.max_tokens, max(spec.min_tokens, natural))
-        if n == spec.max_tokens:
-            return n, "length"
-        return n, "eos_token" if spec.api == API_TGI else "stop"
 
     def _start(self, conn: HttpConn, gen: Gen) -> None:
         if conn.closed:

@@ -147,6 +147,8 @@ class Settings:
     audio_tokens_per_s: float = 25.0
     # -- speculative decoding: (K draft tokens per step, acceptance rate); None: off
     spec_decode: tuple[int, float] | None = None
+    # -- a simulated network path: the one-way delay each way, in ms (0: none)
+    network_delay_ms: float = 0.0
 
 
 def parse_fault(text: str) -> list[FaultRule]:

@@ -3,8 +3,8 @@
 The mock exports vLLM's queue, prefill and decode histograms from its engine's
 own times (docs/mock.md), so over a step queue + prefill + decode adds up to the
 server's E2E, and the client, which also waits for the network and its own
-parsing, sees more than the server. The mock has no network-delay option, so a
-known delay is not checked here: only client E2E >= server E2E. Two sequences at
+parsing, sees more than the server: client E2E >= server E2E (a known network
+delay, ``--network-delay-ms``, is checked in test_network_delay.py). Two sequences at
 once and four users: half of them wait, and the queue time shows it.
 """
 
