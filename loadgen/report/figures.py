@@ -1,30 +1,33 @@
 """Drawing: the series of :mod:`loadgen.report.plots` as matplotlib figures and PNG files.
 
-Owns the look of every plot (sizes, colours, scales, annotations) and the
-file names under ``plots/``. Figures are built with ``matplotlib.figure.Figure``
+Owns the file names under ``plots/``, which plots a run gets
+(:func:`write_plots`), the TTFT-by-turn plot and the overlays of
+``loadgen compare``. Figures are built with ``matplotlib.figure.Figure``
 (no pyplot, no global state) and saved with the Agg canvas; matplotlib is
 imported inside the functions, so importing this module costs nothing.
 Each ``draw_*`` returns the figure unsaved, so tests can read the lines back.
+The look shared by every plot is :mod:`loadgen.report.figstyle`'s; the plots
+over the load are drawn in :mod:`loadgen.report.load_figures`, the timeline in
+:mod:`loadgen.report.timeline_figure` (both re-exported here), the others in
+their own ``*_figure`` modules.
 
 Imports: matplotlib (lazily), loadgen.summary, loadgen.vocab, loadgen.report.plots,
-loadgen.report.sample_series, loadgen.report.bins, loadgen.report.samples,
-loadgen.report.context_figure, loadgen.report.frontier_figure,
-loadgen.report.split_figure.
+loadgen.report.samples, loadgen.report.figstyle, loadgen.report.pooling,
+loadgen.report.pooling_views, loadgen.report.pooling_figures,
+loadgen.report.cdf_figure, loadgen.report.context_figure,
+loadgen.report.frontier_figure, loadgen.report.load_figures,
+loadgen.report.split_figure, loadgen.report.timeline_figure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from loadgen.report import plots as p
-from loadgen.report import sample_series as ss
-from loadgen.report.bins import EXACT_UP_TO
 from loadgen.report.cdf_figure import draw_cdf, draw_e2e_cdf
 from loadgen.report.context_figure import context_steps, draw_context
 from loadgen.report.figstyle import (
-    SLA_COLOUR,
     STAT_STYLE,
     figure,
     log_y_if_wide,
@@ -34,18 +37,17 @@ from loadgen.report.figstyle import (
     suptitle,
 )
 from loadgen.report.frontier_figure import draw_frontier, has_frontier
-from loadgen.report.labels import place_labels
+from loadgen.report.load_figures import draw_curve, draw_telemetry, draw_throughput, load_ticks
 from loadgen.report.pooling import is_pooling
 from loadgen.report.pooling_figures import draw_pooling_curve, draw_pooling_throughput
 from loadgen.report.pooling_views import curve_points
 from loadgen.report.samples import RunSamples
 from loadgen.report.split_figure import draw_time_split, split_bars
+from loadgen.report.timeline_figure import SHADING_LABELS, draw_timeline
 from loadgen.summary import Summary
-from loadgen.vocab import CURVE_STATS, POOLING_APIS, metric_label
+from loadgen.vocab import CURVE_STATS
 
 if TYPE_CHECKING:
-    from matplotlib.artist import Artist
-    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 __all__ = [
@@ -74,144 +76,6 @@ PLOT_FILES = {
     "frontier": "frontier.png",
     "time_split": "time_split.png",
 }
-#: bracket end, or inconclusive -> (marker, colour)
-_BRACKET_STYLE = {
-    p.BRACKET_LABELS[0]: ("o", "#27ae60"),
-    p.BRACKET_LABELS[1]: ("X", SLA_COLOUR),
-    p.INCONCLUSIVE_LABEL: ("s", "#7f7f7f"),
-}
-
-
-def _bracket(ax: Axes, series: p.Series) -> None:
-    """Big hollow markers on the points of an sla-search's bracket, or on inconclusive
-    steps, in the legend."""
-    for label, pts in series.items():
-        marker, colour = _BRACKET_STYLE.get(label) or _BRACKET_STYLE[label.split(" (")[0]]
-        xs, ys = zip(*pts, strict=True)
-        ax.plot(xs, ys, ls="", marker=marker, color=colour, ms=11, mfc="none", mew=2, label=label)
-
-
-def _load_ticks(ax: Axes, xs: Sequence[float]) -> None:
-    """Log2 x axis when the sweep spans 8x or more, a tick at each load value that
-    :func:`loadgen.report.plots.thin_ticks` keeps apart."""
-    from matplotlib.ticker import FixedLocator, NullLocator
-
-    values = sorted(set(xs))
-    if values and values[0] > 0 and values[-1] / values[0] >= 8:
-        ticks = p.thin_ticks(values)
-        ax.set_xscale("log", base=2)
-        ax.xaxis.set_major_locator(FixedLocator(ticks))
-        ax.xaxis.set_minor_locator(NullLocator())
-        ax.set_xticks(ticks, [f"{v:g}" for v in ticks])
-
-
-def _wanted_first(
-    labels: list[tuple[float, float, str]], verdict: str | None
-) -> list[tuple[float, float, str]]:
-    """The point labels in the order they are placed: the verdict's load, the heaviest,
-    the lightest, then the others in load order (a crowded knee keeps its ends)."""
-    if not labels:
-        return []
-    order = [len(labels) - 1, 0, *range(1, len(labels) - 1)]
-    order.sort(key=lambda i: labels[i][2] != verdict)  # stable: the verdict's first
-    return [labels[i] for i in dict.fromkeys(order)]
-
-
-def _verdict(ax: Axes, series: p.Series) -> None:
-    """A big gold star on the verdict's point, in the legend."""
-    for label, pts in series.items():
-        xs, ys = zip(*pts, strict=True)
-        ax.plot(xs, ys, ls="", marker="*", ms=15, color="#f1c40f", mec="#1a1a1a", mew=0.9,
-                label=label, zorder=5)  # fmt: skip
-
-
-def _ci_handle(confidence: float | None) -> list[Artist]:
-    """The legend's entry for the error bars: what they are, at which level."""
-    from matplotlib.lines import Line2D
-
-    if confidence is None:
-        return []
-    text = f"error bars: {confidence:.0%} confidence interval"
-    return [Line2D([], [], ls="", marker="|", ms=10, mew=1.4, color="#666666", label=text)]
-
-
-def draw_curve(summary: Summary) -> Figure:
-    """Panel 1: TTFT p50 and its tail (the p99, or the percentile the SLA bounds); panel 2:
-    TPOT and ITL, the same; x = output tokens/s; SLA lines;
-    each point's confidence interval as an error bar; the verdict's point starred; each
-    point of the p99 line labelled with its load where the label fits
-    (:func:`loadgen.report.labels.place_labels`)."""
-    series, bounds = p.curve_series(summary), p.sla_bounds(summary)
-    fig = figure(11, 4.4, 1, 2)
-    colours = {"ttft_ms": "#1f77b4", "tpot_ms": "#2ca02c", "itl_ms": "#9467bd"}
-    verdict = p.verdict_step(summary)
-    to_label = []
-    for ax, panel in zip(fig.axes, p.curve_panels(summary), strict=True):
-        ys: list[float] = []
-        has_bars = False
-        for metric, stats in panel:
-            for stat in stats:
-                label = metric_label(metric, stat)
-                if label not in series:
-                    continue
-                xs_, ys_ = zip(*series[label], strict=True)
-                ys += ys_
-                ax.plot(xs_, ys_, STAT_STYLE.get(stat, "-"), marker="o", ms=4,
-                        color=colours[metric], label=label)  # fmt: skip
-                bars = p.curve_intervals(summary, metric, stat)
-                if bars:  # each point's confidence interval, where its sample gives both ends
-                    bx, lo, hi = zip(*bars, strict=True)
-                    ax.vlines(bx, lo, hi, color=colours[metric], lw=1.2, alpha=0.55)
-                    ys += [*lo, *hi]
-                    has_bars = True
-                if label in bounds:
-                    ys.append(bounds[label])
-                    ax.axhline(bounds[label], color=SLA_COLOUR, ls=":", lw=1.5,
-                               label=f"SLA {label} ≤ {bounds[label]:g} ms")  # fmt: skip
-        metric, stats = panel[0]
-        _bracket(ax, p.curve_bracket(summary, metric, stats[-1]))
-        _bracket(ax, p.curve_inconclusive(summary, metric, stats[-1]))
-        _verdict(ax, p.curve_verdict(summary, metric, stats[-1]))
-        log_y_if_wide(ax, ys, 30)
-        names = " / ".join(metric_label(m, "") for m, _ in panel)
-        extra = _ci_handle(p.curve_confidence(summary)) if has_bars else []
-        style(ax, f"{names} vs throughput", "output tokens/s", f"{names} (ms)", extra)
-        labels = p.point_labels(summary, metric, stats[-1])
-        to_label.append((ax, _wanted_first(labels, p.point_label(verdict) if verdict else None)))
-    suptitle(fig, summary, "latency vs throughput")
-    for ax, labels in to_label:  # once the whole figure is laid out
-        place_labels(ax, labels)
-    return fig
-
-
-def draw_throughput(summary: Summary) -> Figure:
-    """Panel 1: requests/s and goodput; panel 2: output tokens/s.
-
-    x = :func:`loadgen.report.plots.load_x`: the load, or a trace's achieved requests/s.
-    """
-    series = p.throughput_series(summary)
-    fig = figure(11, 4.0, 1, 2)
-    ax1, ax2 = fig.axes
-    styles = {"throughput": ("-", "#1f77b4"), "goodput": ("--", "#ff7f0e")}
-    for label in ("throughput", "goodput"):
-        if label in series:
-            xs, ys = zip(*series[label], strict=True)
-            ls, colour = styles[label]
-            ax1.plot(xs, ys, ls, marker="o", ms=4, color=colour, label=f"{label} (req/s)")
-    _bracket(ax1, p.throughput_bracket(summary))
-    _bracket(ax1, p.throughput_inconclusive(summary))
-    if "output tokens/s" in series:
-        xs, ys = zip(*series["output tokens/s"], strict=True)
-        ax2.plot(xs, ys, "-", marker="o", ms=4, color="#2ca02c", label="output tokens/s")
-    xlabel = p.load_axis_label(summary)
-    all_x = [x for pts in series.values() for x, _ in pts]
-    for ax in (ax1, ax2):
-        _load_ticks(ax, all_x)
-        ax.set_ylim(bottom=0)
-    style(ax1, "requests/s and goodput", xlabel, "requests/s")
-    style(ax2, "output token throughput", xlabel, "output tokens/s")
-    suptitle(fig, summary, "throughput vs load")
-    return fig
 
 
 def draw_turns(summary: Summary) -> Figure:
@@ -230,104 +94,6 @@ def draw_turns(summary: Summary) -> Figure:
         ax.set_ylim(bottom=0)
         style(ax, f"TTFT {stat} by turn", "turn (0 = the session's first request)", "TTFT (ms)")
     suptitle(fig, summary, "TTFT by turn")
-    return fig
-
-
-_TIMELINE_PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("requests in flight", ("in flight",)),
-    ("output tokens/s", ("output tokens/s",)),
-    ("server queue (requests)", ("server running", "server waiting")),
-    ("KV cache usage (%)", ("KV cache usage",)),
-    ("GPU utilisation (%)", ()),  # every "GPU<n> util" series
-)
-
-
-def draw_timeline(
-    summary: Summary, samples: RunSamples | None, telemetry: list[dict[str, Any]]
-) -> Figure:
-    """Stacked panels over the run's time, step windows shaded and labelled on top; a
-    legend under the panels says what the shades are."""
-    series = ss.timeline_series(summary, samples, telemetry)
-    if summary.api in POOLING_APIS:  # embeddings, rerank: no tokens generated, no panel
-        series.pop("output tokens/s", None)
-    panels: list[tuple[str, list[str]]] = []
-    for ylabel, keys in _TIMELINE_PANELS:
-        chosen = keys or tuple(k for k in series if k.startswith("GPU"))
-        if any(k in series for k in chosen):
-            panels.append((ylabel, [k for k in chosen if k in series]))
-    fig = figure(11, 1.2 + 1.9 * max(len(panels), 1), max(len(panels), 1), 1, sharex=True)
-    t0 = ss.timeline_origin_ns(summary, samples)
-    spans, steady = ss.step_spans(summary, t0), ss.steady_spans(summary, t0)
-    for i, (ax, (ylabel, names)) in enumerate(zip(fig.axes, panels, strict=False)):
-        for j, (a, b, _label) in enumerate(spans):
-            ax.axvspan(a, b, color=_SPAN_GREYS[j % 2], alpha=0.25, lw=0, gid="step")
-        for a, b, _label in steady:
-            ax.axvspan(a, b, color=_STEADY_BLUE, alpha=0.12, lw=0, gid="steady")
-        for key in names:
-            xs, ys = zip(*series[key], strict=True)
-            ax.plot(xs, ys, "-", lw=1.3, label=key)
-        ax.set_ylim(bottom=0)
-        style(ax, "", "seconds since start" if i == len(panels) - 1 else "", ylabel)
-    if panels and spans:
-        ax0 = fig.axes[0]
-        total = max(b for _, b, _ in spans) - min(a for a, _, _ in spans) or 1.0
-        for a, b, label in spans:
-            if (b - a) / total >= 0.04:
-                ax0.text(
-                    (a + b) / 2,
-                    1.02,
-                    label,
-                    transform=ax0.get_xaxis_transform(),
-                    ha="center",
-                    va="bottom",
-                    fontsize=7.5,
-                )
-    _shading_legend(fig, bool(spans), bool(steady))
-    binned = samples is not None and samples.tokens.binned
-    note = f"output tokens/s from time bins (a run of over {EXACT_UP_TO:,} token events)"
-    suptitle(fig, summary, "timeline", note if binned else "")
-    return fig
-
-
-_SPAN_GREYS = ("#cccccc", "#999999")  # neighbouring steps alternate
-_STEADY_BLUE = "#4c72b0"
-#: the timeline's shading, as its legend names it
-SHADING_LABELS = (
-    "a step's measured window (grey, alternating step to step)",
-    "its steady window: where throughput and goodput are measured (blue)",
-)
-
-
-def _shading_legend(fig: Figure, spans: bool, steady: bool) -> None:
-    """The legend of the timeline's shading, under the panels."""
-    from matplotlib.patches import Patch
-
-    handles = []
-    if spans:
-        handles.append(Patch(color=_SPAN_GREYS[0], alpha=0.5, lw=0, label=SHADING_LABELS[0]))
-    if steady:  # drawn over a step's grey, as on the plot
-        handles.append(Patch(color=_STEADY_BLUE, alpha=0.3, lw=0, label=SHADING_LABELS[1]))
-    if handles:
-        fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8,
-                   frameon=False)  # fmt: skip
-
-
-def draw_telemetry(summary: Summary) -> Figure:
-    """GPU utilisation, memory and power vs load, one panel each."""
-    series = p.telemetry_series(summary)
-    panels = [x for x in p.TELEMETRY_PANELS if any(label in series for _, label in x[2])]
-    fig = figure(11, 3.6, 1, max(len(panels), 1), sharex=True)
-    xlabel = p.load_axis_label(summary)
-    all_x = [x for pts in series.values() for x, _ in pts]
-    for ax, (title, ylabel, keys) in zip(fig.axes, panels, strict=False):
-        for _key, label in keys:
-            if label in series:
-                xs, ys = zip(*series[label], strict=True)
-                ax.plot(xs, ys, "-", marker="o", ms=4, label=label)
-        _load_ticks(ax, all_x)
-        ax.set_ylim(bottom=0)
-        style(ax, title, xlabel, ylabel)
-    suptitle(fig, summary, "GPU telemetry vs load")
     return fig
 
 
@@ -351,7 +117,7 @@ def draw_overlay(
         xs, ys = zip(*pts, strict=True)
         ax.plot(xs, ys, STAT_STYLE.get(stat, "-"), marker="o", ms=4, color=colour, label=label)
     if "tokens/s" not in xlabel:
-        _load_ticks(ax, [x for pts in series.values() for x, _ in pts])
+        load_ticks(ax, [x for pts in series.values() for x, _ in pts])
     else:
         log_y_if_wide(ax, [y for pts in series.values() for _, y in pts], 30)
     style(ax, title, xlabel, ylabel)

@@ -1,8 +1,8 @@
 """The data of every plot, as pure functions: summary (and samples) in, series out.
 
-Owns what each plot shows; :mod:`loadgen.report.figures` only draws it. A
-series is ``{legend label: [(x, y), ...]}``, exactly the points handed to
-matplotlib, so tests check the data rather than pixels.
+Owns what each plot shows; :mod:`loadgen.report.figures` (and the ``*_figure(s)``
+modules it draws with) only draws it. A series is ``{legend label: [(x, y), ...]}``,
+exactly the points handed to matplotlib, so tests check the data rather than pixels.
 
 1. :func:`curve_series`: latency vs output tokens/s (TTFT p50/p99; TPOT and ITL
    p50/p99), :func:`sla_bounds` the SLA lines, :func:`point_labels` the load

@@ -2,7 +2,8 @@
 existing Prometheus, read during a run.
 
 The runner starts one :class:`TelemetryCollector` per run, asks it for
-``step_stats`` after each step and stops it at the end. A dcgm-exporter's
+``step_stats`` after each step and stops it at the end. An agent's clock offset
+and samples are asked for by :mod:`.agent_source`; a dcgm-exporter's
 figures become the same GPU rows as an agent's (:mod:`.dcgm`); the named
 queries of a Prometheus are read over each step's window (:mod:`.promql`). It writes
 ``telemetry.jsonl`` (format in docs/telemetry.md). This package may import

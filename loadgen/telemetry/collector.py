@@ -1,23 +1,25 @@
 """The telemetry collector: polls agents, dcgm-exporters and /metrics in its own thread.
 
-Owns the polling schedule, clock alignment and telemetry.jsonl. It runs in a
-background thread with its own asyncio loop and control clients, so nothing it
-does ever runs inside (or delays) the load generator's event loop. Every
-interval (absolute deadlines ``t0 + k * interval``) it asks each agent for the
-samples newer than the last one it has (``/samples?since=``), scrapes the
-server's Prometheus endpoint and each dcgm-exporter (:mod:`~loadgen.telemetry.dcgm`:
-the same GPU rows as an agent's), and appends one JSON line per sample. After
-each step, :meth:`TelemetryCollector.step_stats` reads the named queries of
+Owns the polling schedule (when each agent's clock is probed again) and
+telemetry.jsonl. It runs in a background thread with its own asyncio loop and
+control clients, so nothing it does ever runs inside (or delays) the load
+generator's event loop. Every interval (absolute deadlines
+``t0 + k * interval``) it asks each agent for the samples newer than the last
+one it has (``/samples?since=``), scrapes the server's Prometheus endpoint and
+each dcgm-exporter (:mod:`~loadgen.telemetry.dcgm`: the same GPU rows as an
+agent's), and appends one JSON line per sample. After each step,
+:meth:`TelemetryCollector.step_stats` reads the named queries of
 ``telemetry.prometheus`` over the step's window (:mod:`~loadgen.telemetry.promql`).
-A source that fails becomes a ``gap`` line (a dcgm-exporter's or Prometheus's
-first failure also a warning) and the collector carries on; nothing here
-raises into the run. Every request goes through :mod:`loadgen.control`:
-an answer is bounded in size (``AGENT``, ``SAMPLES``, ``METRICS``) and its
-deadline is the poll's timeout, not per read; one cut off at its bound is a
-gap naming the URL and the bound, and a warning the first time. A source is
-known in everything written (telemetry.jsonl, the step's stats) by its URL
-without userinfo; only the requests carry the password.
-See docs/telemetry.md for the line format.
+What is asked of each agent, and its clock offset, is
+:class:`~loadgen.telemetry.agent_source.AgentSource`'s. A source that fails
+becomes a ``gap`` line (a dcgm-exporter's or Prometheus's first failure also a
+warning) and the collector carries on; nothing here raises into the run.
+Every request goes through :mod:`loadgen.control`: an answer is bounded in
+size (``AGENT``, ``SAMPLES``, ``METRICS``) and its deadline is the poll's
+timeout, not per read; one cut off at its bound is a gap naming the URL and
+the bound, and a warning the first time. A source is known in everything
+written (telemetry.jsonl, the step's stats) by its URL without userinfo; only
+the requests carry the password. See docs/telemetry.md for the line format.
 
 Imports: the standard library, :mod:`loadgen.clock`, :mod:`loadgen.control`,
 :mod:`loadgen.summary` (the step's telemetry model), :mod:`loadgen.redact` and this
@@ -32,20 +34,19 @@ import logging
 import pathlib
 import ssl
 import threading
-from dataclasses import dataclass
 from typing import Any
 
 from loadgen import clock
-from loadgen.control import AGENT, METRICS, SAMPLES, ControlClient, ControlError, Limit, Reply
+from loadgen.control import AGENT, METRICS, SAMPLES, ControlClient, ControlError
 from loadgen.redact import redact_text, strip_userinfo
 from loadgen.summary import StepTelemetry
+from loadgen.telemetry.agent_source import AgentSource
 from loadgen.telemetry.answer import SourceStatus, ok_reply
 from loadgen.telemetry.dcgm import DcgmSource
 from loadgen.telemetry.jsonl import LineFile
-from loadgen.telemetry.offset import ClockProbe, OffsetEstimate, best_offset
 from loadgen.telemetry.prom import parse_prometheus_text
 from loadgen.telemetry.promql import PromQueries, failure_gap, read_window_blocking
-from loadgen.telemetry.rows import GpuSample, ServerScrape, parse_sample
+from loadgen.telemetry.rows import GpuSample, ServerScrape
 from loadgen.telemetry.server_metrics import extract_server_metrics
 from loadgen.telemetry.stats import Gap, TelemetryStore
 
@@ -58,18 +59,8 @@ CLOCK_PROBES_FIRST = 8
 CLOCK_PROBES_AGAIN = 3
 REESTIMATE_NS = 30 * clock.NS_PER_S
 FLUSH_TIMEOUT_S = 2.0
-LOOKBACK_NS = 5 * clock.NS_PER_S
 #: the most a step's Prometheus queries may add between steps
 PROMETHEUS_TIMEOUT_S = 15.0
-
-
-@dataclass(slots=True)
-class _Agent:
-    url: str  # what requests go to (a password in it is sent)
-    label: str  # what is written: the URL without userinfo
-    since_ns: int | None = None  # agent monotonic of the newest sample we hold
-    offset: OffsetEstimate | None = None
-    failing: bool = False
 
 
 class TelemetryCollector:
@@ -93,7 +84,7 @@ class TelemetryCollector:
         if interval_s <= 0:
             msg = f"telemetry interval must be > 0 s, got {interval_s!r}"
             raise ValueError(msg)
-        self._agents = [_Agent(u.rstrip("/"), strip_userinfo(u.rstrip("/"))) for u in agents]
+        self._agents = [AgentSource(u.rstrip("/"), strip_userinfo(u.rstrip("/"))) for u in agents]
         self._dcgm = [DcgmSource(u, strip_userinfo(u)) for u in dcgm or []]
         self._prometheus = prometheus
         urls = [*agents, server_metrics or "", *(dcgm or []), prometheus.url if prometheus else ""]
@@ -271,43 +262,17 @@ class TelemetryCollector:
             self._file.flush()
 
     # --- agents ------------------------------------------------------------
-    async def _get(self, url: str, limit: Limit = AGENT, **params: int) -> Reply:
+    async def _estimate(self, agent: AgentSource, tries: int) -> None:
         assert self._client is not None
-        return ok_reply(await self._client.get(url, limit.within(self._timeout_s), params=params))
+        line = await agent.estimate(self._client, AGENT.within(self._timeout_s), tries)
+        if line is not None:
+            self._write(line)
 
-    async def _estimate(self, agent: _Agent, tries: int) -> None:
-        probes = []
-        for _ in range(tries):
-            t0 = clock.now_ns()
-            response = await self._get(f"{agent.url}/clock")
-            t1 = clock.now_ns()
-            probes.append(ClockProbe(t0, int(response.json()["mono_ns"]), t1))
-        new = best_offset(probes)
-        old = agent.offset
-        if new is None:
-            return
-        if old is not None and new.uncertainty_ns > 2 * old.uncertainty_ns + clock.NS_PER_MS:
-            agent.offset = OffsetEstimate(old.offset_ns, old.uncertainty_ns, new.measured_at_ns)
-            return  # a noisy batch (server under load): keep the tighter estimate
-        agent.offset = new
-        if agent.since_ns is None:
-            # start a little in the past: the agent's ring already holds the
-            # seconds before start(), which the first step window may include
-            agent.since_ns = max(p.agent_ns for p in probes) - LOOKBACK_NS
-        self._write(
-            {
-                "type": "clock",
-                "source": agent.label,
-                "t_ns": new.measured_at_ns,
-                "offset_ns": new.offset_ns,
-                "uncertainty_ns": new.uncertainty_ns,
-            }
-        )
-
-    async def _connect(self, agent: _Agent) -> None:
+    async def _connect(self, agent: AgentSource) -> None:
         try:
             await self._estimate(agent, CLOCK_PROBES_FIRST)
-            health = (await self._get(f"{agent.url}/health")).json()
+            assert self._client is not None
+            health = await agent.health(self._client, AGENT.within(self._timeout_s))
         except Exception as exc:
             self._gap(agent.label, "agent", exc)
             agent.failing = True
@@ -316,17 +281,16 @@ class TelemetryCollector:
         with self._lock:
             self._store.add_health(agent.label, health)
 
-    async def _poll_agent(self, agent: _Agent) -> None:
+    async def _poll_agent(self, agent: AgentSource) -> None:
         try:
             if agent.failing or agent.offset is None:
                 await self._connect(agent)
                 if agent.failing:
                     return
-            assert agent.offset is not None
+            assert agent.offset is not None and self._client is not None
             if clock.now_ns() - agent.offset.measured_at_ns > REESTIMATE_NS:
                 await self._estimate(agent, CLOCK_PROBES_AGAIN)
-            response = await self._get(f"{agent.url}/samples", SAMPLES, since=agent.since_ns or 0)
-            data = response.json()
+            data = await agent.samples(self._client, SAMPLES.within(self._timeout_s))
         except Exception as exc:
             self._gap(agent.label, "agent", exc)
             agent.failing = True
@@ -334,21 +298,14 @@ class TelemetryCollector:
         agent.failing = False
         self._take_samples(agent, data)
 
-    def _take_samples(self, agent: _Agent, data: dict[str, Any]) -> None:
-        assert agent.offset is not None
+    def _take_samples(self, agent: AgentSource, data: dict[str, Any]) -> None:
         rows = data.get("samples") or []
         lines = []
         with self._lock:
             for row in rows:
-                agent_t = int(row.pop("t_ns"))
-                t_ns = agent.offset.to_local(agent_t)
-                self._store.add_sample(agent.label, parse_sample(row, t_ns))
-                kind = row.pop("kind", "gpu")
-                line = {"type": kind, "source": agent.label, "t_ns": t_ns, "agent_t_ns": agent_t}
-                line["agent_wall_ns"] = row.pop("wall_ns", None)
-                line.update(row)
+                sample, line = agent.take(row)
+                self._store.add_sample(agent.label, sample)
                 lines.append(line)
-                agent.since_ns = max(agent.since_ns or 0, agent_t)
         for line in lines:
             self._write(line)
         if data.get("truncated"):

@@ -15,7 +15,9 @@ directory (``tokenizer.json``, optionally ``tokenizer_config.json`` and
 A prompt is made of "clean" words: vocabulary entries that are a plain ASCII
 word and add exactly one token after a space, found once at load. Words are
 drawn, the text is counted as the server counts it, and words are added or
-dropped at the end until the count is exact (bounded rounds).
+dropped at the end until the count is exact (bounded rounds). The words, and
+whether a run of them splits at the words, come from
+:mod:`loadgen.workload.tokenizer_vocab`.
 
 Counting is the cost. When a long run of clean words is seen at load to be
 split at the words (byte-level, regex and metaspace pre-tokenizers split there;
@@ -28,7 +30,8 @@ counted in full once and kept. Each kind of prompt is checked once to count
 the same both ways, and every chat prompt is rendered once at the end to check
 the template put its content in verbatim; otherwise everything is counted in full.
 
-Imports: numpy, tokenizers (lazily), loadgen.errors, loadgen.workload.chat_template.
+Imports: numpy, tokenizers (lazily), loadgen.errors, loadgen.workload.chat_template,
+loadgen.workload.tokenizer_vocab.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from loadgen.workload.chat_template import (
     one_line,
     read_model_dir,
 )
+from loadgen.workload.tokenizer_vocab import clean_words, splits_at_words
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -61,10 +65,6 @@ TOKENIZER_FILE = "tokenizer.json"
 MAX_ROUNDS = 100
 #: rounds after which words are added or dropped one at a time
 CAREFUL_AFTER = 8
-#: clean words kept: enough for varied prompts, few enough to find fast
-POOL_SIZE = 8192
-#: longest clean word: short words keep prompts (and counting them) short
-MAX_WORD = 8
 #: words kept at each end when only the ends are encoded
 EDGE = 3
 #: characters of what comes before the words that are encoded with them
@@ -100,8 +100,8 @@ class PromptTokenizer:
         self._tok = tok
         self._template = template
         self.source = source
-        self._pieces, self._heads = _clean_words(tok, source)
-        self._splits = _splits_at_words(tok, self._pieces)
+        self._pieces, self._heads = clean_words(tok, source)
+        self._splits = splits_at_words(tok, self._pieces)
         self._local_ok: dict[str, bool] = {}  # kind -> counting only the ends is exact
         self._deltas: dict[tuple[str, str, str], int] = {}
         self._counted: dict[str, int] = {}  # rendered chat prompts made here -> their count
@@ -345,73 +345,3 @@ def _put(cache: dict[Any, int], key: Any, value: int) -> None:
     if len(cache) >= CACHE_SIZE:
         cache.clear()
     cache[key] = value
-
-
-# -- loading helpers ------------------------------------------------------------------------
-
-
-def _clean_words(tok: Tokenizer, source: str) -> tuple[list[str], list[str]]:
-    """(" word" pieces that add one token after text, bare words that are one token alone).
-
-    Vocabulary entries that look like a plain ASCII word (after a byte-level
-    "Ġ" or sentencepiece "▁" marker) are decoded and re-encoded to check; the
-    lowest ids (the commonest merges) come first, up to :data:`POOL_SIZE`.
-    """
-    vocab = tok.get_vocab(with_added_tokens=False)
-    added = set(tok.get_added_tokens_decoder())
-    candidates = sorted(
-        i
-        for t, i in vocab.items()
-        if i not in added and 1 < len(w := t.lstrip("Ġ▁")) <= MAX_WORD and w.isascii()
-        if w.isalpha()
-    )
-    dot = len(tok.encode(".", add_special_tokens=False))
-    pieces: dict[str, None] = {}
-    heads: dict[str, None] = {}
-    for i in candidates:
-        word = tok.decode([i], skip_special_tokens=False).strip()
-        if not (word.isascii() and word.isalpha()) or f" {word}" in pieces:
-            continue
-        if len(tok.encode(f". {word}", add_special_tokens=False)) == dot + 1:
-            pieces[f" {word}"] = None
-            if len(tok.encode(word, add_special_tokens=False)) == 1:
-                heads[word] = None
-            if len(pieces) >= POOL_SIZE:
-                break
-    if not pieces:
-        msg = f"{source}: workload.tokenizer: no plain word is a single token in this vocabulary"
-        raise ScenarioError(msg)
-    return list(pieces), list(heads)
-
-
-def _splits_at_words(tok: Tokenizer, pieces: list[str]) -> bool:
-    """True if a run of clean words is split at the words, each word one token.
-
-    Then a word in the middle of a prompt is one token whatever is around it.
-    With a pre-tokenizer, its pieces must be the words; without one
-    (sentencepiece style), the normalizer must write each space as "▁" and no
-    vocabulary entry may hold a "▁" after its start, so nothing spans two words.
-    Checked on every clean word, each next to two others, shuffled with a fixed seed.
-    """
-    order = np.random.default_rng(0).permutation(len(pieces)).tolist()
-    words = [pieces[i] for i in order]
-    text = "".join(words)[1:]  # no space at the very start: a normalizer may add one there
-    if tok.pre_tokenizer is None:
-        norm = tok.normalizer
-        if norm is None or norm.normalize_str(text).lstrip("▁") != text.replace(" ", "▁"):
-            return False
-        if any("▁" in t.lstrip("▁") for t in tok.get_vocab(with_added_tokens=False)):
-            return False
-    else:
-        if tok.normalizer is not None and tok.normalizer.normalize_str(text) != text:
-            return False
-        try:
-            spans = tok.pre_tokenizer.pre_tokenize_str(text)
-        except Exception:
-            return False
-        ends = [len(w) for w in words]
-        ends[0] -= 1
-        if [end for _, (_, end) in spans] != np.cumsum(ends).tolist():
-            return False
-    first = len(tok.encode(words[0][1:], add_special_tokens=False))
-    return len(tok.encode(text, add_special_tokens=False)) == first + len(words) - 1
