@@ -33,11 +33,16 @@ Idefics3: images in chat) for test_apis_images_vllm.py and ``vllm_whisper``
 (tiny-whisper: ``/v1/audio/transcriptions``) for test_apis_audio_vllm.py;
 ``LOADGEN_VLLM_STATE_VLM`` / ``LOADGEN_VLLM_STATE_WHISPER`` reuse one started
 with ``KIND=vlm`` / ``KIND=whisper``.
+
+``vllm_ngram`` (module, for test_spec_decode_vllm.py) is the tiny Llama with
+n-gram speculative decoding (``--speculative-config NGRAM_SPEC``: no draft
+model); ``LOADGEN_VLLM_STATE_NGRAM`` reuses one started with that argument.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -319,4 +324,23 @@ def vllm_whisper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServe
     with own_server(
         tmp_path_factory.mktemp("vllm-whisper"), "whisper", (), {"KIND": "whisper"}
     ) as server:
+        yield server
+
+
+#: n-gram (prompt lookup) speculative decoding: no draft model, so it runs on the tiny
+#: Llama as it is; up to 3 tokens drafted per step from a 2-4 token match earlier in
+#: the prompt or the output
+NGRAM_SPEC = {
+    "method": "ngram",
+    "num_speculative_tokens": 3,
+    "prompt_lookup_max": 4,
+    "prompt_lookup_min": 2,
+}
+
+
+@pytest.fixture(scope="module")
+def vllm_ngram(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServer]:
+    """tiny-llama with n-gram speculative decoding (``--speculative-config NGRAM_SPEC``)."""
+    args = ("--speculative-config", json.dumps(NGRAM_SPEC))
+    with own_server(tmp_path_factory.mktemp("vllm-ngram"), "ngram", args) as server:
         yield server

