@@ -202,8 +202,8 @@ def _vllm_config(
         body = _get(base, SERVER_INFO, VLLM_SERVER_INFO, heads, verify)
     except LookupError as exc:
         why = f"vLLM states it only at GET /server_info, served with {DEV_MODE} ({exc})"
-        for key in PRECISION_KEYS:
-            env.missing[key] = why  # /metrics may still state it: then the key is dropped
+        for key in ("dtype", "quantization"):  # the KV cache's: /metrics may state it
+            env.missing[key] = why
         return
     if not from_vllm_server_info(env, body):
         env.missing["dtype"] = "GET /server_info: not vLLM's answer (no vllm_config)"

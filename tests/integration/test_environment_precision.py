@@ -106,3 +106,14 @@ def test_the_scenario_declares_what_the_server_does_not_state() -> None:
     assert env.dtype is None and "dtype" in env.missing  # declared, not taken for stated
     down = environment_of(sc, "http://127.0.0.1:1", healthy=False)
     assert down.declared == env.declared
+
+
+def test_vllm_without_dev_mode_or_metrics_states_none_of_them() -> None:
+    routes = _vllm_routes(dev_mode=False)
+    del routes[("GET", "/metrics")]
+    with _serving(routes) as server:
+        env = gather_environment(server.root, "tiny-llama")
+    assert (env.dtype, env.quantization, env.kv_cache_dtype) == (None, None, None)
+    assert env.precision_from == {}
+    assert "VLLM_SERVER_DEV_MODE=1" in env.missing["quantization"]
+    assert env.missing["kv_cache_dtype"] == "neither the engine's info nor /metrics states it"
