@@ -41,7 +41,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from loadgen.cli.export import MLFLOW_DEFAULT, MLFLOW_HELP, export, mlflow_logging
+from loadgen.cli.export import (
+    MLFLOW_DEFAULT,
+    MLFLOW_HELP,
+    check_mlflow_value,
+    export,
+    mlflow_logging,
+)
 from loadgen.cli.init import init
 from loadgen.cli.outputs import register_output_commands
 from loadgen.cli.tools import agent, calibrate, mock
@@ -245,6 +251,7 @@ def run(
     from loadgen.clock import anchor
     from loadgen.run import Judging, RunOptions, run_judged, run_repeats
 
+    check_mlflow_value(mlflow_uri)  # before the scenario: `--mlflow s.yaml` took its file
     sc = _scenario(scenario, flags)
     if out_dir is None:
         import time

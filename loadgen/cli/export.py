@@ -18,7 +18,7 @@ import click
 
 from loadgen.errors import ScenarioError
 
-__all__ = ["MLFLOW_DEFAULT", "MLFLOW_HELP", "export", "mlflow_logging"]
+__all__ = ["MLFLOW_DEFAULT", "MLFLOW_HELP", "check_mlflow_value", "export", "mlflow_logging"]
 
 #: the same words on ``run --mlflow`` and ``export --mlflow``
 MLFLOW_HELP = (
@@ -33,6 +33,37 @@ MLFLOW_DEFAULT = _DEFAULT = "\0default"
 
 def _value(given: str | None) -> str | None:
     return None if given in (None, _DEFAULT) else given
+
+
+#: suffixes of a scenario file: a --mlflow value with one is a misplaced SCENARIO
+_SCENARIO_SUFFIXES = (".yaml", ".yml")
+
+
+def check_mlflow_value(given: str | None) -> None:
+    """Refuse a ``--mlflow`` value that is a local file, or looks like a scenario file.
+
+    ``loadgen run --mlflow s.yaml`` gives click ``s.yaml`` as the option's value
+    (it takes one): MLflow would then try a folder store named ``s.yaml``. A
+    tracking store is a folder, a ``file:`` folder or a URI (``sqlite:///runs.db``
+    names a file, through its scheme, and is not refused).
+    """
+    value = _value(given)
+    if value is None or ("://" in value and not value.startswith("file:")):
+        return
+    local = value.removeprefix("file://") if value.startswith("file://") else value
+    local = local.removeprefix("file:")
+    path = Path(local)
+    if path.is_file():
+        why = "is a file, not a tracking store"
+    elif path.suffix.lower() in _SCENARIO_SUFFIXES:
+        why = "looks like a scenario file, not a tracking store"
+    else:
+        return
+    msg = (
+        f"--mlflow {value}: {why}: the option takes the next word as its URI; write "
+        "--mlflow=URI, or put --mlflow after the other arguments (docs/export.md)"
+    )
+    raise ScenarioError(msg)
 
 
 @click.command(short_help="Write a results directory as Parquet files, or log it to MLflow.")
@@ -60,6 +91,7 @@ def export(results_dir: Path, parquet_out: str | None, mlflow_uri: str | None) -
       loadgen export results/demo-20261201-1200 --parquet
       loadgen export results/demo-20261201-1200 --mlflow=sqlite:///mlflow.db
     """
+    check_mlflow_value(mlflow_uri)
     if parquet_out is None and mlflow_uri is None:
         raise ScenarioError("export: nothing to do: give --parquet [OUT] and/or --mlflow [URI]")
     if not results_dir.is_dir():

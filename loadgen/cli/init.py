@@ -3,7 +3,8 @@
 A few lines over the library: the probe is :func:`loadgen.target.probe.probe_server`,
 the file :func:`loadgen.target.starter.starter_text`. An existing file is
 refused without ``--force`` before anything is asked of the server; a server
-that gives no answer is one line and exit 2.
+that gives no answer, or where no API answered its probe, is one line and
+exit 2, and no file is written.
 
 Imports: click, loadgen.errors, loadgen.redact, loadgen.report.files (the atomic write),
 loadgen.scenario.target_spec (the URL's check), loadgen.target (probe, starter), lazily.
@@ -13,10 +14,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from loadgen.errors import OutputError, ScenarioError
+
+if TYPE_CHECKING:
+    from loadgen.target.probe import Probe
 
 __all__ = ["init"]
 
@@ -92,6 +97,8 @@ def init(
         set_secrets([key])
     probe = probe_server(url, model=model, api_key=key, timeout_s=timeout_s)
     probe.url = strip_userinfo(probe.url)  # the file and the summary never hold a password
+    if probe.no_api:
+        raise ScenarioError(redact_text(_no_api_line(probe, api_key_env)))
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     text = starter_text(probe, api_key_env=api_key_env, written=stamp, file=str(output))
     try:
@@ -101,8 +108,27 @@ def init(
     click.echo(redact_text(f"server {probe.url}"))
     for line in found_lines(probe):
         click.echo(redact_text(f"  {line}"))
-    if probe.best_api is None:
+    if probe.best_api is None:  # a route is there but refused the probe (400, 500, ...)
         warn("warning: no API answered its probe; the file says openai-chat: set target.api")
         if probe.url.endswith("/v1"):
             warn("hint: the URL ends in /v1; loadgen adds /v1/... itself: give the server's root")
     click.echo(f"wrote {output}: loadgen run {output}")
+
+
+def _no_api_line(probe: Probe, api_key_env: str | None) -> str:
+    """Why ``init`` wrote nothing: no API answered its probe, in one line."""
+    said: dict[str, list[str]] = {}
+    for a in probe.apis:
+        said.setdefault(str(a.status) if a.status is not None else "no answer", []).append(a.api)
+    each = "; ".join(f"{status}: {', '.join(apis)}" for status, apis in said.items())
+    if probe.wants_key:
+        hint = (
+            f"the server refused the key in ${api_key_env}"
+            if api_key_env
+            else "the server wants a key: give --api-key-env VAR"
+        )
+    elif probe.url.endswith("/v1"):
+        hint = "the URL ends in /v1 and loadgen adds /v1/... itself: give the server's root"
+    else:
+        hint = "no API loadgen speaks here, or the URL is not the server's root"
+    return f"init: no API answered its probe at {probe.url} ({each}); {hint}; nothing written"

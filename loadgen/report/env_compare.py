@@ -10,8 +10,11 @@ Owns three checks across runs, each against the first run (the baseline):
   prompts says nothing of INT8. The sweep's load values are not compared:
   steps are matched by load already.
 - the environments (``summary.environment``): a side-by-side table, each row
-  that differs flagged; the GPUs' memory held by the server's processes at
-  the pre-flight, and the run's peak from the step telemetry.
+  that differs flagged; the dtype, quantization and KV cache dtype the server
+  stated, and apart from them what each scenario declared (``declared dtype``,
+  ...: a run that declared nothing shows none there, and is flagged); the
+  GPUs' memory held by the server's processes at the pre-flight, and the
+  run's peak from the step telemetry.
 - the hardware: different GPUs, or different drivers, are one warning line each.
 
 Imports: yaml, loadgen.errors, loadgen.summary, loadgen.report.blocks.
@@ -44,6 +47,12 @@ __all__ = [
 LOAD_KEYS = ("mode", "arrival", "burstiness", "trace", "trace_format")
 #: a table cell with nothing in it
 NONE = "–"
+#: the row names of ``environment.declared``'s keys (``declared <name>``)
+DECLARED_ROWS = {
+    "dtype": "dtype",
+    "quantization": "quantization",
+    "kv_cache_dtype": "KV cache dtype",
+}
 GIB = float(1 << 30)
 
 
@@ -192,7 +201,10 @@ def environment_rows(summary: Summary) -> dict[str, str]:
         "max_model_len": NONE if env.max_model_len is None else str(env.max_model_len),
         "dtype": env.dtype or NONE,
         "quantization": env.quantization or NONE,
+        "KV cache dtype": env.kv_cache_dtype or NONE,
     }
+    for key, value in env.declared.items():  # what the user said, apart from what was stated
+        rows[f"declared {DECLARED_ROWS.get(key, key)}"] = value
     for key, value in sorted((env.cache_config or {}).items()):
         rows[f"cache {key}"] = value
     total = [g.mem_total_bytes for g in env.gpus or [] if g.mem_total_bytes is not None]

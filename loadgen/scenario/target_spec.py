@@ -8,7 +8,8 @@ uses it too). Nothing here does I/O: that ``tls.ca_file`` loads and
 ``api_key_env`` is set is checked with the scenario's other inputs
 (:mod:`~loadgen.scenario.inputs`).
 
-Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.limits, loadgen.vocab.
+Imports: pydantic, loadgen.strict (the base model), loadgen.scenario (limits, model_mix,
+declared_spec), loadgen.vocab.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
+from loadgen.scenario.declared_spec import DeclaredSpec
 from loadgen.scenario.limits import MAX_SECONDS, MIN_SECONDS
 from loadgen.scenario.model_mix import MAX_MODELS, ModelWeight, check_mix
 from loadgen.strict import Spec
@@ -247,6 +249,12 @@ class TargetSpec(Spec):
         description="Several models (or LoRA adapters) instead of target.model: "
         "[{name, weight}], each request picks one by weight (seeded; a session keeps "
         "its model), and every step is broken down per model.",
+    )
+    # -- declared precision (what the server may not state)
+    declared: DeclaredSpec = Field(
+        default_factory=DeclaredSpec,
+        description="The dtype, quantization and KV cache dtype as the user knows them, "
+        "recorded as declared (summary.environment.declared), not measured.",
     )
 
     @model_validator(mode="before")

@@ -1,7 +1,8 @@
 """What a run could see of where it ran: :class:`Environment`, ``summary.environment``.
 
 Owns the shape of the environment block: the server (model, context length,
-engine and version, dtype, quantization, cache configuration), the GPUs the
+engine and version, dtype, quantization, KV cache dtype and where each was
+read, cache configuration), what the scenario declared of them, the GPUs the
 agents saw (name, memory, driver, CUDA, the memory each compute process
 holds), loadgen's version and the client host. Every piece may be missing: it
 is then null, and :attr:`Environment.missing` says why, keyed by the field's
@@ -72,4 +73,19 @@ class Environment(Strict):
     missing: dict[str, str] = Field(
         default_factory=dict,
         description="Why a null field is null, by field name (e.g. gpus: no agent named).",
+    )
+    # -- precision: where each was read, and what the scenario declared
+    kv_cache_dtype: str | None = Field(
+        None, description="The KV cache's dtype, where the server says (auto: the model's)."
+    )
+    precision_from: dict[str, str] = Field(
+        default_factory=dict,
+        description="Where dtype, quantization and kv_cache_dtype were read, by field name: "
+        "the answer and its key (GET /server_info vllm_config.model_config.dtype) or the "
+        "gauge and its label.",
+    )
+    declared: dict[str, str] = Field(
+        default_factory=dict,
+        description="target.declared as the scenario gave it (dtype, quantization, "
+        "kv_cache_dtype): declared by the user, not stated by the server.",
     )

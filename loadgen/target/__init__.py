@@ -12,7 +12,8 @@ TLS options every call carries (:mod:`~loadgen.target.options`), and
 ``loadgen init``'s probe of what a server serves (:mod:`~loadgen.target.probe`)
 with the commented scenario file tuned to it (:mod:`~loadgen.target.starter`),
 and the run's environment (server, GPUs, client) gathered once before the
-first step (:mod:`~loadgen.target.environment`).
+first step (:mod:`~loadgen.target.environment`), with the dtype, quantization
+and KV cache dtype the server states and where (:mod:`~loadgen.target.precision`).
 Every request it makes goes through :mod:`loadgen.control`, bounded in size
 and time.
 

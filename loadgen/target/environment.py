@@ -8,21 +8,25 @@ telemetry agents what GPUs they watch, each call bounded (:mod:`loadgen.control`
 - the engine endpoints of :data:`~loadgen.target.probe.ENGINE_ENDPOINTS`
   (SGLang ``/get_server_info``, llama.cpp ``/props``, TGI ``/info``, vLLM
   ``/version``), recognised as ``loadgen init`` recognises them; the same
-  answer's dtype and quantization where it states them (SGLang's
-  ``dtype``/``quantization``, TGI's ``model_dtype``/``quantize``);
+  answer's dtype, quantization and KV cache dtype where it states them
+  (:mod:`~loadgen.target.precision` reads them, and says where);
+- for vLLM, ``GET /server_info?config_format=json``: its dtype, quantization
+  and KV cache dtype (served only with ``VLLM_SERVER_DEV_MODE=1``);
 - ``GET /metrics``: the labels of ``*:cache_config_info`` (vLLM's
   ``vllm:cache_config_info``: block_size, gpu_memory_utilization,
-  num_gpu_blocks, enable_prefix_caching, ...), and a ``dtype`` or
-  ``quantization`` label of any ``*_config_info`` gauge;
+  num_gpu_blocks, enable_prefix_caching, cache_dtype, ...), and a ``dtype``
+  or ``quantization`` label of any ``*_config_info`` gauge;
 - each agent's ``GET /health``: the GPUs (name, UUID, memory, compute
   processes), the driver and CUDA version;
 - and this host: hostname, CPU count, Python, OS.
 
-It never fails the run: a piece it cannot learn is null, and
-``Environment.missing`` says why.
+What the scenario declares of the precision (``target.declared``) is kept
+apart, as declared (``Environment.declared``). It never fails the run: a piece
+it cannot learn is null, and ``Environment.missing`` says why.
 
-Imports: loadgen._version, loadgen.control, loadgen.redact, loadgen.summary (the model),
-loadgen.telemetry.prom, loadgen.target.probe (the engine readers).
+Imports: loadgen._version, loadgen.control, loadgen.redact, loadgen.scenario (the model),
+loadgen.summary (the model), loadgen.telemetry.prom, loadgen.target (options, probe's
+engine readers, precision).
 """
 
 from __future__ import annotations
@@ -40,17 +44,25 @@ from loadgen.redact import redact_text, strip_userinfo
 from loadgen.scenario.models import Scenario
 from loadgen.summary.environment import ClientHost, EnvGpu, Environment, GpuProcess
 from loadgen.target.options import target_headers, tls_options
+from loadgen.target.precision import (
+    DEV_MODE,
+    PRECISION_KEYS,
+    SERVER_INFO,
+    from_config_info,
+    from_engine_info,
+    from_vllm_server_info,
+)
 from loadgen.target.probe import ENGINE_ENDPOINTS, SMALL
 from loadgen.telemetry.prom import parse_prometheus_text
 
 __all__ = ["client_host", "environment_of", "gather_environment"]
 
-#: keys of an engine's info answer that state the dtype, then the quantization
-DTYPE_KEYS = ("dtype", "model_dtype", "torch_dtype")
-QUANT_KEYS = ("quantization", "quantize")
 #: each engine endpoint's bound (four are asked in turn; a server that is slow to say
 #: 404 costs the run at most four of these before its first step)
 ENGINE_INFO = Limit("engine info", SMALL, 3.0)
+#: vLLM's /server_info: its first answer gathers the host's details (pip, lscpu, GPUs)
+#: and took 5.5 s on a 2-core machine; asked only of vLLM, a 404 without dev mode
+VLLM_SERVER_INFO = Limit("vLLM server info", 4 * SMALL, 20.0)
 #: the label of an info gauge that only says it is one
 _INFO_NOISE = frozenset({"__name__", "engine"})
 
@@ -76,19 +88,20 @@ def environment_of(sc: Scenario, url: str, *, healthy: bool = True) -> Environme
             env = gather_environment(url, "", agents=agents, agent_token=token, server=False)
             for key in ("model", "max_model_len", "engine", "cache_config"):
                 env.missing[key] = "the target did not answer /health at the pre-flight"
-            return env
-        return gather_environment(
-            url,
-            sc.target.model_names[0],
-            headers=target_headers(sc),
-            verify=tls_options(sc).context(),
-            agents=agents,
-            agent_token=token,
-        )
+        else:
+            env = gather_environment(
+                url,
+                sc.target.model_names[0],
+                headers=target_headers(sc),
+                verify=tls_options(sc).context(),
+                agents=agents,
+                agent_token=token,
+            )
     except Exception as exc:  # never fails the run
         env = Environment(loadgen_version=__version__, client=client_host())
         env.missing["environment"] = redact_text(f"{type(exc).__name__}: {exc}")
-        return env
+    env.declared = sc.target.declared.given()
+    return env
 
 
 def gather_environment(
@@ -108,12 +121,12 @@ def gather_environment(
     env = Environment(loadgen_version=__version__, client=client_host())
     base = url.rstrip("/")
     heads = dict(headers or {})
-    for step in (_models, _engine, _metrics) if server else ():
+    for step in (_models, _engine, _vllm_config, _metrics) if server else ():
         try:
             step(env, base, model, heads, verify)
         except Exception as exc:  # never fails the run: say what went wrong instead
             env.missing[step.__name__.strip("_")] = redact_text(f"{type(exc).__name__}: {exc}")
-    for key in ("dtype", "quantization") if server else ():
+    for key in PRECISION_KEYS if server else ():
         if getattr(env, key) is None:
             env.missing.setdefault(key, "neither the engine's info nor /metrics states it")
     _agents(env, agents, agent_token)
@@ -170,8 +183,7 @@ def _engine(env: Environment, base: str, _model: str, heads: dict[str, str], ver
         if env.max_model_len is None and type(context) is int and context > 0:
             env.max_model_len = context
             env.missing.pop("max_model_len", None)
-        env.dtype = _first_text(body, DTYPE_KEYS)
-        env.quantization = _first_text(body, QUANT_KEYS)
+        from_engine_info(env, env.engine, path, body)
         if env.engine_version is None:
             env.missing["engine_version"] = f"GET {path} states no version"
         return
@@ -180,12 +192,21 @@ def _engine(env: Environment, base: str, _model: str, heads: dict[str, str], ver
     )
 
 
-def _first_text(body: dict[str, Any], keys: Sequence[str]) -> str | None:
-    for key in keys:
-        value = body.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
+def _vllm_config(
+    env: Environment, base: str, _model: str, heads: dict[str, str], verify: Any
+) -> None:
+    """vLLM's dtype, quantization and KV cache dtype, from its development endpoint."""
+    if env.engine != "vllm":
+        return
+    try:
+        body = _get(base, SERVER_INFO, VLLM_SERVER_INFO, heads, verify)
+    except LookupError as exc:
+        why = f"vLLM states it only at GET /server_info, served with {DEV_MODE} ({exc})"
+        for key in ("dtype", "quantization"):  # the KV cache's: /metrics may state it
+            env.missing[key] = why
+        return
+    if not from_vllm_server_info(env, body):
+        env.missing["dtype"] = "GET /server_info: not vLLM's answer (no vllm_config)"
 
 
 def _metrics(env: Environment, base: str, _model: str, heads: dict[str, str], verify: Any) -> None:
@@ -204,8 +225,7 @@ def _metrics(env: Environment, base: str, _model: str, heads: dict[str, str], ve
         labels = {k: v for k, v in s.labels.items() if k not in _INFO_NOISE}
         if s.name.endswith("cache_config_info") and env.cache_config is None:
             env.cache_config = labels
-        env.dtype = env.dtype or labels.get("dtype") or None
-        env.quantization = env.quantization or labels.get("quantization") or None
+        from_config_info(env, s.name, labels)
     if env.cache_config is None:
         env.missing["cache_config"] = "GET /metrics has no *cache_config_info gauge"
 

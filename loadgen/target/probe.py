@@ -152,6 +152,14 @@ class Probe:
     def wants_key(self) -> bool:
         return any(a.status in NEEDS_KEY for a in self.apis)
 
+    @property
+    def no_api(self) -> bool:
+        """No API probe found a route: each was not served, wanted a key, or got no
+        answer (a route that refused the probe with another status is there)."""
+        return not self.served and all(
+            a.status is None or a.status in NOT_SERVED or a.status in NEEDS_KEY for a in self.apis
+        )
+
 
 def probe_server(
     url: str,

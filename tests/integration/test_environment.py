@@ -92,8 +92,15 @@ def test_environment_is_what_the_mock_and_agent_say(runs: dict[str, Path]) -> No
     ]
     assert env.gpu_driver == "fake-555.42" and env.cuda_version == "12.4"
     assert env.client.cpu_count is not None and env.client.python and env.client.hostname
-    # the mock states neither dtype nor quantization: null, and why
+    # the mock states neither dtype nor quantization (no /server_info): null, and why;
+    # its vllm:cache_config_info states the KV cache dtype
     assert env.dtype is None and "dtype" in env.missing and "quantization" in env.missing
+    assert "VLLM_SERVER_DEV_MODE=1" in env.missing["dtype"]
+    assert env.kv_cache_dtype == "auto" and "kv_cache_dtype" not in env.missing
+    assert env.precision_from == {
+        "kv_cache_dtype": "GET /metrics vllm:cache_config_info cache_dtype"
+    }
+    assert env.declared == {}
     assert "gpus" not in env.missing and "model" not in env.missing
     # the server's footprint under load, from the agent's samples
     step = Summary.model_validate(data).steps[0]

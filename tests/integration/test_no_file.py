@@ -6,8 +6,9 @@
 - Neither a file nor ``--url``: one line, exit 2.
 - ``loadgen init URL`` against the mock: a file that loads and runs, with what
   the mock serves in it; an existing file is refused without ``--force``.
-- ``init`` against a raw server that 404s all but ``/v1/models``: the file
-  says no API answered and still loads; every generation probe asked for one token.
+- ``init`` against a raw server that 404s all but ``/v1/models``, or everything,
+  or wants a key: one line naming each probe's status, exit 2, no file; every
+  generation probe asked for one token.
 - ``init`` against a dead port: one line, exit 2, no file.
 """
 
@@ -191,7 +192,7 @@ def only_models(_body: bytes) -> tuple[int, object]:
     return 200, {"data": [{"id": "only", "object": "model", "max_model_len": 300}]}
 
 
-def test_init_against_a_server_of_models_only_says_nothing_answered(
+def test_init_against_a_server_of_models_only_is_one_line_exit_2_and_no_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     server = RouteServer({("GET", "/v1/models"): only_models})
@@ -201,21 +202,14 @@ def test_init_against_a_server_of_models_only_says_nothing_answered(
         code, out, err = run_cli(["init", server.root, "-o", path, "--timeout", "3"], capsys)
     finally:
         server.stop()
-    assert code == 0, err
-    assert (
-        err.strip()
-        == "warning: no API answered its probe; the file says openai-chat: set target.api"
-    )
-    assert "APIs served: none" in out
-    text = path.read_text()
-    for api in ("openai-chat", "openai-completions", "openai-responses", "anthropic-messages"):
-        assert f"{api} not served (404)" in text
-    sc = load_scenario(path)
-    assert sc.target.model == "only" and sc.target.api == "openai-chat"
-    assert sc.telemetry.server_metrics is None and sc.target.extra_body == {}
-    prompt, output = sc.workload.prompt_tokens, sc.workload.output_tokens
-    assert prompt.dist == "fixed" and output.dist == "fixed"
-    assert prompt.value + output.value <= 300  # within the context /v1/models gave
+    assert code == 2 and out == "", out
+    assert err.strip().splitlines() == [
+        f"loadgen: init: no API answered its probe at {server.root} (404: openai-chat, "
+        "openai-completions, openai-responses, anthropic-messages, tgi, openai-embeddings, "
+        "rerank); no API loadgen speaks here, or the URL is not the server's root; "
+        "nothing written"
+    ]
+    assert not path.exists()
     posts = {path: json.loads(body) for method, path, body in server.asked if method == "POST"}
     for route, field in (
         ("/v1/chat/completions", "max_tokens"),
@@ -227,6 +221,52 @@ def test_init_against_a_server_of_models_only_says_nothing_answered(
     assert posts["/generate"]["parameters"]["max_new_tokens"] == 1
     asked = {path for _method, path, _body in server.asked}
     assert {"/metrics", "/version", "/info", "/props", "/get_server_info", "/tokenize"} <= asked
+
+
+def test_init_against_a_server_that_404s_everything_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = RouteServer({})  # 404 to every request, /v1/models too
+    server.start()
+    try:
+        path = tmp_path / "none.yaml"
+        code, out, err = run_cli(
+            ["init", server.root + "/v1", "-o", path, "--timeout", "3"], capsys
+        )
+    finally:
+        server.stop()
+    assert code == 2 and out == ""
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"loadgen: init: no API answered its probe at {server.root}/v1 (404: ")
+    assert line.endswith(
+        "the URL ends in /v1 and loadgen adds /v1/... itself: give the server's root; "
+        "nothing written"
+    )
+    assert not path.exists()
+    assert ("GET", "/v1/v1/models") in {(m, p) for m, p, _ in server.asked}
+
+
+def test_init_against_a_server_that_wants_a_key_says_so_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def no_key(_body: bytes) -> tuple[int, object]:
+        return 401, {"error": {"message": "missing key"}}
+
+    routes: Routes = {("GET", "/v1/models"): no_key}
+    for api_path in ("/v1/chat/completions", "/v1/completions", "/v1/embeddings"):
+        routes[("POST", api_path)] = no_key
+    server = RouteServer(routes)
+    server.start()
+    try:
+        path = tmp_path / "key.yaml"
+        code, out, err = run_cli(["init", server.root, "-o", path, "--timeout", "3"], capsys)
+    finally:
+        server.stop()
+    assert code == 2 and out == ""
+    (line,) = err.strip().splitlines()
+    assert "(401: openai-chat, openai-completions, openai-embeddings; 404: " in line
+    assert line.endswith("the server wants a key: give --api-key-env VAR; nothing written")
+    assert not path.exists()
 
 
 def test_init_against_a_dead_port_is_one_line_exit_2_and_no_file(

@@ -37,6 +37,9 @@ with ``KIND=vlm`` / ``KIND=whisper``.
 ``vllm_ngram`` (module, for test_spec_decode_vllm.py) is the tiny Llama with
 n-gram speculative decoding (``--speculative-config NGRAM_SPEC``: no draft
 model); ``LOADGEN_VLLM_STATE_NGRAM`` reuses one started with that argument.
+``vllm_dev`` is tiny-llama with ``VLLM_SERVER_DEV_MODE=1`` (its development
+routes: ``/server_info`` states the dtype and quantization) for
+test_environment_vllm.py; ``LOADGEN_VLLM_STATE_DEV`` reuses one started so.
 """
 
 from __future__ import annotations
@@ -291,6 +294,18 @@ def vllm_features(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServ
     with own_server(
         tmp_path_factory.mktemp("vllm-features"), "features", features_args(), FEATURES_ENV
     ) as server:
+        yield server
+
+
+#: the environment of ``vllm_dev``: vLLM's development routes (/server_info, ...)
+DEV_ENV = {"VLLM_SERVER_DEV_MODE": "1"}
+
+
+@pytest.fixture()
+def vllm_dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServer]:
+    """tiny-llama with vLLM's development routes on (``/server_info``), for one test:
+    stopped before the next starts the session's server (when it is not up yet)."""
+    with own_server(tmp_path_factory.mktemp("vllm-dev"), "dev", (), DEV_ENV) as server:
         yield server
 
 

@@ -112,3 +112,34 @@ def test_hardware_warns_once_per_kind_and_skips_unknown(tmp_path: Path) -> None:
     ]
     _, flagged = environment_table([a, old])
     assert "recorded" in flagged
+
+
+def test_stated_and_declared_precision_are_rows_apart_each_flagged(tmp_path: Path) -> None:
+    fp16 = _env()
+    fp16.dtype, fp16.quantization, fp16.kv_cache_dtype = "torch.float16", "none", "auto"
+    fp16.declared = {"dtype": "float16"}
+    fp8 = _env()
+    fp8.dtype, fp8.quantization, fp8.kv_cache_dtype = "torch.float16", "fp8", "fp8_e4m3"
+    fp8.declared = {"dtype": "float16", "quantization": "fp8"}
+    a = _run(tmp_path, "a", _sc(), fp16)
+    b = _run(tmp_path, "b", _sc(), fp8)
+    table, flagged = environment_table([a, b])
+    rows = {r[0]: r for r in table.rows}
+    assert flagged == ["quantization", "KV cache dtype", "declared quantization"]
+    assert rows["dtype"] == ("dtype", "torch.float16", "torch.float16", "")
+    assert rows["declared dtype"] == ("declared dtype", "float16", "float16", "")
+    assert rows["declared quantization"] == ("declared quantization", "–", "fp8", "differs")
+    assert rows["KV cache dtype"] == ("KV cache dtype", "auto", "fp8_e4m3", "differs")
+    names = [r[0] for r in table.rows]  # declared beside what the server stated
+    assert names.index("declared dtype") == names.index("KV cache dtype") + 1
+
+
+def test_a_declared_value_the_other_run_did_not_declare_is_flagged(tmp_path: Path) -> None:
+    said = _env()
+    said.declared = {"kv_cache_dtype": "fp8"}
+    a = _run(tmp_path, "a", _sc(), said)
+    b = _run(tmp_path, "b", _sc(), _env())
+    _, flagged = environment_table([a, b])
+    assert flagged == ["declared KV cache dtype"]
+    _, flagged = environment_table([b, b])
+    assert flagged == []
