@@ -25,7 +25,8 @@ accepted, less those cut at max_tokens (0-3 a request: vLLM's n-gram proposer
 caps a draft at max_model_len only), plus merged events, so 12 to 48 were cut
 and at most 36 events merged. ITL mean 7.3-31 ms per event, TPOT mean 2.4-10
 ms per token over five runs (the machine's load), their ratio 3.08 every time:
-1,520 tokens after the first over 494 gaps. The test takes 4-11 s besides the server's start (70-180 s on that box).
+1,520 tokens after the first over 494 gaps. The test takes 4-11 s besides the
+server's start (70-180 s on that box).
 """
 
 from __future__ import annotations
