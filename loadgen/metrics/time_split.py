@@ -3,8 +3,8 @@
 A step that missed the SLA is set against a reference: the last step before it
 (in run order) that met the SLA, else the first step before it; both need the
 server's split (:class:`~loadgen.summary.TimeSplit`). The part whose mean grew
-most, queue, prefill, decode or network + client (ms), is named with its growth.
-Pure: it reads the summaries only.
+most, queue, prefill, decode, server frontend or network + client (ms), is named
+with its growth. Pure: it reads the summaries only.
 
 Imports: loadgen.summary.
 """

@@ -18,6 +18,8 @@ from typing import Any
 from loadgen.report.mix import mix_text
 from loadgen.summary import (
     NEW_SHARE_NOTE,
+    PART_WORDS,
+    PHASES,
     PromptCalibration,
     StepSummary,
     Summary,
@@ -255,16 +257,13 @@ def spec_mismatch_text(step: StepSummary) -> str:
 
 def time_split_text(step: StepSummary) -> str | None:
     """``where the time went (server, means): queue 38 ms, prefill 61 ms, decode 812 ms,
-    network + client 9 ms; queue grew most: ...``; None without the server's split."""
+    server frontend 20 ms, network + client 9 ms; queue grew most: ...``; None without
+    the server's split."""
     ts = step.time_split
     if ts is None:
         return None
-    parts = []
-    for name, phase in (("queue", ts.queue), ("prefill", ts.prefill), ("decode", ts.decode)):
-        if phase is not None and phase.mean_ms is not None:
-            parts.append(f"{name} {phase.mean_ms:,.0f} ms")
-    if ts.network_ms is not None:
-        parts.append(f"network + client {ts.network_ms:,.0f} ms")
+    means = ts.part_means()
+    parts = [f"{PART_WORDS[part]} {means[part]:,.0f} ms" for part in PHASES if part in means]
     if not parts:
         return None
     text = f"where the time went ({ts.engine} histograms, means): " + ", ".join(parts)

@@ -1,9 +1,10 @@
-"""The where-the-time-went plot: a stacked bar per step of queue, prefill, decode and
-network + client (mean ms), from the server's histograms (``StepSummary.time_split``).
+"""The where-the-time-went plot: a stacked bar per step of queue, prefill, decode, server
+frontend and network + client (mean ms), from the server's histograms
+(``StepSummary.time_split``); a bar's parts add up to the client's E2E mean.
 
 Owns :func:`split_bars` (the data: one bar per step with a split, in load order;
-a negative network + client, a server clock or request set that does not match
-the client's, is drawn as 0 and its value kept in the label) and
+a negative server frontend or network + client, a server clock or request set
+that does not match the client's, is drawn as 0 and its value kept in the label) and
 :func:`draw_time_split`. A step that missed the SLA has its tick label in the
 SLA colour.
 
@@ -29,7 +30,15 @@ PART_COLOURS = {
     "queue": "#9467bd",
     "prefill": "#ff7f0e",
     "decode": "#1f77b4",
+    "frontend": "#2ca02c",
     "network": "#7f7f7f",
+}
+
+
+#: part -> how its legend says it is derived
+_HOW = {
+    "frontend": " (server E2E - queue - prefill - decode)",
+    "network": " (client - server E2E)",
 }
 
 
@@ -66,7 +75,7 @@ def draw_time_split(summary: Summary) -> Figure:
         heights = [max(0.0, b.parts.get(part, 0.0)) for b in bars]
         if not any(part in b.parts for b in bars):
             continue
-        label = PART_WORDS[part] + (" (client - server E2E)" if part == "network" else "")
+        label = PART_WORDS[part] + _HOW.get(part, "")
         ax.bar(xs, heights, 0.6, bottom=bottom, color=PART_COLOURS[part], label=label)
         bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
     ax.set_xticks(xs, [b.label for b in bars])

@@ -2,7 +2,9 @@
 
 Owns :class:`PhaseTime` (one phase's mean and approximate percentiles over a
 step) and :class:`TimeSplit` (queue, prefill, decode and the server's E2E and
-TTFT, with the client's E2E beside them). Filled from the difference of the
+TTFT, with the client's E2E beside them; the server's frontend and the network
++ client as the differences, so the parts' means add up to the client's E2E
+mean). Filled from the difference of the
 server's histograms scraped before and after the step; the percentiles are
 interpolated inside the server's buckets and only approximate; the means are
 exact (sum / count of the delta).
@@ -19,12 +21,13 @@ from loadgen.strict import Strict
 __all__ = ["PART_WORDS", "PHASES", "PhaseTime", "TimeSplit"]
 
 #: the parts of a request's time, in the order of its life (and of the stacked bar)
-PHASES = ("queue", "prefill", "decode", "network")
+PHASES = ("queue", "prefill", "decode", "frontend", "network")
 #: part -> its words in every output
 PART_WORDS = {
     "queue": "queue",
     "prefill": "prefill",
     "decode": "decode",
+    "frontend": "server frontend",
     "network": "network + client",
 }
 
@@ -64,11 +67,23 @@ class TimeSplit(Strict):
         description="When the step missed the SLA: the part whose mean grew most against "
         "the last earlier step that met it (else the first earlier step with a split).",
     )
+    # -- the server's own time outside its engine
+    frontend_ms: float | None = Field(
+        None,
+        description="Server frontend = server E2E mean - (queue + prefill + decode means), "
+        "on the same histogram delta: the server's time outside its engine's phases (vLLM: "
+        "the API server's arrival, before tokenising, to the engine core queueing the request, "
+        "and the engine's last token to the API server reading it). None unless the server "
+        "exports all four.",
+    )
 
     def part_means(self) -> dict[str, float]:
-        """The mean of each part the split has, ms (network + client: the difference)."""
+        """The mean of each part the split has, ms (server frontend and network + client:
+        the differences), in :data:`PHASES` order."""
         phases = {"queue": self.queue, "prefill": self.prefill, "decode": self.decode}
         out = {k: v.mean_ms for k, v in phases.items() if v is not None and v.mean_ms is not None}
+        if self.frontend_ms is not None:
+            out["frontend"] = self.frontend_ms
         if self.network_ms is not None:
             out["network"] = self.network_ms
         return out

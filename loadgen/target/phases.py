@@ -16,10 +16,11 @@ ttft    ``vllm:time_to_first_token_seconds``   ``sglang:time_to_first_token_seco
 ======  =====================================  ======================================
 
 Several endpoints' histograms are summed bucket by bucket (the same layout, else
-that part is left out). The parsers read the step boundary's one answer of each
-endpoint's ``/metrics`` (:mod:`~loadgen.target.scrape`); a scrape that failed
-gives no split for the step, never an error: the figures are the server's, beside
-the client's own.
+that part is left out). The server's frontend time is the server's E2E mean less
+queue + prefill + decode, where the server exports all four (vLLM). The parsers
+read the step boundary's one answer of each endpoint's ``/metrics``
+(:mod:`~loadgen.target.scrape`); a scrape that failed gives no split for the step,
+never an error: the figures are the server's, beside the client's own.
 
 Imports: loadgen.summary, loadgen.telemetry (the parser and histograms).
 """
@@ -58,6 +59,8 @@ PHASE_METRICS: dict[str, dict[str, str]] = {
     "tgi": {"queue": "tgi_request_queue_duration", "server_e2e": "tgi_request_duration"},
 }
 _ALL = {name for parts in PHASE_METRICS.values() for name in parts.values()}
+#: the engine's own parts, which with the frontend's time add up to the server's E2E
+_ENGINE_PARTS = ("queue", "prefill", "decode")
 
 #: one scrape: family name -> snapshot
 Scrape = dict[str, HistSnapshot]
@@ -107,6 +110,17 @@ def _phase(delta: HistSnapshot, metric: str) -> PhaseTime:
     )
 
 
+def _frontend(found: dict[str, PhaseTime]) -> float | None:
+    """Server E2E mean - (queue + prefill + decode means): the server's time outside its
+    engine's phases; None unless all four moved (vLLM observes the four together, for each
+    finished request, so they are means over the same requests)."""
+    means = [found[k].mean_ms if k in found else None for k in (*_ENGINE_PARTS, "server_e2e")]
+    if any(m is None for m in means):
+        return None
+    *engine, e2e = [m for m in means if m is not None]
+    return e2e - sum(engine)
+
+
 def time_split(
     before: Scrape | None, after: Scrape | None, client_e2e_mean_ms: float | None
 ) -> TimeSplit | None:
@@ -132,6 +146,7 @@ def time_split(
             engine=engine,
             client_e2e_mean_ms=client_e2e_mean_ms,
             network_ms=network,
+            frontend_ms=_frontend(found),
             **found,
         )
     return None

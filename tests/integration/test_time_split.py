@@ -2,9 +2,10 @@
 
 The mock exports vLLM's queue, prefill and decode histograms from its engine's
 own times (docs/mock.md), so over a step queue + prefill + decode adds up to the
-server's E2E, and the client, which also waits for the network and its own
-parsing, sees more than the server: client E2E >= server E2E (a known network
-delay, ``--network-delay-ms``, is checked in test_network_delay.py). Two sequences at
+server's E2E (a server frontend of 0), and the client, which also waits for the
+network and its own parsing, sees more than the server: client E2E >= server E2E
+(a known network delay, ``--network-delay-ms``, is checked in
+test_network_delay.py). Two sequences at
 once and four users: half of them wait, and the queue time shows it.
 """
 
@@ -53,6 +54,9 @@ def test_queue_prefill_decode_add_up_to_the_servers_e2e(
     assert split.client_e2e_mean_ms == step.e2e_ms.mean
     assert split.client_e2e_mean_ms is not None and split.client_e2e_mean_ms >= e2e.mean_ms
     assert split.network_ms is not None and split.network_ms >= 0
+    # the mock's E2E is its engine's: no frontend time; the parts add up to the client's E2E
+    assert split.frontend_ms == pytest.approx(0.0, abs=1e-6 * e2e.mean_ms)
+    assert sum(split.part_means().values()) == pytest.approx(split.client_e2e_mean_ms, rel=1e-9)
 
 
 def test_fixed_mode_has_no_queue_and_the_parts_still_add_up(

@@ -138,6 +138,7 @@ def test_sglang_names_give_queue_and_e2e_only() -> None:
     )
     assert split is not None and split.engine == "sglang"
     assert split.queue is not None and split.prefill is None and split.network_ms is None
+    assert split.frontend_ms is None  # no prefill or decode to take from the E2E
 
 
 def test_endpoints_summed_and_one_missing_gives_none() -> None:
@@ -146,3 +147,36 @@ def test_endpoints_summed_and_one_missing_gives_none() -> None:
     both = sum_scrapes([a, b])
     assert both is not None and both["x"].count == 3 and both["x"].total == pytest.approx(0.65)
     assert sum_scrapes([a, None]) is None
+
+
+def test_frontend_is_the_servers_e2e_less_its_engine_parts() -> None:
+    # dyadic sums over 4 requests, so the ms are exact in binary floating point
+    zero = hist([0, 0, 0, 0], 0.0)
+    after = names(
+        hist([4, 0, 0, 0], 0.25), hist([0, 4, 0, 0], 0.5), hist([0, 0, 4, 0], 3.0),
+        hist([0, 0, 0, 4], 4.0),
+    )  # fmt: skip
+    split = time_split(names(zero, zero, zero, zero), after, client_e2e_mean_ms=1040.0)
+    assert split is not None and split.server_e2e is not None
+    assert split.frontend_ms == 1000.0 - (62.5 + 125.0 + 750.0) == 62.5
+    assert split.network_ms == 40.0
+    # queue, prefill, decode, frontend, network: in a request's order, adding up to the client's
+    assert split.part_means() == {
+        "queue": 62.5, "prefill": 125.0, "decode": 750.0, "frontend": 62.5, "network": 40.0,
+    }  # fmt: skip
+    assert list(split.part_means()) == ["queue", "prefill", "decode", "frontend", "network"]
+    assert sum(split.part_means().values()) == split.client_e2e_mean_ms
+
+
+def test_frontend_needs_all_four_histograms() -> None:
+    zero = hist([0, 0, 0, 0], 0.0)
+    four = hist([0, 4, 0, 0], 1.0)
+    before, after = names(zero, zero, zero, zero), names(four, four, four, four)
+    del before["vllm:request_prefill_time_seconds"], after["vllm:request_prefill_time_seconds"]
+    split = time_split(before, after, client_e2e_mean_ms=300.0)
+    assert split is not None and split.queue is not None and split.prefill is None
+    assert split.frontend_ms is None and "frontend" not in split.part_means()
+    assert split.network_ms == 50.0  # the E2E is still there: 300 - 250
+    still = names(zero, zero, zero, zero)  # nothing moved in the decode histogram
+    split = time_split(still, {**names(four, four, zero, four)}, client_e2e_mean_ms=None)
+    assert split is not None and split.decode is None and split.frontend_ms is None

@@ -14,16 +14,18 @@ from loadgen.report.split_figure import PART_COLOURS, draw_time_split, split_bar
 from loadgen.summary import PhaseTime, Summary, TimeSplit
 
 
-def split(queue: float, prefill: float, decode: float, network: float) -> TimeSplit:
+def split(
+    queue: float, prefill: float, decode: float, network: float, frontend: float = 0.0
+) -> TimeSplit:
     def ph(ms: float, name: str) -> PhaseTime:
         return PhaseTime(count=20, mean_ms=ms, metric=f"vllm:request_{name}_time_seconds")
 
-    e2e = queue + prefill + decode
+    e2e = queue + prefill + decode + frontend
     return TimeSplit(
         engine="vllm", queue=ph(queue, "queue"), prefill=ph(prefill, "prefill"),
         decode=ph(decode, "decode"),
         server_e2e=PhaseTime(count=20, mean_ms=e2e, metric="vllm:e2e_request_latency_seconds"),
-        client_e2e_mean_ms=e2e + network, network_ms=network,
+        client_e2e_mean_ms=e2e + network, network_ms=network, frontend_ms=frontend,
     )  # fmt: skip
 
 
@@ -32,9 +34,9 @@ def with_splits(run_data: tuple[Summary, list[Record]]) -> Summary:
     """build_run's steps (met, met, missed, missed) with splits: the third's queue grows."""
     summary, _ = run_data
     s0, s1, s2, _dead = summary.steps
-    s0.time_split = split(1.0, 8.0, 10.0, 2.0)
-    s1.time_split = split(5.0, 12.0, 20.0, 3.0)
-    s2.time_split = split(40.0, 14.0, 30.0, -1.0)
+    s0.time_split = split(1.0, 8.0, 10.0, 2.0, 4.0)
+    s1.time_split = split(5.0, 12.0, 20.0, 3.0, 6.0)
+    s2.time_split = split(40.0, 14.0, 30.0, -1.0, 7.0)
     return summary
 
 
@@ -59,12 +61,22 @@ def test_growth_without_a_met_step_uses_the_first_with_a_split(with_splits: Summ
     assert line.endswith(f"against step {s0.index}, the first with a split")
 
 
+def test_growth_can_name_the_server_frontend(with_splits: Summary) -> None:
+    s0, s1, s2, _ = with_splits.steps
+    s2.time_split = split(5.0, 12.0, 20.0, 3.0, 96.0)  # only the frontend's time grew
+    line = split_growth(s2, [s0, s1])
+    assert line == (
+        f"server frontend grew most: +90 ms mean (6 -> 96) against step {s1.index}, "
+        "which met the SLA"
+    )
+
+
 def test_facts_line(with_splits: Summary) -> None:
     s2 = with_splits.steps[2]
     s2.time_split = s2.time_split and s2.time_split.model_copy(update={"grew_most": "queue up"})
     assert facts.time_split_text(s2) == (
         "where the time went (vllm histograms, means): queue 40 ms, prefill 14 ms, "
-        "decode 30 ms, network + client -1 ms; queue up"
+        "decode 30 ms, server frontend 7 ms, network + client -1 ms; queue up"
     )
     assert facts.time_split_text(with_splits.steps[3]) is None
 
@@ -77,12 +89,21 @@ def test_bars_stack_in_load_order(with_splits: Summary) -> None:
     ax = fig.axes[0]
     # one bar container per part, in the order of a request's life
     labels = [c.get_label() for c in ax.containers]
-    assert labels == ["queue", "prefill", "decode", "network + client (client - server E2E)"]
+    assert labels == [
+        "queue", "prefill", "decode", "server frontend (server E2E - queue - prefill - decode)",
+        "network + client (client - server E2E)",
+    ]  # fmt: skip
     heights = {c.get_label(): [r.get_height() for r in c] for c in ax.containers}
     bottoms = {c.get_label(): [r.get_y() for r in c] for c in ax.containers}
     assert heights["queue"] == [1.0, 5.0, 40.0]
     assert bottoms["decode"] == [9.0, 17.0, 54.0]  # on top of queue + prefill
-    assert heights[labels[3]] == [2.0, 3.0, 0.0]  # a negative difference draws 0
+    assert heights[labels[3]] == [4.0, 6.0, 7.0]
+    assert bottoms[labels[3]] == [19.0, 37.0, 84.0]  # on top of the engine's parts
+    assert heights[labels[4]] == [2.0, 3.0, 0.0]  # a negative difference draws 0
+    # a bar's top is the client's E2E mean (where nothing is negative)
+    tops = [b + h for b, h in zip(bottoms[labels[4]], heights[labels[4]], strict=True)]
+    clients = [s.time_split.client_e2e_mean_ms for s in with_splits.steps[:2] if s.time_split]
+    assert tops[:2] == clients == [25.0, 46.0]
     colours = {c.get_label(): c[0].get_facecolor() for c in ax.containers}
     assert len(set(colours.values())) == len(PART_COLOURS)
     ticks = [t.get_color() for t in ax.get_xticklabels()]
