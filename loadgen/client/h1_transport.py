@@ -12,7 +12,8 @@ stream machinery, which was half of the client's CPU time (docs/performance.md).
 HTTP parsing is httptools (llhttp, the parser of Node.js and uvicorn). This
 module owns the pool, connecting (TLS handshake included) and the request
 bytes; one connection's socket is ``h1_conn``, its parsing, its one state
-and whether it can be reused ``h1_exchange`` and ``h1_state``.
+and whether it can be reused ``h1_exchange`` and ``h1_state``, one answer
+as data ``h1_answer``.
 Keep-alive connections are pooled per host; a pooled connection the server
 has closed is dropped as soon as the close arrives, and each one is checked
 (a peek at the socket) before it is reused. ``Connection: close`` and
@@ -38,7 +39,7 @@ first byte and complete head are the receive stamps of their reads. Three
 clock reads a connection, none per token.
 
 Imports: loadgen.clock, loadgen.netstamp, loadgen.client.transport,
-loadgen.client.h1_conn, loadgen.client.h1_exchange.
+loadgen.client.h1_conn, loadgen.client.h1_answer.
 """
 
 from __future__ import annotations
@@ -53,8 +54,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from loadgen.client.h1_answer import Exchange, refused
 from loadgen.client.h1_conn import Conn, Key, Tls
-from loadgen.client.h1_exchange import Exchange, refused
 from loadgen.client.transport import (
     STALE_STATUS,
     HttpRequest,
