@@ -6,7 +6,7 @@ each read, decrypts TLS in memory (``ssl.MemoryBIO``, so a read keeps the
 stamp of its encrypted bytes), and feeds each read to its :class:`Core`
 (``h1_exchange``: the parsing, the reuse decisions, the connection's one
 ``h1_state.State``), which hands the read's body to the caller as one
-stamped piece of the ``Exchange``. It pauses reading when the caller falls
+stamped piece of the ``Exchange`` (``h1_answer``). It pauses reading when the caller falls
 far behind, drains an answer its caller stopped reading (within
 ``DRAIN_S``), and sends through one queue so nothing cuts into a request on
 its way out. Where the kernel gives no stamp (not

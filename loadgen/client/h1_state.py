@@ -5,7 +5,7 @@ head comes, perhaps after 1xx answers, then its body; then the pool, a drain
 of a body the caller left unread, or the close), :class:`Event` and
 ``TRANSITIONS``. The connection (``h1_exchange.Core``, ``h1_conn.Conn``)
 owns the value and moves it only through :func:`advance`; the answer
-(``h1_exchange.Exchange``) reads it.
+(``h1_answer.Exchange``) reads it.
 
 Imports: the standard library only.
 """

@@ -12,7 +12,8 @@ stream machinery, which was half of the client's CPU time (docs/performance.md).
 HTTP parsing is httptools (llhttp, the parser of Node.js and uvicorn). This
 module owns the pool, connecting (TLS handshake included) and the request
 bytes; one connection's socket is ``h1_conn``, its parsing, its one state
-and whether it can be reused ``h1_exchange`` and ``h1_state``.
+and whether it can be reused ``h1_exchange`` and ``h1_state``, one answer
+as data ``h1_answer``, when a large body's last byte left ``h1_large_body``.
 Keep-alive connections are pooled per host; a pooled connection the server
 has closed is dropped as soon as the close arrives, and each one is checked
 (a peek at the socket) before it is reused. ``Connection: close`` and
@@ -38,7 +39,7 @@ first byte and complete head are the receive stamps of their reads. Three
 clock reads a connection, none per token.
 
 Imports: loadgen.clock, loadgen.netstamp, loadgen.client.transport,
-loadgen.client.h1_conn, loadgen.client.h1_exchange.
+loadgen.client.h1_conn, loadgen.client.h1_answer, loadgen.client.h1_large_body.
 """
 
 from __future__ import annotations
@@ -53,8 +54,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from loadgen.client.h1_answer import Exchange, refused
 from loadgen.client.h1_conn import Conn, Key, Tls
-from loadgen.client.h1_exchange import Exchange, refused
+from loadgen.client.h1_large_body import LARGE_BODY, drained, send_last
 from loadgen.client.transport import (
     STALE_STATUS,
     HttpRequest,
@@ -63,8 +65,7 @@ from loadgen.client.transport import (
     TransportError,
     describe,
 )
-from loadgen.clock import from_kernel_ns, now_ns
-from loadgen.netstamp import TX_SENT, tx_arm, tx_disarm, tx_stamps
+from loadgen.clock import now_ns
 from loadgen.netstamp import enable as enable_stamps
 
 __all__ = ["H1Transport"]
@@ -139,7 +140,7 @@ class H1Transport:
 
     async def _send(self, conn: Conn, ex: Exchange, payload: bytes) -> None:
         large = len(payload) >= LARGE_BODY
-        # a large plain body: its last byte goes alone, stamped by the kernel (_send_last)
+        # a large plain body: its last byte goes alone, stamped by the kernel (send_last)
         held = large and conn.tls is None and conn.writer is None and sys.platform == "linux"
         try:
             ex.sent = now_ns()
@@ -154,9 +155,9 @@ class H1Transport:
                 if (pending := self._write(conn, payload[-1:])) is not None:
                     await self._send_rest(conn, ex, pending)
             else:
-                stamped = await _send_last(conn, ex, payload[-1:])
+                stamped = await send_last(conn, ex, payload[-1:])
         if large and not stamped and not conn.closed and not conn.head_in():
-            await _drained(conn, ex)
+            await drained(conn, ex)
 
     @staticmethod
     def _write(conn: Conn, data: bytes) -> asyncio.Task[None] | None:
@@ -305,84 +306,6 @@ class H1Transport:
             conn.close()
         self._all.clear()
         self._idle.clear()
-
-
-#: a body this large may still sit in the kernel's send queue once written: its ``sent``
-#: is the kernel's stamp of its last byte's transmission (``_send_last``; else it waits
-#: for the queue to drain, Linux SIOCOUTQNSD), so TTFT counts from the last byte's
-#: leaving, not from its hand-off (an 8 MB body on loopback: up to 7 ms apart)
-LARGE_BODY = 1024 * 1024
-_SIOCOUTQNSD = 0x894B  # bytes not yet sent (SIOCOUTQ also counts sent, unacked ones)
-
-
-def _unsent(sock: socket.socket) -> int:
-    """Bytes of the socket's send queue not yet taken by the peer (0 where unknown)."""
-    import fcntl
-    import struct
-
-    try:
-        out = fcntl.ioctl(sock.fileno(), _SIOCOUTQNSD, b"\0\0\0\0")
-    except OSError:
-        return 0
-    return int(struct.unpack("i", out)[0])
-
-
-async def _drained(conn: Conn, ex: Exchange) -> None:
-    """Yield to the loop until the send queue is empty (or an answer or a close came);
-    then the last byte has left: stamp ``sent``. No clock sleep: one loop turn a check."""
-    if sys.platform != "linux":
-        return
-    while True:  # a kernel queue: no event to wait on
-        if _unsent(conn.sock) == 0 or conn.closed or conn.head_in():
-            break
-        await asyncio.sleep(0)
-    if not conn.head_in():
-        ex.sent = now_ns()
-
-
-#: the kind of transmit stamp ``sent`` takes (loadgen.netstamp): TX_SENT, when the last
-#: byte was handed to the device (on loopback: when the peer's kernel had it)
-TX_KIND = TX_SENT
-#: how long the last byte's stamp is waited for (the reader paused) before SIOCOUTQNSD;
-#: a stamp that came later still would stop a uvloop watcher (the request then times out)
-TX_WAIT_NS = 10_000_000_000
-
-
-async def _send_last(conn: Conn, ex: Exchange, last: bytes) -> bool:
-    """Send a large body's ``last`` byte with the kernel asked to stamp it (SO_TIMESTAMPING),
-    and take ``sent`` from that stamp: True if it came within ``TX_WAIT_NS``.
-
-    The stamp is queued on the socket's error queue, whose EPOLLERR stops a uvloop
-    (libuv) watcher for good: the connection reads nothing from the arming to the
-    disarming, and the error queue is read by polling it each loop turn. Nothing is
-    lost meanwhile: an answer waits in the socket with its kernel receive stamp, and
-    none can come before the server has the last byte (a refusal has come before:
-    ``_send_rest``). The poll's lateness does not matter: the stamp is the kernel's.
-    Only this one send is stamped, so the first stamp of ``TX_KIND`` is its stamp.
-    """
-    reading = conn.reading
-    conn.pause()
-    armed = tx_arm(conn.sock, TX_KIND)
-    found = False
-    try:
-        try:
-            await conn.loop.sock_sendall(conn.sock, last)
-        except OSError as exc:
-            raise TransportError("disconnected", describe(exc)) from None
-        ex.sent = now_ns()
-        give_up = ex.sent + TX_WAIT_NS
-        while armed and not found and now_ns() < give_up:
-            for kind, _key, wall in tx_stamps(conn.sock):
-                if kind == TX_KIND and not found:
-                    ex.sent, found = from_kernel_ns(wall, now_ns()), True
-            if not found:
-                await asyncio.sleep(0)
-    finally:
-        if armed:
-            tx_disarm(conn.sock)  # and drop any stamp still queued
-        if reading:
-            conn.resume()
-    return found
 
 
 def _request_bytes(target: _Target, request: HttpRequest) -> bytes:

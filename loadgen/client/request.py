@@ -21,15 +21,10 @@ one SSE event's bytes (``event_too_large``), a non-streaming body's bytes
 ``max_tokens`` (``too_many_tokens``, checked once per chunk). A stream that
 never ends is thus bounded by tokens and by the total timeout.
 
-Values from the wire: the adapters read every value through
-:mod:`loadgen.client.adapters.wire`, so a delta holds only checked values and
-an event that is not of the protocol ends the request as ``malformed_event``.
-A usage block whose counts cannot be believed (not an integer in
-0..10,000,000) does not: it is ignored, the request's tokens are counted from
-its stream and the record says so (``usage_ignored``). An SSE ``event:
-error`` frame ends the request as ``stream_error`` with the server's message,
-as an ``error`` field in an event does. A 3xx answer is the request's answer
-(``http_3xx``): redirects are not followed.
+What one read's events write on the record (values from the wire checked by
+the adapters, ``malformed_event``, ``stream_error``, ``usage_ignored``, tool
+calls) is :mod:`loadgen.client.stream_events`. A 3xx answer is the request's
+answer (``http_3xx``): redirects are not followed.
 
 Tool calls and structured output: a token event with tool-call fragments
 (``Delta.tool_parts``) also counts ``tool_events`` and ``tool_calls`` and
@@ -49,7 +44,8 @@ A non-streaming answer (``stream: false``, the pooling APIs) is read whole by
 :mod:`loadgen.client.whole_body`; what events write on the record (first answer,
 reasoning, end, failure) are :mod:`loadgen.client.record_marks`' functions.
 
-Imports: orjson, loadgen.clock, loadgen.records, loadgen.client, loadgen.workload.plan.
+Imports: orjson, loadgen.clock, loadgen.records, loadgen.client (stream_events and
+the rest), loadgen.workload.plan.
 """
 
 from __future__ import annotations
@@ -62,36 +58,27 @@ from typing import Any
 import orjson
 
 from loadgen.client.adapters import Adapter
-from loadgen.client.adapters.base import Delta, RawBody
-from loadgen.client.adapters.wire import event_error
+from loadgen.client.adapters.base import RawBody
 from loadgen.client.pooling import PoolingCheck
 from loadgen.client.record_marks import (
     count_media,
     cut_by_client,
     fail,
-    finish,
-    first_answer,
     keep_text,
     phases,
-    reasoning,
     too_many,
 )
 from loadgen.client.routing import Router
-from loadgen.client.sse import MAX_EVENT_BYTES, ErrorEvent, EventTooLarge, SseSplitter
+from loadgen.client.sse import MAX_EVENT_BYTES, EventTooLarge, SseSplitter
+from loadgen.client.stream_events import NEVER, apply_events
 from loadgen.client.transport import HttpRequest, Transport, TransportError
-from loadgen.client.validity import OutputCheck, ToolCalls, keep_tool_call, tool_event
+from loadgen.client.validity import OutputCheck, ToolCalls, keep_tool_call
 from loadgen.client.whole_body import read_whole_body
 from loadgen.clock import NS_PER_S, loop_time_at, now_ns
 from loadgen.records import Record
 from loadgen.workload.plan import RequestSpec
 
 __all__ = ["RequestLimits", "RequestTimeouts", "Requester"]
-
-#: what the adapters' parsing raises for an event that is not of the protocol (not JSON:
-#: orjson.JSONDecodeError; JSON of the wrong shape: wire.MalformedEvent; both ValueError)
-_MALFORMED = ValueError
-#: a point no stream reaches (no ``workload.cancel``): token events, or a clock value in ns
-_NEVER = 2**62
 
 
 @dataclass(slots=True, frozen=True)
@@ -232,14 +219,14 @@ class Requester:
         rec.start_ns = rec.sent_ns = sent = now_ns()
         total_deadline = sent + t.total_ns
         # workload.cancel after_s: the deadlines' timer also ends the stream at that point
-        stop = _NEVER if spec.cancel_after_ns is None else sent + spec.cancel_after_ns
+        stop = NEVER if spec.cancel_after_ns is None else sent + spec.cancel_after_ns
         try:
             async with asyncio.timeout_at(
                 loop_time_at(min(sent + t.first_token_ns, total_deadline, stop))
             ) as tmo:
                 after = spec.cancel_after_tokens  # workload.cancel after_tokens: token events
                 end = min(total_deadline, stop)
-                await self._stream(rec, req, tmo, end, text, calls, after or _NEVER)
+                await self._stream(rec, req, tmo, end, text, calls, after or NEVER)
         except TimeoutError:
             if now_ns() >= stop:
                 cut_by_client(rec)  # the user stopped: the connection was closed on the way out
@@ -280,7 +267,7 @@ class Requester:
         total_deadline: int,
         text: list[str] | None,
         calls: ToolCalls | None = None,
-        stop: int = _NEVER,
+        stop: int = NEVER,
     ) -> None:
         idle = self._timeouts.idle_ns
         slack = idle // 8
@@ -304,10 +291,13 @@ class Requester:
                 return
             splitter = SseSplitter(self._limits.event_bytes)
             max_events = self._limits.max_tokens(rec.max_tokens)
+            adapter = self._adapter
             arrived = 0
             async for arrived, data in resp.chunks():
                 payloads = splitter.feed(data)
-                used = self._events(rec, payloads, arrived, text, splitter.errors, calls, stop)
+                used = apply_events(
+                    rec, adapter, payloads, arrived, text, splitter.errors, calls, stop
+                )
                 if used is not None:  # the answer's last event (or a bad one), or the abort
                     if rec.cancelled_by_client:
                         resp.abort()
@@ -321,106 +311,6 @@ class Requester:
                     armed = min(arrived + idle + slack, total_deadline)
                     tmo.reschedule(loop_time_at(armed))
             tail = splitter.finish()
-            if self._events(rec, tail, arrived, text, splitter.errors, calls) is not None:
+            if apply_events(rec, adapter, tail, arrived, text, splitter.errors, calls) is not None:
                 return
         fail(rec, "incomplete_stream", "the stream ended without its final event")
-
-    def _events(
-        self,
-        rec: Record,
-        payloads: list[bytes],
-        arrived: int,
-        text: list[str] | None,
-        typed: bool = False,
-        calls: ToolCalls | None = None,
-        stop: int = _NEVER,
-    ) -> int | None:
-        """Apply one chunk's events to ``rec``; once the stream is over, how many of the
-        payloads it took (the rest came after the end), else None. ``stop``: token events
-        after which the client aborts (``workload.cancel``; one compare per token event).
-
-        ``text`` collects the answer's text when the spec asked for it (else None);
-        ``typed``: an :class:`ErrorEvent` may be among the payloads; ``calls`` assembles
-        the answer's tool calls when they are to be checked (else None).
-        """
-        deltas, failure = self._parse(payloads, typed)
-        stamp = rec.token_ns.append
-        for i, d in enumerate(deltas):
-            if d is None:  # [DONE]
-                finish(rec, self._adapter.ends_with_done)
-                return i + 1
-            if d.tokens:
-                if d.reasoning:
-                    reasoning(rec, d.tokens, arrived)
-                else:
-                    if rec.first_answer_ns is None:
-                        first_answer(rec, arrived)
-                    if text is not None:
-                        text.append(d.text)
-                    if d.tool_parts:
-                        tool_event(rec, d.tool_parts, arrived, calls)
-                stamp(arrived)
-                rec.output_events += d.tokens
-                rec.output_chars += len(d.text)
-                if rec.output_events >= stop and d.finish_reason is None and not d.final:
-                    cut_by_client(rec)
-                    return i + 1
-            if d.finish_reason is not None:
-                rec.finish_reason = d.finish_reason
-            if d.completion_tokens is not None:
-                rec.output_tokens_server = d.completion_tokens
-                if d.reasoning_tokens is not None:
-                    rec.reasoning_tokens_server = d.reasoning_tokens
-            if d.prompt_tokens is not None:
-                rec.prompt_tokens_server = d.prompt_tokens
-                if d.cached_tokens is not None:
-                    rec.cached_tokens_server = d.cached_tokens
-            if d.usage_ignored is not None:
-                rec.usage_ignored = d.usage_ignored
-            if d.error is not None:
-                fail(rec, "stream_error", d.error)
-                return i + 1
-            if d.final:
-                rec.response_id = d.response_id
-                finish(rec, not self._adapter.ends_with_done)
-                return i + 1
-        if failure is not None:
-            fail(rec, *failure)
-            return len(deltas) + 1
-        return None
-
-    def _parse(
-        self, payloads: list[bytes], typed: bool = False
-    ) -> tuple[list[Delta | None], tuple[str, str] | None]:
-        """The events of one read (None for ``[DONE]``), up to the first bad one, and its error.
-
-        Several events are parsed in one call (one JSON array), the common case
-        of a busy server; if that fails, one by one, so every event before the
-        bad one still counts. ``typed``: an :class:`ErrorEvent` may be among them
-        (then one by one: it ends the request as ``stream_error``).
-        """
-        if len(payloads) > 1 and not typed:
-            done = payloads[-1] == b"[DONE]"
-            try:
-                many: list[Delta | None] = list(
-                    self._adapter.parse_many(payloads[:-1] if done else payloads)
-                )
-            except _MALFORMED:
-                pass  # find the bad one below
-            else:
-                if done:
-                    many.append(None)
-                return many, None
-        out: list[Delta | None] = []
-        parse = self._adapter.parse
-        for payload in payloads:
-            if type(payload) is ErrorEvent:
-                return out, ("stream_error", event_error(payload))
-            if payload == b"[DONE]":
-                out.append(None)
-                break
-            try:
-                out.append(parse(payload))
-            except _MALFORMED as exc:
-                return out, ("malformed_event", f"{exc}: {payload[:120]!r}")
-        return out, None

@@ -10,16 +10,16 @@ and hands to the step's summary and progress display as they come.
 Saturation is judged per worker, the worst one gating: the step's
 :class:`~loadgen.summary.ClientHealth` holds each worker's own figures and,
 at the top, the worst of each; ``cpu_util_total`` adds up every loadgen
-process, the parent's included.
+process, the parent's included (the merging, and a worker's records moved
+onto the parent's clock, are :mod:`loadgen.scale.merge`).
 
 Ctrl-C or SIGTERM cancels the parent's step; the parent tells every worker
 to stop and waits for what they measured. A worker that dies is reported
 (its finished records are kept) and later steps are dealt among the rest.
 
 Imports: asyncio, multiprocessing, orjson, loadgen.clock, loadgen.errors,
-loadgen.records, loadgen.execute (executor, drivers, live, monitor), loadgen.scale (wire,
-worker), loadgen.scenario,
-loadgen.summary, loadgen.workload.
+loadgen.records, loadgen.execute (executor, drivers, live, monitor), loadgen.scale (merge,
+messages, wire, worker), loadgen.scenario, loadgen.workload.
 """
 
 from __future__ import annotations
@@ -40,18 +40,18 @@ from loadgen.errors import LoadgenError
 from loadgen.execute.drivers import OnRecord
 from loadgen.execute.executor import StepOutcome
 from loadgen.execute.live import Live
-from loadgen.execute.monitor import Pulse, rss_bytes
+from loadgen.execute.monitor import Pulse
 from loadgen.records import Record
+from loadgen.scale.merge import shift_record, step_outcome
 from loadgen.scale.messages import Clock, Command, Exit, Go, Step, StepDone, Stop
 from loadgen.scale.wire import frame, open_stream, read_frame
 from loadgen.scale.worker import WorkerConfig, main
 from loadgen.scenario.models import Scenario
-from loadgen.summary import ClientHealth
 from loadgen.workload.deal import workers_for
 from loadgen.workload.source import Workload
 from loadgen.workload.step import StepPlan
 
-__all__ = ["START_TIMEOUT_S", "Worker", "WorkerPool", "merge_health", "shift_record"]
+__all__ = ["START_TIMEOUT_S", "Worker", "WorkerPool"]
 
 #: how long a worker may take to start (import loadgen, read the workload)
 START_TIMEOUT_S = 120.0
@@ -201,7 +201,7 @@ class WorkerPool:
         wall = now_ns() - wall0
         parent_cpu = (cpu_ns() - cpu0) / wall if wall > 0 else 0.0
         reports = [(w, w.done.result()) for w in alive if w.done is not None]
-        outcome = _outcome(reports, parent_cpu)
+        outcome = step_outcome(reports, parent_cpu)
         outcome.interrupted = outcome.interrupted or interrupted
         outcome.health.warnings += state.died
         return outcome
@@ -368,83 +368,3 @@ class WorkerPool:
 
     def release(self) -> None:
         """What else the pool holds (a Ray pool: its actors and cluster connection)."""
-
-
-def _outcome(reports: list[tuple[Worker, StepDone | None]], parent_cpu: float) -> StepOutcome:
-    """One step outcome from the workers' done reports (None: the worker died)."""
-    healths: list[tuple[int, ClientHealth]] = []
-    outcome = StepOutcome(ClientHealth())
-    for w, report in reports:
-        if report is None:
-            continue
-        outcome.interrupted = outcome.interrupted or report.interrupted
-        if report.sat_out or report.health is None:
-            continue
-        healths.append((w.index, report.health))
-        shift = w.offset_ns
-        outcome.in_flight.append([(t - shift, n) for t, n in report.in_flight])
-        outcome.http_versions.update(report.http_versions)
-    outcome.health = merge_health(healths, parent_cpu)
-    return outcome
-
-
-def merge_health(healths: list[tuple[int, ClientHealth]], parent_cpu: float) -> ClientHealth:
-    """The worst of each figure over the workers (saturation is per worker), and each one."""
-
-    def worst(name: str) -> float | None:
-        values = [getattr(h, name) for _, h in healths if getattr(h, name) is not None]
-        return max(values) if values else None
-
-    merged = ClientHealth(
-        cpu_util=max((h.cpu_util for _, h in healths), default=0.0),
-        loop_lag_p99_ms=worst("loop_lag_p99_ms"),
-        loop_lag_max_ms=worst("loop_lag_max_ms"),
-        send_lag_p99_ms=worst("send_lag_p99_ms"),
-        read_lag_p99_ms=worst("read_lag_p99_ms"),
-        read_lag_max_ms=worst("read_lag_max_ms"),
-        saturated=any(h.saturated for _, h in healths),
-        warnings=[f"worker {i}: {text}" for i, h in healths for text in h.warnings],
-        cpu_util_total=round(sum(h.cpu_util for _, h in healths) + parent_cpu, 4),
-        rss_peak_mib=worst("rss_peak_mib"),
-        rss_peak_total_mib=_total_rss(healths),
-        workers=[h for _, h in healths],
-        media_wait_p99_ms=worst("media_wait_p99_ms"),
-    )
-    return merged
-
-
-def _total_rss(healths: list[tuple[int, ClientHealth]]) -> float | None:
-    peaks = [h.rss_peak_mib for _, h in healths if h.rss_peak_mib is not None]
-    parent = rss_bytes()
-    if not peaks or parent is None:
-        return None
-    return round(sum(peaks) + parent / 2**20, 1)
-
-
-#: every Record field that holds a reading of the monotonic clock
-_TIME_FIELDS = (
-    "scheduled_ns",
-    "start_ns",
-    "sent_ns",
-    "headers_ns",
-    "first_token_ns",
-    "first_answer_ns",
-    "first_reasoning_ns",
-    "last_token_ns",
-    "end_ns",
-    "first_tool_ns",
-    # -- request phases
-    "connect_start_ns",
-    "connect_ns",
-    "tls_ns",
-    "first_byte_ns",
-)
-
-
-def shift_record(rec: Record, delta_ns: int) -> None:
-    """Move every time of ``rec`` by ``delta_ns`` (a worker's clock onto the parent's)."""
-    for name in _TIME_FIELDS:
-        value = getattr(rec, name)
-        if value is not None:
-            setattr(rec, name, value + delta_ns)
-    rec.token_ns = [t + delta_ns for t in rec.token_ns]

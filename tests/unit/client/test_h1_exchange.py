@@ -11,14 +11,8 @@ from collections.abc import Iterator
 import pytest
 
 from loadgen.client import h1_exchange
-from loadgen.client.h1_exchange import (
-    IDLE_MARGIN_MAX_NS,
-    MAX_HEADER_BYTES,
-    Core,
-    Exchange,
-    keep_alive,
-    refused,
-)
+from loadgen.client.h1_answer import Exchange, refused
+from loadgen.client.h1_exchange import IDLE_MARGIN_MAX_NS, MAX_HEADER_BYTES, Core, keep_alive
 from loadgen.client.h1_state import TRANSITIONS, Event, State, advance
 from loadgen.client.transport import TransportError
 

@@ -9,7 +9,7 @@ import pickle
 import pytest
 
 from loadgen.execute.executor import StepOutcome
-from loadgen.scale.pool import merge_health
+from loadgen.scale.merge import merge_health
 from loadgen.scale.wire import frame, open_stream, read_frame
 from loadgen.summary import ClientHealth
 
@@ -78,7 +78,7 @@ def test_in_flight_of_several_processes_adds_their_means() -> None:
 
 def test_shift_record_moves_every_clock_reading_and_no_duration() -> None:
     from loadgen.records import Record
-    from loadgen.scale.pool import shift_record
+    from loadgen.scale.merge import shift_record
 
     rec = Record(
         step=0,
@@ -125,7 +125,7 @@ def test_every_stamp_of_a_record_moves_onto_the_parents_clock() -> None:
     from dataclasses import fields
 
     from loadgen.records import Record
-    from loadgen.scale.pool import _TIME_FIELDS
+    from loadgen.scale.merge import _TIME_FIELDS
 
     stamps = {f.name for f in fields(Record) if f.name.endswith("_ns") and f.name != "token_ns"}
     assert stamps == set(_TIME_FIELDS)
