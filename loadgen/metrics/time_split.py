@@ -39,6 +39,6 @@ def split_growth(step: StepSummary, earlier: list[StepSummary]) -> str | None:
     part = max(growth, key=lambda k: growth[k])
     how = "which met the SLA" if ref.meets_sla else "the first with a split"
     return (
-        f"{PART_WORDS[part]} grew most: {growth[part]:+,.0f} ms mean "
-        f"({then[part]:,.0f} -> {now[part]:,.0f}) against step {ref.index}, {how}"
+        f"{PART_WORDS[part]} grew most: {round(growth[part]):+,} ms mean "
+        f"({round(then[part]):,} -> {round(now[part]):,}) against step {ref.index}, {how}"
     )

@@ -263,7 +263,8 @@ def time_split_text(step: StepSummary) -> str | None:
     if ts is None:
         return None
     means = ts.part_means()
-    parts = [f"{PART_WORDS[part]} {means[part]:,.0f} ms" for part in PHASES if part in means]
+    # round() first: a mean of -0.3 ms reads "0 ms", not "-0 ms"
+    parts = [f"{PART_WORDS[part]} {round(means[part]):,} ms" for part in PHASES if part in means]
     if not parts:
         return None
     text = f"where the time went ({ts.engine} histograms, means): " + ", ".join(parts)

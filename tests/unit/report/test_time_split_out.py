@@ -81,6 +81,15 @@ def test_facts_line(with_splits: Summary) -> None:
     assert facts.time_split_text(with_splits.steps[3]) is None
 
 
+def test_a_mean_that_rounds_to_zero_reads_0_not_minus_0(with_splits: Summary) -> None:
+    s0 = with_splits.steps[0]
+    s0.time_split = split(0.2, 8.0, 10.0, -0.4, -0.3)  # the mock: float noise about 0
+    assert facts.time_split_text(s0) == (
+        "where the time went (vllm histograms, means): queue 0 ms, prefill 8 ms, "
+        "decode 10 ms, server frontend 0 ms, network + client 0 ms"
+    )
+
+
 def test_bars_stack_in_load_order(with_splits: Summary) -> None:
     bars = split_bars(with_splits)
     assert [b.label for b in bars] == ["1", "4", "16"]
