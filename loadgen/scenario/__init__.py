@@ -2,7 +2,8 @@
 
 Owns reading a YAML scenario into a validated :class:`Scenario` (every
 failure one line naming the file, the field and what was expected), the
-models of each section, the flags that override fields
+models of each section (one module a section, all re-exported by
+:mod:`~loadgen.scenario.models`), the flags that override fields
 (:mod:`~loadgen.scenario.overrides`), the scenario of a run without a file
 (:mod:`~loadgen.scenario.defaults`), and the checks that every value is one
 JSON carries (:mod:`~loadgen.scenario.values`) and every file and variable it

@@ -1,11 +1,13 @@
 """The scenario: what to load, how hard, and what counts as good enough.
 
-Owns :class:`Scenario` (a whole scenario file), its small sections (``sla``,
-``telemetry``, ``cost``) and the checks across sections (an open-loop step's
-plan must fit in memory). The larger sections have modules of their own:
-``target`` (:mod:`~loadgen.scenario.target_spec`), ``workload``
+Owns :class:`Scenario` (a whole scenario file), its smallest section
+(``cost``) and the checks across sections (an open-loop step's plan must fit
+in memory). The other sections have modules of their own: ``target``
+(:mod:`~loadgen.scenario.target_spec`), ``workload``
 (:mod:`~loadgen.scenario.workload_spec`), ``load``
-(:mod:`~loadgen.scenario.loadspec`) and the distributions
+(:mod:`~loadgen.scenario.loadspec`), ``sla``
+(:mod:`~loadgen.scenario.sla_spec`), ``telemetry``
+(:mod:`~loadgen.scenario.telemetry_spec`) and the distributions
 (:mod:`~loadgen.scenario.dists`); their models are re-exported here, so
 ``loadgen.scenario.models`` names every model of the file.
 
@@ -18,7 +20,6 @@ Imports: pydantic, loadgen.strict (the base model), loadgen.vocab and this packa
 from __future__ import annotations
 
 import re
-from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -34,8 +35,7 @@ from loadgen.scenario.dists import (
     NormalDist,
     UniformDist,
 )
-from loadgen.scenario.limits import MAX_NAME, MAX_SECONDS
-from loadgen.scenario.listen import needs_token, parse_listen
+from loadgen.scenario.limits import MAX_NAME
 from loadgen.scenario.loadspec import (
     ConcurrencyLoad,
     LoadSpec,
@@ -55,6 +55,7 @@ from loadgen.scenario.output_spec import (
 )
 from loadgen.scenario.planned import BYTES_PER_TOKEN, MAX_PLANNED_BYTES, mean_length, media_bytes
 from loadgen.scenario.pooling import check_pooling
+from loadgen.scenario.sla_spec import PercentileBounds, SessionBounds, SlaSpec
 from loadgen.scenario.target_spec import (
     MAX_ENDPOINTS,
     MAX_MOCK_REPLICAS,
@@ -67,7 +68,8 @@ from loadgen.scenario.target_spec import (
     TlsSpec,
     check_base_url,
 )
-from loadgen.scenario.telemetry_sources import DcgmUrls, PrometheusSpec
+from loadgen.scenario.telemetry_sources import PrometheusSpec
+from loadgen.scenario.telemetry_spec import TelemetrySpec
 from loadgen.scenario.workload_spec import PrefixSpec, SessionSpec, WorkloadSpec
 from loadgen.strict import Spec
 from loadgen.vocab import API_NAMES, CHAT_APIS
@@ -120,164 +122,6 @@ __all__ = [
 
 #: a name that is safe as one path component
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_+=@,-][A-Za-z0-9 ._+=@,-]*")
-
-
-class PercentileBounds(Spec):
-    mean: float | None = Field(None, gt=0, description="Bound on the mean, in ms.")
-    p50: float | None = Field(None, gt=0, description="Bound on the median, in ms.")
-    p90: float | None = Field(None, gt=0, description="Bound on the 90th percentile, in ms.")
-    p95: float | None = Field(None, gt=0, description="Bound on the 95th percentile, in ms.")
-    p99: float | None = Field(None, gt=0, description="Bound on the 99th percentile, in ms.")
-
-    def items(self) -> list[tuple[str, float]]:
-        return [(k, v) for k, v in self.model_dump().items() if v is not None]
-
-
-class SessionBounds(Spec):
-    """Bounds on the time of a whole session (agent task or multi-turn chat), in seconds."""
-
-    mean: float | None = Field(None, gt=0, description="Bound on the mean, in s.")
-    p50: float | None = Field(None, gt=0, description="Bound on the median, in s.")
-    p90: float | None = Field(None, gt=0, description="Bound on the 90th percentile, in s.")
-    p95: float | None = Field(None, gt=0, description="Bound on the 95th percentile, in s.")
-    p99: float | None = Field(None, gt=0, description="Bound on the 99th percentile, in s.")
-
-    def items(self) -> list[tuple[str, float]]:
-        return [(k, v) for k, v in self.model_dump().items() if v is not None]
-
-
-class SlaSpec(Spec):
-    ttft_ms: PercentileBounds = Field(
-        default_factory=PercentileBounds, description="Bounds on time to first token."
-    )
-    tpot_ms: PercentileBounds = Field(
-        default_factory=PercentileBounds, description="Bounds on time per output token."
-    )
-    itl_ms: PercentileBounds = Field(
-        default_factory=PercentileBounds, description="Bounds on inter-token latency."
-    )
-    e2e_ms: PercentileBounds = Field(
-        default_factory=PercentileBounds, description="Bounds on end-to-end latency."
-    )
-    max_error_rate: float | None = Field(
-        None, ge=0, le=1, description="Largest allowed fraction of failed requests."
-    )
-    ttft_of: Literal["any", "answer"] = Field(
-        "any",
-        description="Which first token TTFT is judged by: any (reasoning included) or the "
-        "first answer token of a reasoning model.",
-    )
-    latency_from: Literal["scheduled", "sent"] = Field(
-        "scheduled",
-        description="Open loop (rate, trace): where TTFT and E2E count from, for the SLA, "
-        "goodput and the reported figures: the intended send time (scheduled; queueing "
-        "behind max_concurrency counts, as users feel it) or the actual send (sent). "
-        "Closed loop sends when intended: both are the same.",
-    )
-    confidence: float = Field(
-        0.95,
-        ge=0.5,
-        le=0.999,
-        description="Confidence level of every interval (percentiles, means) and of the "
-        "SLA verdicts: a bound is met when the interval's upper end is within it, missed "
-        "when its lower end is beyond it, inconclusive otherwise.",
-    )
-    # -- tool calls and structured output
-    valid_output_rate: float | None = Field(
-        None,
-        gt=0,
-        le=1,
-        description="Smallest allowed share of checked answers (tool calls, structured "
-        "answers) that are valid for their schema; judged on its Wilson interval at "
-        "`confidence`. Needs workload.tools or workload.response_format.",
-    )
-    # -- agent sessions and multi-turn chats
-    session_s: SessionBounds = Field(
-        default_factory=SessionBounds,
-        description="Bounds on session time (first call's start to last call's end, in "
-        "seconds); the highest percentile stated is also each session's bound for "
-        "session goodput. Needs sessions in the workload (workload.sessions, an agent "
-        "workload or a trace).",
-    )
-
-
-class TelemetrySpec(Spec):
-    agents: list[str] = Field(
-        default_factory=list, description="URLs of `loadgen agent` sidecars to poll."
-    )
-    server_metrics: str | None = Field(
-        None,
-        description="URL of the server's Prometheus /metrics endpoint to scrape; "
-        "`target` means <target url>/metrics.",
-    )
-    token_env: str | None = Field(
-        None, description="Environment variable holding the agents' bearer token."
-    )
-    interval_s: float = Field(
-        1.0, ge=0.01, le=MAX_SECONDS, description="Polling interval in seconds."
-    )
-    # -- loadgen's own metrics for Prometheus (docs/prometheus.md)
-    serve_metrics: str | None = Field(
-        None,
-        description="Serve loadgen's own client metrics for Prometheus on [HOST:]PORT while "
-        "the run lasts (a bare port binds 127.0.0.1; beyond loopback needs "
-        "serve_metrics_token_env).",
-    )
-    serve_metrics_token_env: str | None = Field(
-        None,
-        description="Environment variable holding the bearer token a scraper must send to "
-        "serve_metrics (required for a bind beyond loopback).",
-    )
-    serve_metrics_linger_s: float = Field(
-        0.0,
-        ge=0,
-        le=3600,
-        description="Keep serving the metrics this many seconds after the last step, so a "
-        "scraper reads the final counts (at least its scrape interval).",
-    )
-
-    # -- sources a cluster already has (loadgen.scenario.telemetry_sources)
-    dcgm: DcgmUrls = Field(
-        default_factory=list,
-        description="dcgm-exporter URLs (one or a list; no path: <url>/metrics) scraped "
-        "for GPU figures every interval_s, in place of agents.",
-    )
-    prometheus: PrometheusSpec | None = Field(
-        None, description="An existing Prometheus read over each step's window."
-    )
-
-    @field_validator("agents")
-    @classmethod
-    def _agents_are_urls(cls, urls: list[str]) -> list[str]:
-        for url in urls:
-            check_base_url(url)
-        return urls
-
-    @field_validator("server_metrics")
-    @classmethod
-    def _metrics_is_url(cls, url: str | None) -> str | None:
-        if url is not None and url != "target":
-            check_base_url(url)
-        return url
-
-    @field_validator("serve_metrics")
-    @classmethod
-    def _serve_metrics_is_an_address(cls, value: str | None) -> str | None:
-        if value is not None:
-            parse_listen(value)
-        return value
-
-    @model_validator(mode="after")
-    def _beyond_loopback_needs_a_token(self) -> TelemetrySpec:
-        address = self.serve_metrics
-        if address and needs_token(address) and not self.serve_metrics_token_env:
-            msg = (
-                f"serve_metrics {address} binds beyond loopback: anyone who can reach it "
-                "reads the run; set serve_metrics_token_env (the bearer token Prometheus "
-                "sends) or bind 127.0.0.1"
-            )
-            raise ValueError(msg)
-        return self
 
 
 class CostSpec(Spec):
