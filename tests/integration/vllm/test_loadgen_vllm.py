@@ -249,8 +249,11 @@ def test_closed_loop_sweep(vllm_server: VllmServer, scenario: Build, tmp_path: P
     the worker computes on the first, starving the API server and the client,
     so concurrent requests reach the engine one by one and c=16 measures the
     same throughput as c=1 (seen in about a third of the sweeps; a separate
-    process sleeping 5 ms wakes up to 0.5 s late meanwhile). The sweep is
-    rerun then, at most ``SWEEP_ATTEMPTS`` times; one must show the batching.
+    process sleeping 5 ms wakes up to 0.5 s late meanwhile). The same starving
+    can hold loadgen's own reads back past its saturation bound, and the step
+    is then rightly inconclusive, not met (a clean-clone CI run: read lag p99
+    8.1 ms at c=1, bound 8). The sweep is rerun in either case, at most
+    ``SWEEP_ATTEMPTS`` times; one must have every step met and show the batching.
     """
     sc = scenario(
         target=target(vllm_server),
@@ -265,7 +268,12 @@ def test_closed_loop_sweep(vllm_server: VllmServer, scenario: Build, tmp_path: P
             step_records = [r for r in records if r.step == step.index]
             assert_streamed(step, step_records, 16)
             assert_counts_honest(step, step_records)
-            assert step.meets_sla
+        starved = [s for s in summary.steps if s.sla.cause == "saturated"]
+        if starved:  # loadgen was held back, and its warnings say why: try again
+            assert all(s.client.warnings for s in starved)
+            seen.append([-1.0])
+            continue
+        assert all(step.meets_sla for step in summary.steps)
         assert summary.verdict is not None
         assert summary.verdict.max_passing == 16
         assert summary.verdict.stopped_early is None
@@ -274,7 +282,10 @@ def test_closed_loop_sweep(vllm_server: VllmServer, scenario: Build, tmp_path: P
         seen.append([round(x, 1) for x in rps])
         if rps[2] > 1.5 * rps[0]:
             return
-    pytest.fail(f"16 streams were never faster than 1 (req/s at 1/4/16 per attempt: {seen})")
+    pytest.fail(
+        "16 streams were never faster than 1 with loadgen unsaturated (req/s at 1/4/16 per "
+        f"attempt, [-1.0] where loadgen was saturated: {seen})"
+    )
 
 
 @pytest.mark.parametrize(
