@@ -34,13 +34,18 @@ def test_a_sweep_has_its_frontier_points_and_plot(run: Runner) -> None:
     for step in summary.steps:
         f = step.frontier
         assert f is not None and f.interactivity_tok_s is not None
-        assert f.interactivity_requests == step.requests.ok == 12
+        assert step.requests.ok == 12
         mine = [
             r.output_tokens / ((r.last_token_ns - r.first_token_ns) / 1e9)
             for r in records
             if r.step == step.index and r.ok and not r.warmup
             and r.first_token_ns is not None and r.last_token_ns is not None
+            and r.last_token_ns > r.first_token_ns
         ]  # fmt: skip
+        # A stream whose tokens all came in one read has no decode time and is left out
+        # by definition: the mock paces by deadlines, so when a busy machine starves it
+        # past them it writes the overdue tokens at once (one of 12 in a CI run).
+        assert f.interactivity_requests == len(mine) >= 9
         assert f.interactivity_tok_s == pytest.approx(statistics.median(mine), rel=1e-12)
         assert 0.6 * paced < f.interactivity_tok_s < 1.25 * paced
         assert step.tpot_ms.p50 is not None
