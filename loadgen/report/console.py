@@ -236,10 +236,8 @@ def format_step(
         *_notes(step, prompt_length_source),
     ]
     if step.tokens.count_mismatches:
-        lines.append(
-            f"  note: {step.tokens.count_mismatches} requests where usage tokens != token events"
-            + facts.spec_mismatch_text(step)
-        )
+        note = f"note: {step.tokens.count_mismatches} requests where usage tokens != token events"
+        lines += fit("  ", phrases(note + facts.spec_mismatch_text(step)), " ")
     if step.sla.checks:
         sla = step.sla
         lines += fit(f"  SLA {sla.verdict}: ", [_check_text(c) for c in sla.checks], "; ")

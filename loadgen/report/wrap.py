@@ -29,6 +29,6 @@ def fit(head: str, parts: list[str], sep: str, width: int = CONSOLE_WIDTH) -> li
 
 
 def phrases(text: str) -> list[str]:
-    """``text`` cut where a line may break: after ``;`` or ``,``, before ``(``; a number
-    and its unit, or a bound and its value, stay together."""
-    return [p for p in re.split(r"(?<=[;,]) | (?=\()", text) if p]
+    """``text`` cut where a line may break: after ``;``, ``,`` or `` · ``, before ``(``; a
+    number and its unit, or a bound and its value, stay together."""
+    return [p for p in re.split(r"(?<=[;,·]) | (?=\()", text) if p]

@@ -69,3 +69,17 @@ def test_console_lines_fit_80_columns_and_break_only_between_phrases() -> None:
     ]
     assert " ".join(" ".join(lines).split()) == "throughput " + " · ".join(parts)
     assert fit("  SLA PASS: ", ["a <= 1 ok"], "; ") == ["  SLA PASS: a <= 1 ok"]
+
+
+def test_a_line_of_facts_breaks_after_its_dots_not_inside_a_figure() -> None:
+    from loadgen.report.wrap import fit, phrases
+
+    text = (
+        "frontier: 314.4 tok/s per user (1000/TPOT p50 309.4) · 1,143 output tok/s per GPU"
+        " (1 GPU, cost.gpus) · 0.49 USD per M output tokens"
+    )
+    lines = fit("  ", phrases(text), " ")
+    assert lines == [
+        "  frontier: 314.4 tok/s per user (1000/TPOT p50 309.4) ·",
+        "    1,143 output tok/s per GPU (1 GPU, cost.gpus) · 0.49 USD per M output tokens",
+    ]
