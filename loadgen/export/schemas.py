@@ -31,7 +31,7 @@ from dataclasses import fields
 from typing import Any
 
 from loadgen.records import Record
-from loadgen.report.csv_out import CI_COLUMNS, LATENCY_COLUMNS
+from loadgen.report.csv_out import CI_COLUMNS, LATENCY_COLUMNS, SPEC_DECODE_COLUMNS
 
 __all__ = [
     "ANNOTATION_TYPES",
@@ -120,18 +120,7 @@ STEP_TYPES: dict[str, str] = {
     "ttft_answer_ms_p99": "float64?",
     "prefix_cache_hit_rate": "float64?",
     # -- speculative decoding (summary StepSummary.spec_decode)
-    **dict.fromkeys(
-        (
-            "spec_decode_acceptance_rate",
-            "spec_decode_mean_accepted_length",
-            "spec_decode_drafts",
-            "spec_decode_draft_tokens",
-            "spec_decode_accepted_tokens",
-            "spec_decode_emitted_tokens",
-            "spec_decode_tokens_per_event",
-        ),
-        "float64?",
-    ),
+    **dict.fromkeys(SPEC_DECODE_COLUMNS, "float64?"),
     "prompt_len_mean_rel_diff": "float64?",
     "prompt_len_worst_rel_diff": "float64?",
     "prompt_len_beyond_tolerance": "int64?",

@@ -35,6 +35,7 @@ __all__ = [
     "CI_COLUMNS",
     "LATENCY_COLUMNS",
     "OPTIONAL_COLUMNS",
+    "SPEC_DECODE_COLUMNS",
     "STATS",
     "csv_columns",
     "load_value",
@@ -55,6 +56,16 @@ CI_COLUMNS = tuple(
     for m in ("ttft_ms", "itl_ms", "tpot_ms", "e2e_ms")
     for s in CURVE_STATS
     for end in ("low", "high")
+)
+#: speculative decoding's columns (StepSummary.spec_decode), empty without a draft model
+SPEC_DECODE_COLUMNS = (
+    "spec_decode_acceptance_rate",
+    "spec_decode_mean_accepted_length",
+    "spec_decode_drafts",
+    "spec_decode_draft_tokens",
+    "spec_decode_accepted_tokens",
+    "spec_decode_emitted_tokens",
+    "spec_decode_tokens_per_event",
 )
 
 BASE_COLUMNS = (
@@ -149,18 +160,7 @@ OPTIONAL_COLUMNS: tuple[tuple[tuple[str, ...], Callable[[list[Any]], bool]], ...
         _some,
     ),
     (("prefix_cache_hit_rate",), _some),
-    (
-        (
-            "spec_decode_acceptance_rate",
-            "spec_decode_mean_accepted_length",
-            "spec_decode_drafts",
-            "spec_decode_draft_tokens",
-            "spec_decode_accepted_tokens",
-            "spec_decode_emitted_tokens",
-            "spec_decode_tokens_per_event",
-        ),
-        _some,
-    ),
+    (SPEC_DECODE_COLUMNS, _some),
     (("cache_tokens_per_request", "cache_hit_rate", "cache_requests_with_hits"), _counted),
     (
         ("prompt_len_mean_rel_diff", "prompt_len_worst_rel_diff", "prompt_len_beyond_tolerance"),

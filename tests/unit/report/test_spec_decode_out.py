@@ -6,20 +6,11 @@ import csv
 import io
 
 from loadgen.report.console import format_step
+from loadgen.report.csv_out import SPEC_DECODE_COLUMNS as COLUMNS
 from loadgen.report.csv_out import render_steps_csv
 from loadgen.report.facts import spec_decode_text
 from loadgen.summary import SpecDecodeStats
 from tests.unit.report.conftest import bare_step, bare_summary
-
-COLUMNS = (
-    "spec_decode_acceptance_rate",
-    "spec_decode_mean_accepted_length",
-    "spec_decode_drafts",
-    "spec_decode_draft_tokens",
-    "spec_decode_accepted_tokens",
-    "spec_decode_emitted_tokens",
-    "spec_decode_tokens_per_event",
-)
 
 
 def stats(drafts: float, drafted: float, accepted: float) -> SpecDecodeStats:
