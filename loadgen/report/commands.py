@@ -132,7 +132,7 @@ def compare(
         click.echo("\n".join(conclusions(results)) + "\n")
         click.echo("\n".join(r.message() for r in results) + "\n")
     env_table, flagged = envcmp.environment_table(loaded)
-    click.echo(f"environment\n{cmp.format_table(env_table)}")
+    click.echo(cmp.format_table(env_table))  # its header row is its title: "environment"
     if flagged:
         click.echo(f"differs: {', '.join(flagged)}")
     click.echo("")
