@@ -4,7 +4,8 @@ Owns :func:`draw_frontier` (one run: each step a point labelled by its load, the
 Pareto front as a step line, points that miss the SLA hollow and grey, the
 region slower than the SLA's TPOT bound shaded, the best point under the SLA
 starred) and :func:`draw_fronts` (several runs on one panel, a colour each,
-each run's best point named). The points are
+each run's best point named, the points labelled by load where the labels fit).
+The points are
 :class:`~loadgen.report.frontier_view.FrontierView`'s.
 
 Imports: matplotlib (lazily), loadgen.summary, loadgen.report.figstyle,
@@ -95,7 +96,7 @@ def draw_frontier(summary: Summary) -> Figure:
 
 def draw_fronts(names: Sequence[str], views: Sequence[FrontierView], subtitle: str = "") -> Figure:
     """Several runs' fronts on one panel, one colour per run (its SLA misses hollow in it),
-    each run's best point named."""
+    each run's best point named, each point labelled by its load where the label fits."""
     from matplotlib import colormaps
 
     fig = figure(8, 5.0, 1, 1)
@@ -109,4 +110,6 @@ def draw_fronts(names: Sequence[str], views: Sequence[FrontierView], subtitle: s
     style(ax, "throughput vs interactivity", X_LABEL, y_label)
     if subtitle:
         fig.suptitle(subtitle, fontsize=10)
+    # the loads, where they fit (the runs' steps share loads: the colour says whose)
+    place_labels(ax, [(x, y, v.label(i)) for v in views for i, (x, y) in enumerate(v.points)])
     return fig

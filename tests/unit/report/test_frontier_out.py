@@ -169,6 +169,8 @@ def test_compare_overlays_two_runs_fronts_and_names_each_best(
     bests = [ln.get_label() for ln in ax.get_lines() if ln.get_gid() == "best"]
     best_a = views[0].label(views[0].best)  # type: ignore[arg-type]
     assert bests == [f"A: best under the SLA: {best_a}", f"B: best under the SLA: {best_a}"]
+    labels = {t.get_text() for t in ax.texts}  # the loads, where they fit
+    assert labels and labels <= {"c=1", "c=4", "c=16"}
     out = tmp_path / "cmp"
     main(["compare", str(a), str(b), "--out", str(out)])
     printed = capsys.readouterr().out
