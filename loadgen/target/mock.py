@@ -62,6 +62,9 @@ def start_mocks(target: TargetSpec, out_dir: Path, stack: contextlib.ExitStack) 
     """
     args = mock_args(target)
     n = target.mock.replicas
+    # loadgen's own CPUs again once the mocks are gone (registered first: undone last), so a
+    # second run in this process splits them anew rather than sharing loadgen's one CPU
+    stack.callback(_restore_cpus, _own_cpus())
     cpus = _split_cpus()  # once: the replicas share the CPUs loadgen leaves them
     if n == 1:
         return [stack.enter_context(MockServer(args, out_dir / "mock.log", cpus=cpus))]
@@ -115,6 +118,7 @@ class MockServer:
         self.start_timeout_s = start_timeout_s
         self.cpus = cpus
         self.proc: subprocess.Popen[bytes] | None = None
+        self._own_cpus: set[int] | None = None  # loadgen's CPUs before a split, given back
 
     @property
     def pid(self) -> int | None:
@@ -123,7 +127,11 @@ class MockServer:
 
     def __enter__(self) -> str:
         cmd = [sys.executable, "-m", "loadgen.mock", "--host", "127.0.0.1", "--port", "0"]
-        mock_cpus = _split_cpus() if isinstance(self.cpus, str) else self.cpus
+        if isinstance(self.cpus, str):
+            self._own_cpus = _own_cpus()
+            mock_cpus = _split_cpus()
+        else:
+            mock_cpus = self.cpus
         die_with_parent = _die_with_parent()
 
         def in_child() -> None:  # runs in the child before it starts
@@ -167,6 +175,9 @@ class MockServer:
         self._stop()
 
     def _stop(self) -> None:
+        own, self._own_cpus = self._own_cpus, None
+        if own is not None:
+            _restore_cpus(own)
         proc, self.proc = self.proc, None
         if proc is None or proc.poll() is not None:
             return
@@ -179,7 +190,8 @@ class MockServer:
 
 
 def _split_cpus() -> set[int] | None:
-    """Keep loadgen and the mock on different CPUs, when there are at least two.
+    """Keep loadgen and the mock on different CPUs, when there are at least two (loadgen's
+    own are given back when the mock stops: :func:`_restore_cpus`).
 
     On a small machine the scheduler otherwise tends to run the two on one CPU
     and let the process that just wrote keep running while the woken one
@@ -195,6 +207,21 @@ def _split_cpus() -> set[int] | None:
     except (AttributeError, OSError):
         return None
     return {cpus[-1]}
+
+
+def _own_cpus() -> set[int] | None:
+    """The CPUs this process may run on now (None where affinity cannot be read)."""
+    try:
+        return set(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
+
+
+def _restore_cpus(cpus: set[int] | None) -> None:
+    """Let this process run on ``cpus`` again (what :func:`_own_cpus` read before a split)."""
+    if cpus:
+        with contextlib.suppress(AttributeError, OSError):
+            os.sched_setaffinity(0, cpus)
 
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
