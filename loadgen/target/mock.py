@@ -24,7 +24,7 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -62,10 +62,8 @@ def start_mocks(target: TargetSpec, out_dir: Path, stack: contextlib.ExitStack) 
     """
     args = mock_args(target)
     n = target.mock.replicas
-    # loadgen's own CPUs again once the mocks are gone (registered first: undone last), so a
-    # second run in this process splits them anew rather than sharing loadgen's one CPU
-    stack.callback(_restore_cpus, _own_cpus())
-    cpus = _split_cpus()  # once: the replicas share the CPUs loadgen leaves them
+    # once: the replicas share the CPUs loadgen leaves them, given back after the last stops
+    cpus = stack.enter_context(_cpus_apart())
     if n == 1:
         return [stack.enter_context(MockServer(args, out_dir / "mock.log", cpus=cpus))]
     return [
@@ -102,7 +100,7 @@ class MockServer:
     """``with MockServer(args, log) as url:`` runs ``python -m loadgen.mock --port 0 ARGS``.
 
     ``cpus``: the CPUs the mock runs on (None: any); by default the mock takes
-    one CPU and loadgen keeps the others (:func:`_split_cpus`).
+    one CPU and loadgen keeps the others (:func:`_cpus_apart`).
     """
 
     def __init__(
@@ -118,7 +116,7 @@ class MockServer:
         self.start_timeout_s = start_timeout_s
         self.cpus = cpus
         self.proc: subprocess.Popen[bytes] | None = None
-        self._own_cpus: set[int] | None = None  # loadgen's CPUs before a split, given back
+        self._apart = contextlib.ExitStack()  # a split of its own, undone as it stops
 
     @property
     def pid(self) -> int | None:
@@ -127,11 +125,8 @@ class MockServer:
 
     def __enter__(self) -> str:
         cmd = [sys.executable, "-m", "loadgen.mock", "--host", "127.0.0.1", "--port", "0"]
-        if isinstance(self.cpus, str):
-            self._own_cpus = _own_cpus()
-            mock_cpus = _split_cpus()
-        else:
-            mock_cpus = self.cpus
+        cpus = self.cpus
+        mock_cpus = self._apart.enter_context(_cpus_apart()) if isinstance(cpus, str) else cpus
         die_with_parent = _die_with_parent()
 
         def in_child() -> None:  # runs in the child before it starts
@@ -175,9 +170,7 @@ class MockServer:
         self._stop()
 
     def _stop(self) -> None:
-        own, self._own_cpus = self._own_cpus, None
-        if own is not None:
-            _restore_cpus(own)
+        self._apart.close()
         proc, self.proc = self.proc, None
         if proc is None or proc.poll() is not None:
             return
@@ -189,39 +182,33 @@ class MockServer:
             proc.wait()
 
 
-def _split_cpus() -> set[int] | None:
-    """Keep loadgen and the mock on different CPUs, when there are at least two (loadgen's
-    own are given back when the mock stops: :func:`_restore_cpus`).
+@contextlib.contextmanager
+def _cpus_apart() -> Iterator[set[int] | None]:
+    """Keep loadgen and the mock on different CPUs while the mock runs, when there are at
+    least two; loadgen's own are given back on leaving, so a second run in this process
+    (``--repeat``, a library caller) splits them anew rather than sharing loadgen's one.
 
     On a small machine the scheduler otherwise tends to run the two on one CPU
     and let the process that just wrote keep running while the woken one
     waits, which shows as server-side delay that a real, remote server would
-    not have. Returns the CPUs for the mock (loadgen keeps the others), or
+    not have. Yields the CPUs for the mock (loadgen keeps the others), or
     None where affinity cannot be set.
     """
     try:
         cpus = sorted(os.sched_getaffinity(0))
-        if len(cpus) < 2:
-            return None
-        os.sched_setaffinity(0, set(cpus[:-1]))
+        split = len(cpus) >= 2
+        if split:
+            os.sched_setaffinity(0, set(cpus[:-1]))
     except (AttributeError, OSError):
-        return None
-    return {cpus[-1]}
-
-
-def _own_cpus() -> set[int] | None:
-    """The CPUs this process may run on now (None where affinity cannot be read)."""
+        split = False
+    if not split:
+        yield None
+        return
     try:
-        return set(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return None
-
-
-def _restore_cpus(cpus: set[int] | None) -> None:
-    """Let this process run on ``cpus`` again (what :func:`_own_cpus` read before a split)."""
-    if cpus:
-        with contextlib.suppress(AttributeError, OSError):
-            os.sched_setaffinity(0, cpus)
+        yield {cpus[-1]}
+    finally:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, set(cpus))
 
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
