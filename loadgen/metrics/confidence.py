@@ -9,7 +9,15 @@ F(u - 1) >= 1 - alpha/2 (each tail at most alpha/2: the interval covers q
 with probability at least 1 - alpha, whatever the distribution). Too few
 values for a rank (l < 1 or u > n) leaves that end open (None).
 
-Means: the normal approximation, mean +- z * s / sqrt(n). Rates (events over
+Means: the normal approximation, mean +- z * s / sqrt(n). For values that
+cannot be negative (durations) the lower end is also at least Anderson's
+bound, which needs nothing else: E[X] is the integral of P(X > t) over
+t >= 0, and P(X > t) >= S_n(t) - eps for every t at once with probability
+1 - alpha/2 (the one-sided DKW inequality, Massart's constant:
+eps = sqrt(ln(2/alpha) / 2n)), so with x(0) = 0,
+E[X] >= sum over k of (x(k) - x(k-1)) * max(0, (n - k + 1)/n - eps).
+It decides what the approximation cannot: three TTFTs of 2, 3 and 43 ms put
+the normal end at -10.6 ms and this one at 0.43 ms. Rates (events over
 a window): the count as Poisson, (N +- z * sqrt(N)) / T. Proportions (k of n
 answers valid): Wilson's score interval,
 (p + z^2/2n +- z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n), p = k/n, which
@@ -45,6 +53,7 @@ __all__ = [
     "Interval",
     "floor_needed",
     "floor_verdict",
+    "mean_floor",
     "mean_interval",
     "proportion_interval",
     "quantile_interval",
@@ -115,14 +124,33 @@ def _z(confidence: float) -> float:
     return NormalDist().inv_cdf(0.5 + confidence / 2)
 
 
-def mean_interval(values: npt.ArrayLike, confidence: float = 0.95) -> Interval:
-    """mean +- z * s / sqrt(n) (the normal approximation); open ends below two values."""
+def mean_interval(
+    values: npt.ArrayLike, confidence: float = 0.95, *, nonnegative: bool = False
+) -> Interval:
+    """mean +- z * s / sqrt(n) (the normal approximation); open ends below two values.
+
+    ``nonnegative``: the values cannot be below 0 (durations), so the lower end is
+    also at least :func:`mean_floor`'s.
+    """
     x = np.asarray(values, dtype=np.float64)
     if len(x) < 2:
         return Interval(None, None, confidence)
     half = _z(confidence) * float(x.std(ddof=1)) / math.sqrt(len(x))
     m = float(x.mean())
-    return Interval(m - half, m + half, confidence)
+    low = max(m - half, mean_floor(np.sort(x), confidence)) if nonnegative else m - half
+    return Interval(low, m + half, confidence)
+
+
+def mean_floor(ascending: npt.NDArray[np.float64], confidence: float = 0.95) -> float:
+    """Anderson's lower confidence bound (one-sided, at 1 - alpha/2) on the mean of a
+    variable that cannot be negative, from its sorted sample; 0 for an empty one."""
+    n = len(ascending)
+    if n == 0:
+        return 0.0
+    eps = math.sqrt(math.log(2 / (1 - confidence)) / (2 * n))
+    above = (n - np.arange(n, dtype=np.float64)) / n  # S_n just below x(k): (n - k + 1)/n
+    steps = np.diff(ascending, prepend=0.0)
+    return float(np.dot(steps, np.maximum(above - eps, 0.0)))
 
 
 def rate_interval(count: int, seconds: float, confidence: float = 0.95) -> Interval:

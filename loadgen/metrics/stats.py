@@ -18,7 +18,10 @@ max and percentiles and a mean and std within float rounding of numpy's.
 Each distribution carries confidence intervals (``Distribution.ci``): every
 percentile's from order statistics (loadgen.metrics.confidence; the ranks'
 values found by partitioning the same array, or by bigstats' selection for a
-huge one), the mean's by the normal approximation.
+huge one), the mean's by the normal approximation, its lower end raised to
+Anderson's distribution-free bound where that is higher (the values are
+durations: none is negative). That bound sorts the sample, so it is taken up
+to :data:`MEAN_FLOOR_UP_TO` values; past that the normal end is the higher.
 
 Imports: numpy, loadgen.summary, loadgen.vocab, loadgen.metrics (bigstats, confidence).
 """
@@ -34,14 +37,18 @@ import numpy as np
 import numpy.typing as npt
 
 from loadgen.metrics import bigstats
-from loadgen.metrics.confidence import quantile_ranks
+from loadgen.metrics.confidence import mean_floor, quantile_ranks
 from loadgen.summary import Distribution, Intervals
 from loadgen.vocab import PERCENTILE_OF, PERCENTILES
 
 #: the default confidence level of every interval (sla.confidence sets it for a run)
 CONFIDENCE = 0.95
 
-__all__ = ["CONFIDENCE", "distribution_ms"]
+#: Anderson's bound on the mean is computed for samples up to this size (a sort each):
+#: it can only beat the normal end for few or very skewed values
+MEAN_FLOOR_UP_TO = 100_000
+
+__all__ = ["CONFIDENCE", "MEAN_FLOOR_UP_TO", "distribution_ms"]
 
 
 def distribution_ms(
@@ -57,7 +64,9 @@ def distribution_ms(
     ):
         ints = cast("bigstats.Ints", values_ns)  # not copied
         d = bigstats.big_distribution_ms(ints)
-        d.ci = _intervals(d, confidence, lambda ks: bigstats.order_statistics(ints, ks), 1e6)
+        d.ci = _intervals(
+            d, confidence, lambda ks: bigstats.order_statistics(ints, ks), 1e6, floor=None
+        )
         return d
     a = _ms(values_ns)
     n = a.size
@@ -81,7 +90,11 @@ def distribution_ms(
         a.partition(ranks)  # in place, O(n): the values at those ranks as if sorted
         return {k: float(a[k]) for k in ranks}
 
-    d.ci = _intervals(d, confidence, select, 1.0)
+    floor = None
+    if n <= MEAN_FLOOR_UP_TO and lo >= 0:
+        a.sort()
+        floor = mean_floor(a, confidence)
+    d.ci = _intervals(d, confidence, select, 1.0, floor=floor)
     return d
 
 
@@ -90,11 +103,13 @@ def _intervals(
     confidence: float,
     select: Callable[[list[int]], Mapping[int, float]],
     scale: float,
+    *,
+    floor: float | None,
 ) -> Intervals:
     """Each percentile's order-statistic interval (loadgen.metrics.confidence) and the mean's.
 
     ``select`` gives the values at 0-based ranks of the sorted sample; ``scale``
-    turns them into ms.
+    turns them into ms; ``floor``: Anderson's bound on the mean, where it was taken.
     """
     n = d.count
     ranks = {p: quantile_ranks(n, p / 100, confidence) for p in PERCENTILES}
@@ -108,7 +123,10 @@ def _intervals(
     if n > 1 and d.std is not None:
         # the standard error: the sample std (n - 1) over sqrt(n) = the population std / sqrt(n - 1)
         half = NormalDist().inv_cdf(0.5 + confidence / 2) * d.std / math.sqrt(n - 1)
-    mean = [None, None] if half is None or d.mean is None else [d.mean - half, d.mean + half]
+    mean: list[float | None] = [None, None]
+    if half is not None and d.mean is not None:
+        low = d.mean - half
+        mean = [low if floor is None else max(low, floor), d.mean + half]
     pairs = {k: [value(ranks[p][0]), value(ranks[p][1])] for k, p in PERCENTILE_OF.items()}
     return Intervals(confidence=confidence, mean=mean, **pairs)
 

@@ -300,7 +300,7 @@ def test_fail_on_sla_names_the_bound(
     path.write_text(path.read_text().replace("mean: 2000", "mean: 0.0001"))
     out_dir = tmp_path / "out"
     code, out, err = run_cli(["run", str(path), "--out", str(out_dir), "--fail-on-sla"], capsys)
-    assert code == 1
+    assert code == 1, out + err
     last = err.strip().splitlines()[-1]
     assert last.startswith("loadgen: SLA missed: step 0: ttft_ms.mean ")
     assert " > 0.0001 (interval from " in last

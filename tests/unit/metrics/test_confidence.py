@@ -10,6 +10,7 @@ import pytest
 
 from loadgen.metrics.confidence import (
     Interval,
+    mean_floor,
     mean_interval,
     quantile_interval,
     quantile_ranks,
@@ -17,6 +18,7 @@ from loadgen.metrics.confidence import (
     requests_needed,
     verdict,
 )
+from loadgen.metrics.stats import distribution_ms
 
 TRIALS = 2000
 N = 2000  # values per trial: enough for a two-sided p99 interval (at least 368 are needed)
@@ -130,3 +132,37 @@ def test_mean_and_rate_intervals() -> None:
     assert r.low == pytest.approx((400 - 1.96 * 20) / 10, rel=1e-3)
     assert r.high == pytest.approx((400 + 1.96 * 20) / 10, rel=1e-3)
     assert rate_interval(0, 10.0).low is None
+
+
+def test_a_mean_of_durations_has_a_lower_end_no_duration_can_undercut() -> None:
+    # three TTFTs as a short step on a busy machine gave them: the normal end is negative
+    ttfts = [3.03, 2.0, 43.2]
+    plain = mean_interval(ttfts)
+    assert plain.low is not None and plain.low < 0
+    eps = math.sqrt(math.log(40) / 6)
+    anderson = 2.0 * (1 - eps) + (3.03 - 2.0) * max(0, 2 / 3 - eps)  # the third step adds 0
+    assert mean_floor(np.array(sorted(ttfts))) == pytest.approx(anderson)
+    held = mean_interval(ttfts, nonnegative=True)
+    assert held.low == pytest.approx(anderson) and held.high == plain.high
+    assert verdict(held, 0.0001) == "missed" and verdict(plain, 0.0001) == "inconclusive"
+    # the summary's own interval is the same, in ms from ns
+    d = distribution_ms([int(t * 1e6) for t in ttfts])
+    assert d.ci is not None and d.ci.mean[0] == pytest.approx(anderson)
+
+
+def test_anderson_bound_holds_for_few_skewed_values() -> None:
+    rng = np.random.default_rng(5)
+    true_mean = math.exp(0.5 * 1.5**2)  # lognormal(0, 1.5): heavy right tail
+    above = 0
+    for _ in range(TRIALS):
+        x = np.sort(rng.lognormal(0.0, 1.5, 8))
+        floor = mean_floor(x)
+        assert 0.0 <= floor <= x.mean()
+        above += floor > true_mean
+    assert above / TRIALS <= 0.025  # one-sided at alpha/2, whatever the distribution
+
+
+def test_the_normal_end_stands_where_it_is_higher() -> None:
+    x = np.random.default_rng(6).normal(100.0, 5.0, 400)
+    assert mean_interval(x, nonnegative=True) == mean_interval(x)  # many tight values
+    assert mean_floor(np.zeros(0)) == 0.0
