@@ -24,6 +24,7 @@ __all__ = [
     "PROFILE_NAMES",
     "TABLE_STATS",
     "UNITS",
+    "confidence_text",
     "metric_label",
     "metric_name",
     "pace",
@@ -103,6 +104,11 @@ def metric_label(metric: str, stat: str) -> str:
     """``("ttft_ms", "p99_9")`` -> ``"TTFT p99.9"``; no stat -> the metric's name alone."""
     name = metric_name(metric)
     return f"{name} {stat_label(stat)}" if stat else name
+
+
+def confidence_text(confidence: float) -> str:
+    """``0.95`` -> ``"95%"``, ``0.999`` -> ``"99.9%"`` (``:.0%`` would say 100%)."""
+    return f"{100 * confidence:.4g}%"
 
 
 def pace(time_scale: float) -> str:

@@ -23,7 +23,7 @@ import numpy as np
 from loadgen.forecast.decide import Shortfall, bound_label, fewest_to_confirm, shortfalls
 from loadgen.forecast.timing import StepEstimate, StepShape, from_bounds, on_mock
 from loadgen.scenario.models import ConcurrencyLoad, RateLoad, Scenario
-from loadgen.vocab import PERCENTILE_OF
+from loadgen.vocab import PERCENTILE_OF, confidence_text
 from loadgen.workload.describe import workload_report
 from loadgen.workload.source import Workload
 from loadgen.workload.step import NS_PER_S, Session, StepPlan, plan_step
@@ -199,7 +199,7 @@ def step_lines(step: StepForecast, fc: Forecast) -> list[str]:
         basis = _FIXED if est.at_least else fc.basis
         lines += _fit([f"  estimate: {held}{how} {_duration(est.seconds)}", f"({basis})"])
     for s in step.shortfalls:
-        conf = f"{s.confidence:.0%}"
+        conf = f"{confidence_text(s.confidence)}"
         if step.planned or fc.on_mock:
             count = f"{s.requests:,}" if step.planned else f"about {s.requests:,}"
             parts = [f"  too few: {count} requests cannot confirm {s.label} at {conf};"]
@@ -235,7 +235,8 @@ def total_lines(sc: Scenario, fc: Forecast) -> list[str]:
         needs = [f"{label}: at least {need:,}," for label, need in fc.fewest.items()]
         lines += _fit(
             [
-                f"decidable at {sc.sla.confidence:.0%}: every step has the requests that confirm",
+                f"decidable at {confidence_text(sc.sla.confidence)}: every step has the "
+                "requests that confirm",
                 "its bounds met",
                 f"({' '.join(needs)}",
                 "more when values come near a bound)",

@@ -47,7 +47,7 @@ from loadgen.metrics.session_tally import NONE, SessionTally
 from loadgen.metrics.stats import distribution_ms
 from loadgen.scenario.models import SlaSpec
 from loadgen.summary import Distribution, SessionStats, SlaCheck
-from loadgen.vocab import PERCENTILE_OF
+from loadgen.vocab import PERCENTILE_OF, confidence_text
 
 __all__ = ["EXACT_CALLS", "SessionTimes", "call_bucket", "session_stats", "sessions_needed"]
 
@@ -300,5 +300,5 @@ def sessions_needed(check: SlaCheck, times_ns: Ints, requests_ok: int, confidenc
     if needed > n:
         check.reason = (
             f"{n:,} session{'s' if n != 1 else ''} cannot decide a {check.stat_label} "
-            f"at {confidence:.0%}; about {needed:,} would"
+            f"at {confidence_text(confidence)}; about {needed:,} would"
         )

@@ -67,7 +67,7 @@ from loadgen.summary import (
     RequestCounts,
     StepSummary,
 )
-from loadgen.vocab import PERCENTILE_OF, POOLING_APIS
+from loadgen.vocab import PERCENTILE_OF, POOLING_APIS, confidence_text
 
 __all__ = ["LITTLE_TOLERANCE", "by_endpoint", "step_cost", "summarize_step"]
 
@@ -327,7 +327,8 @@ def _requests_needed(
         if c.verdict != "inconclusive" or c.reason is not None:  # a check's own reason stays
             continue
         c.reason = (
-            f"{c.stat_label} is within its {confidence:.0%} interval of the bound {c.bound:g}: "
+            f"{c.stat_label} is within its {confidence_text(confidence)} interval of the "
+            f"bound {c.bound:g}: "
             "too close to call"
         )
         if c.stat not in PERCENTILE_OF or (get := values_of.get(c.metric)) is None:
@@ -342,7 +343,8 @@ def _requests_needed(
             c.requests_needed = math.ceil(needed * len(ok) / n)
             if c.requests_needed > len(ok):
                 c.reason = (
-                    f"{len(ok):,} requests cannot decide a {c.stat_label} at {confidence:.0%}; "
+                    f"{len(ok):,} requests cannot decide a {c.stat_label} at "
+                    f"{confidence_text(confidence)}; "
                     f"about {c.requests_needed:,} would"
                 )
 

@@ -18,7 +18,8 @@ when the interval's lower end reaches the bound, missed when its upper end is
 below it, else inconclusive, with how many answers would decide it at the
 share seen (:func:`loadgen.metrics.confidence.floor_needed`).
 
-Imports: loadgen.records, loadgen.summary, loadgen.metrics.confidence and .stats.
+Imports: loadgen.records, loadgen.summary, loadgen.vocab, loadgen.metrics.confidence and
+.stats.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from loadgen.metrics.confidence import floor_needed, floor_verdict, proportion_i
 from loadgen.metrics.stats import distribution_ms
 from loadgen.records import Record
 from loadgen.summary import OutputValidity, SlaCheck
+from loadgen.vocab import confidence_text
 
 __all__ = ["METRIC", "OutputTally", "output_validity", "validity_check"]
 
@@ -155,11 +157,12 @@ def validity_check(validity: OutputValidity | None, bound: float, confidence: fl
         if needed is not None and needed > n:
             check.reason = (
                 f"{n:,} checked answers cannot decide a {100 * bound:g}% rate at "
-                f"{confidence:.0%}; about {needed:,} would"
+                f"{confidence_text(confidence)}; about {needed:,} would"
             )
         else:
             check.reason = (
-                f"{100 * rate:.2f}% is within its {confidence:.0%} interval of the bound "
+                f"{100 * rate:.2f}% is within its {confidence_text(confidence)} interval of "
+                "the bound "
                 f"{100 * bound:g}%: too close to call"
             )
     return check

@@ -6,7 +6,7 @@ steps), :func:`format_step` (printed after each step, its warnings apart for
 stderr) and :func:`format_verdict` (the run's last lines).
 
 Imports: loadgen.summary, loadgen.report.facts, loadgen.report.endpoints,
-loadgen.report.mix, loadgen.report.sessions (outputs see only the summary).
+loadgen.report.mix, loadgen.report.sessions, loadgen.vocab (outputs see only the summary).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from loadgen.report.endpoints import console_lines, target_text
 from loadgen.report.pooling import throughput_parts
 from loadgen.report.wrap import CONSOLE_WIDTH, fit, phrases
 from loadgen.summary import Distribution, SlaCheck, StepSummary, Summary
+from loadgen.vocab import confidence_text
 
 __all__ = [
     "format_run_header",
@@ -62,7 +63,7 @@ def confidence_lines(step: StepSummary) -> list[str]:
             ),
             0.95,
         )
-        why = c.reason or f"not decided at {conf:.0%} confidence"
+        why = c.reason or f"not decided at {confidence_text(conf)} confidence"
         text = f"unsure: {c.metric}.{c.stat} <= {c.bound:g}: {why} (CI {ci})"
         if c.metric == validity.METRIC:
             text = f"unsure: {validity.check_text(c, '')}: {why} (CI {ci})"
@@ -115,12 +116,10 @@ def _latency_rows(step: StepSummary) -> list[str]:
 
 def _ci_rows(step: StepSummary) -> list[str]:
     """``p99 95% CI  TTFT 18.9-19.1 · ITL ≥ 6.5 · ...`` (``≥ x``: the sample cannot give
-    the upper end); of the percentile the SLA bounds (its first latency bound's), else the
-    p99; wrapped at 80 columns between metrics; nothing when no metric has an interval."""
-    stat = next(
-        (c.stat for c in step.sla.checks if c.stat not in ("value", "mean")),
-        "p99",
-    )
+    the upper end); of the statistic the SLA bounds (its first latency bound's: a
+    percentile or the mean), else the p99; wrapped at 80 columns between metrics; nothing
+    when no metric has an interval."""
+    stat = next((c.stat for c in step.sla.checks if c.stat != "value"), "p99")
     cells = []
     confidence = None
     metrics = (
@@ -141,7 +140,8 @@ def _ci_rows(step: StepSummary) -> list[str]:
     if not cells or confidence is None:
         return []
     label = stat.replace("_", ".")
-    return fit(f"  {f'{label} {confidence:.0%} CI':<12}", cells, " · ")
+    head = f"{label} {confidence_text(confidence)} CI"
+    return fit(f"  {head:<11} ", cells, " · ")  # a space after the longest (mean 99.9% CI)
 
 
 #: the console's lines are cut into more lines at a separator to fit this many columns

@@ -19,7 +19,7 @@ from loadgen.report import plots as p
 from loadgen.report.figstyle import SLA_COLOUR, STAT_STYLE, figure, log_y_if_wide, style, suptitle
 from loadgen.report.labels import place_labels
 from loadgen.summary import Summary
-from loadgen.vocab import metric_label
+from loadgen.vocab import confidence_text, metric_label
 
 if TYPE_CHECKING:
     from matplotlib.artist import Artist
@@ -85,7 +85,7 @@ def _ci_handle(confidence: float | None) -> list[Artist]:
 
     if confidence is None:
         return []
-    text = f"error bars: {confidence:.0%} confidence interval"
+    text = f"error bars: {confidence_text(confidence)} confidence interval"
     return [Line2D([], [], ls="", marker="|", ms=10, mew=1.4, color="#666666", label=text)]
 
 

@@ -24,7 +24,14 @@ from loadgen.report.pooling import LATENCY_ROWS as POOLING_ROWS
 from loadgen.report.pooling import part_table
 from loadgen.report.pooling import throughput_parts as pooling_parts
 from loadgen.summary import Distribution, SlaCheck, StepSummary
-from loadgen.vocab import METRIC_LABELS, PERCENTILE_OF, TABLE_STATS, metric_label, stat_label
+from loadgen.vocab import (
+    METRIC_LABELS,
+    PERCENTILE_OF,
+    TABLE_STATS,
+    confidence_text,
+    metric_label,
+    stat_label,
+)
 
 __all__ = ["STATS", "step_blocks"]
 
@@ -132,7 +139,7 @@ def _ci_row(name: str, d: Distribution) -> tuple[str, ...] | None:
     cells = (
         "" if s in ("count", "max") else _ci_cell(getattr(d.ci, s, None)) for s in STATS
     )  # count and max are what was seen: no interval
-    return (f"{name} {d.ci.confidence:.0%} CI", *cells)
+    return (f"{name} {confidence_text(d.ci.confidence)} CI", *cells)
 
 
 def _latency_table(step: StepSummary) -> Table:

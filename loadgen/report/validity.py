@@ -6,7 +6,7 @@ the example; the tool calls per answer, fragments and time to the first
 fragment. Also how the ``valid_output_rate`` SLA check is written (a floor,
 ``>=``, where the other bounds are ceilings).
 
-Imports: loadgen.summary, loadgen.report.blocks.
+Imports: loadgen.summary, loadgen.report.blocks, loadgen.vocab.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 from loadgen.report.blocks import pct, verdict_cell
 from loadgen.report.wrap import fit, phrases
 from loadgen.summary import OutputValidity, SlaCheck, StepSummary
+from loadgen.vocab import confidence_text
 
 __all__ = ["METRIC", "check_cells", "check_text", "console_lines", "csv_fields", "items"]
 
@@ -27,7 +28,7 @@ def _rate(v: OutputValidity) -> str:
     ci = ""
     if v.rate_ci is not None and v.confidence is not None:
         low, high = v.rate_ci
-        ci = f", {v.confidence:.0%} CI {100 * low:.1f}-{100 * high:.1f}%"
+        ci = f", {confidence_text(v.confidence)} CI {100 * low:.1f}-{100 * high:.1f}%"
     return f"{v.valid:,} of {v.checked:,} valid ({100 * v.rate:.2f}%{ci})"
 
 

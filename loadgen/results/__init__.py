@@ -8,7 +8,7 @@ function the live run and the rebuild both call), the sweep and its verdict
 from its records (:mod:`~loadgen.results.rebuild`).
 
 May import: loadgen._version, errors, redact, records, metrics, scenario,
-summary. Never the load path (client, execute, scale, target, run) nor
+summary, vocab. Never the load path (client, execute, scale, target, run) nor
 report: the results are what the outputs are made from.
 
 Public names: start_summary, step_summary, load_point, make_sweep, verdict,

@@ -18,7 +18,7 @@ Every strategy also stops early when a step's error rate, or its miss of an
 SLA bound, is past ``load.stop_early`` (so a sweep never hammers a dead
 server), and says why.
 
-Imports: loadgen.scenario.models, loadgen.summary.
+Imports: loadgen.scenario.models, loadgen.summary, loadgen.vocab.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from loadgen.scenario.models import LoadSpec, OfflineLoad, RateLoad, TraceLoad
 from loadgen.summary import StepSummary, Verdict
+from loadgen.vocab import confidence_text
 
 __all__ = ["Point", "Sweep", "early_stop_reason", "make_sweep", "verdict"]
 
@@ -254,7 +255,7 @@ def _with_confidence(steps: list[tuple[Point, StepSummary]]) -> str:
         for metric in ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"):
             ci = getattr(s, metric).ci
             if ci is not None and s.sla.checks:
-                return f" ({ci.confidence:.0%} confidence)"
+                return f" ({confidence_text(ci.confidence)} confidence)"
     return ""
 
 

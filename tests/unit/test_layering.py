@@ -37,7 +37,16 @@ ALLOWED: dict[str, set[str]] = {
     # one bounded, time-limited client for every request outside the load path
     "control": {"redact"},
     "telemetry": {"_version", "clock", "control", "redact", "summary"},
-    "results": {"_version", "errors", "metrics", "records", "redact", "scenario", "summary"},
+    "results": {
+        "_version",
+        "errors",
+        "metrics",
+        "records",
+        "redact",
+        "scenario",
+        "summary",
+        "vocab",
+    },
     "report": {"errors", "metrics", "records", "redact", "scenario", "summary", "vocab"},
     "target": {
         *{"_version", "client", "clock", "control", "errors", "redact", "scenario", "summary"},

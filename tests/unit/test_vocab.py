@@ -80,3 +80,9 @@ def test_one_strict_base() -> None:
         if f.name != "strict.py" and config.search(f.read_text())
     ]
     assert spelled == []
+
+
+def test_a_confidence_is_written_as_set() -> None:
+    assert [vocab.confidence_text(c) for c in (0.95, 0.9, 0.975, 0.999, 0.5)] == [
+        "95%", "90%", "97.5%", "99.9%", "50%"
+    ]  # fmt: skip

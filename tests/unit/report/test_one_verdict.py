@@ -179,6 +179,33 @@ def test_the_console_says_why_a_step_cannot_be_decided() -> None:
     assert "inconclusive: loadgen itself was saturated" in " ".join(format_step(saturated).split())
 
 
+def test_a_mean_bound_shows_the_means_interval() -> None:
+    step = summarize_step(
+        0,
+        LoadPoint(mode="concurrency", concurrency=1),
+        records(0, [2.0, 3.0, 43.0]),
+        SlaSpec.model_validate({"ttft_ms": {"mean": 0.0001}}),
+    )
+    assert step.sla.verdict == "missed"  # every TTFT is over 1,000x the bound
+    ci = step.ttft_ms.ci
+    assert ci is not None and ci.mean[0] is not None and ci.mean[1] is not None
+    line = next(x for x in format_step(step).splitlines() if "95% CI" in x)
+    assert line.startswith(f"  mean 95% CI TTFT {ci.mean[0]:.2f}-{ci.mean[1]:.2f} · ")
+    assert ci.mean[0] > 0  # a duration's mean: never a negative end
+
+
+def test_the_interval_line_names_any_confidence_and_statistic() -> None:
+    step = summarize_step(
+        0,
+        LoadPoint(mode="concurrency", concurrency=1),
+        records(0, low(3000)),
+        SlaSpec.model_validate({"ttft_ms": {"p99": 50.0}, "confidence": 0.999}),
+    )
+    assert step.sla.verdict == "met"
+    line = next(x for x in format_step(step).splitlines() if " CI " in x)
+    assert line.startswith("  p99 99.9% CI TTFT ")  # not "100%", not "CITTFT"
+
+
 def test_the_tail_shown_is_the_percentile_the_sla_bounds() -> None:
     """A p90 bound: the overview's column, the curve's line and its SLA line are p90's."""
     from loadgen.report import figures, plots
