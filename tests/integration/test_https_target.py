@@ -25,6 +25,7 @@ TOKENS = 5
 
 class _Vllmish(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # each token its own write, never held for an ACK
 
     def do_GET(self) -> None:
         if self.path == "/health":
