@@ -21,7 +21,8 @@ values found by partitioning the same array, or by bigstats' selection for a
 huge one), the mean's by the normal approximation, its lower end raised to
 Anderson's distribution-free bound where that is higher (the values are
 durations: none is negative). That bound sorts the sample, so it is taken up
-to :data:`MEAN_FLOOR_UP_TO` values; past that the normal end is the higher.
+to :data:`MEAN_FLOOR_UP_TO` values; past that the normal end is the higher, and
+is only kept from going below 0.
 
 Imports: numpy, loadgen.summary, loadgen.vocab, loadgen.metrics (bigstats, confidence).
 """
@@ -64,8 +65,9 @@ def distribution_ms(
     ):
         ints = cast("bigstats.Ints", values_ns)  # not copied
         d = bigstats.big_distribution_ms(ints)
+        floor = 0.0 if d.min is not None and d.min >= 0 else None  # too many to sort
         d.ci = _intervals(
-            d, confidence, lambda ks: bigstats.order_statistics(ints, ks), 1e6, floor=None
+            d, confidence, lambda ks: bigstats.order_statistics(ints, ks), 1e6, floor=floor
         )
         return d
     a = _ms(values_ns)
@@ -90,10 +92,12 @@ def distribution_ms(
         a.partition(ranks)  # in place, O(n): the values at those ranks as if sorted
         return {k: float(a[k]) for k in ranks}
 
-    floor = None
-    if n <= MEAN_FLOOR_UP_TO and lo >= 0:
-        a.sort()
-        floor = mean_floor(a, confidence)
+    floor = None  # values that can be negative: the normal end alone
+    if lo >= 0:
+        floor = 0.0
+        if n <= MEAN_FLOOR_UP_TO:
+            a.sort()
+            floor = mean_floor(a, confidence)
     d.ci = _intervals(d, confidence, select, 1.0, floor=floor)
     return d
 

@@ -82,3 +82,14 @@ def test_a_chunked_step_differs_only_in_means_and_stds(profile: str) -> None:
         # the mean's interval follows the mean and std; the percentiles' are exact
         assert new[key]["ci"].pop("mean") == pytest.approx(ref[key]["ci"].pop("mean"), rel=1e-12)
     assert new == ref
+
+
+@pytest.mark.usefixtures("small_chunks")
+def test_a_chunked_means_interval_never_ends_below_zero() -> None:
+    gaps = np.zeros(60, dtype=np.int64)  # a burst: most tokens share a read, one waited
+    gaps[0] = 10**9
+    d = distribution_ms(gaps)
+    assert d.ci is not None and d.ci.mean[1] is not None
+    half = d.ci.mean[1] - d.mean  # type: ignore[operator]
+    assert d.mean - half < 0  # the normal end would be below zero
+    assert d.ci.mean[0] == 0.0
