@@ -113,7 +113,8 @@ def _intervals(
     """Each percentile's order-statistic interval (loadgen.metrics.confidence) and the mean's.
 
     ``select`` gives the values at 0-based ranks of the sorted sample; ``scale``
-    turns them into ms; ``floor``: Anderson's bound on the mean, where it was taken.
+    turns them into ms; ``floor``: the least the mean's lower end may be (Anderson's
+    bound, or 0 for a sample too big to sort), None for values that may be negative.
     """
     n = d.count
     ranks = {p: quantile_ranks(n, p / 100, confidence) for p in PERCENTILES}
