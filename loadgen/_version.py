@@ -1,6 +1,3 @@
-"""The version of loadgen: a leaf, so modules that stamp it need not import the package door.
-
-Imports: nothing.
-"""
+"""The version of loadgen: a leaf, so modules that stamp it need not import the package door."""
 
 __version__ = "0.1.0"

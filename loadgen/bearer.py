@@ -3,8 +3,6 @@
 Shared by the agent's HTTP side and loadgen's own metrics exporter, so both
 refuse the same way: a port bound beyond loopback needs a token, and a
 request's ``Authorization`` header is compared in constant time.
-
-Imports: the standard library only.
 """
 
 from __future__ import annotations

@@ -8,8 +8,6 @@ hosts, and for :func:`from_kernel_ns`, to turn the kernel's receive stamps
 (which are in wall-clock time) into monotonic time; never to time an interval.
 The conversion itself is ``loadgen.netstamp``'s (the mock shares it), which
 reads no clock: this module hands it the two clocks to read.
-
-Imports: the standard library, loadgen.netstamp.
 """
 
 from __future__ import annotations

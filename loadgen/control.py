@@ -18,8 +18,6 @@ Any status comes back as a :class:`Reply`; the caller decides what a 404 means.
 for the telemetry thread's polls); :func:`fetch` is one request from
 synchronous code, run on a short-lived thread with its own event loop, so it
 works from inside a running loop (the prefix-cache scrape between steps) too.
-
-Imports: httpx, orjson, loadgen.redact.
 """
 
 from __future__ import annotations

@@ -19,8 +19,6 @@ inconclusive) is raised by the CLI after the results are written.
 
 ``exit_code`` is a class attribute; ``loadgen.cli.EXIT_CODES`` lists the
 same table in the one place the CLI maps errors to codes.
-
-Imports: nothing from loadgen.
 """
 
 from __future__ import annotations

@@ -21,8 +21,6 @@ the data); :func:`tx_stamps` reads them from the socket's error queue
 (``MSG_ERRQUEUE``: a ``SCM_TIMESTAMPING`` message of three timespecs, the first
 the software stamp, and a ``sock_extended_err`` naming the kind and the key).
 See the kernel's Documentation/networking/timestamping.rst.
-
-Imports: the standard library only (no loadgen module, so the mock may use it).
 """
 
 from __future__ import annotations

@@ -7,8 +7,6 @@ times are integer nanoseconds of :func:`loadgen.clock.now_ns`.
 A write the disk refuses (full, read-only, gone) becomes one
 :class:`~loadgen.errors.OutputError` naming the file; the writer then takes
 nothing more.
-
-Imports: orjson, loadgen.errors, the standard library.
 """
 
 from __future__ import annotations

@@ -21,8 +21,6 @@ lines) pass through these functions; the client is given the original values.
   :data:`SAFE_HEADERS` (a deny-list cannot know every vendor's key header).
 - :func:`redact_body`: a JSON-like mapping whose credential-like keys
   (:func:`secret_key`) hold :data:`REDACTED`, at any depth.
-
-Imports: the standard library only.
 """
 
 from __future__ import annotations

@@ -6,8 +6,6 @@ way the run must go on writing its files, so :func:`tolerant_stdio` puts
 stdout and stderr on file objects whose writes, once the reader is gone,
 are dropped instead of raised (the lowest layer: every ``print`` and
 ``click.echo`` above it is covered).
-
-Imports: the standard library only (a leaf).
 """
 
 from __future__ import annotations

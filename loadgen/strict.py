@@ -9,8 +9,6 @@
   what a user writes (the scenario file) derives from it.
 
 A leaf: every layer may import it.
-
-Imports: pydantic.
 """
 
 from __future__ import annotations

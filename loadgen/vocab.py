@@ -4,8 +4,6 @@ One place for the lists that were written out by hand in the metrics, the
 summary and every report: which statistics a latency distribution has and in
 what order, how a summary field is named for people, which metric profiles
 exist. A leaf: it imports nothing of loadgen, so every layer may import it.
-
-Imports: the standard library.
 """
 
 from __future__ import annotations

@@ -4,9 +4,6 @@ Owns argument parsing, start-up checks (token, NVML), the one "listening"
 line on stdout, and orderly shutdown on SIGINT/SIGTERM. Exit codes: 0 after a
 clean shutdown, 2 for bad input or when there is nothing to watch (no NVML
 and no ``--host-stats``) or the port cannot be bound.
-
-Imports: the standard library, and this package (aiohttp via .server;
-clihelp lays its help out as click's; bearer: the loopback test).
 """
 
 from __future__ import annotations

@@ -4,8 +4,6 @@ Owns the metric names the agent publishes on ``GET /metrics``, so a standard
 Prometheus or Grafana can scrape the agent as well as loadgen. Units follow
 Prometheus conventions (bytes, watts, joules, hertz, celsius, percent as 0-100
 as NVML reports it). Fields a GPU does not support are simply not emitted.
-
-Imports: the standard library and this package's sample types.
 """
 
 from __future__ import annotations

@@ -8,8 +8,6 @@ by setting those attributes; a probe named in ``FakeGpu.unsupported`` raises
 raises ``NVMLError_Unknown``. With ``animate=True`` the values drift with
 time (a slow sine on utilisation, power following it, energy and traffic
 counters growing) so a fake agent looks alive on a plot.
-
-Imports: the standard library and ``pynvml`` (its error classes only).
 """
 
 from __future__ import annotations

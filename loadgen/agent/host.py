@@ -3,8 +3,6 @@
 Owns the parsing of ``/proc/stat`` and ``/proc/meminfo``. CPU utilisation is
 the busy share of all CPU time between two reads of the aggregate ``cpu``
 line: busy = total - idle - iowait. Memory used = MemTotal - MemAvailable.
-
-Imports: the standard library only.
 """
 
 from __future__ import annotations

@@ -14,8 +14,6 @@ and closed. When ``accept()`` fails for lack of file descriptors (EMFILE,
 ENFILE) the loop sleeps with a doubling back-off (to 1 s) instead of spinning,
 and logs once per episode. :meth:`Listener.close` stops accepting and aborts
 every connection, so shutdown never waits on clients.
-
-Imports: the standard library only.
 """
 
 from __future__ import annotations

@@ -6,8 +6,6 @@ schedule does not drift), reads every source, serialises each row once with
 orjson and appends it to :class:`Ring`. A tick that overruns is skipped, not
 queued (``overruns`` counts them). The HTTP side only reads the ring under a
 lock, so NVML calls never run on the event loop.
-
-Imports: the standard library, orjson, and this package's samplers.
 """
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ PCIe and NVLink traffic come from the cumulative byte counters of
 ``nvmlDeviceGetPcieThroughput`` blocks about 20 ms per call, which at 8 GPUs
 and 100 ms sampling would eat the whole tick, so it is deliberately not used.
 
-Imports: the standard library, ``pynvml`` (only for its error class) and loadgen.agent.host.
 Nothing from the rest of loadgen.
 """
 

@@ -10,9 +10,6 @@ and a list copy); all NVML work happens in the sampling thread.
 
 ``/samples`` and ``/clock`` stamp with the agent's monotonic clock
 (``time.monotonic_ns``, CLOCK_MONOTONIC, the same clock as ``t_ns`` in samples).
-
-Imports: the standard library, aiohttp, orjson, this package and loadgen.bearer (the
-token check, shared with loadgen's own metrics exporter).
 """
 
 from __future__ import annotations

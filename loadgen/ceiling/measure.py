@@ -16,9 +16,6 @@ The client's figure is only a ceiling where the mock is not itself the limit,
 so the mock's CPU use is measured too (``/proc``, Linux), and, on h1, how many
 tokens each socket read carried. ``ceiling_report`` turns the figures into
 the estimate and the text.
-
-Imports: asyncio, loadgen.client, loadgen.clock, loadgen.records,
-loadgen.execute (drivers, loop), loadgen.target.mock, loadgen.scenario, loadgen.workload.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What ``loadgen calibrate`` prints: the ceiling's table, the machine's estimate, caveats.
 
 Owns the estimate (workers x tokens per client CPU-second) and the rules that
-say when a figure is not the client's ceiling. Imports: loadgen.ceiling.measure.
+say when a figure is not the client's ceiling.
 """
 
 from __future__ import annotations

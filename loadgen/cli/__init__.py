@@ -28,9 +28,6 @@ from :mod:`loadgen.scenario.defaults`); ``init`` in :mod:`loadgen.cli.init`;
 (and ``run --mlflow``'s logging) in :mod:`loadgen.cli.export`; ``report`` and
 ``compare`` come from :mod:`loadgen.report.commands` through
 :mod:`loadgen.cli.outputs`.
-
-Imports: click, loadgen.errors, loadgen.stdio, loadgen.vocab, this package, loadgen.*
-lazily (so ``--help`` is fast).
 """
 
 from __future__ import annotations

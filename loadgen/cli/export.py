@@ -3,8 +3,6 @@
 The work is :mod:`loadgen.export`'s; here are the command, its options and the
 lines it prints. Each of ``--parquet [OUT]`` and ``--mlflow [URI]`` takes an
 optional value: given bare (or last), the default applies.
-
-Imports: click, loadgen.errors, loadgen.export and loadgen.records (lazily).
 """
 
 from __future__ import annotations

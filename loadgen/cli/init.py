@@ -5,9 +5,6 @@ the file :func:`loadgen.target.starter.starter_text`. An existing file is
 refused without ``--force`` before anything is asked of the server; a server
 that gives no answer, or where no API answered its probe, is one line and
 exit 2, and no file is written.
-
-Imports: click, loadgen.errors, loadgen.redact, loadgen.report.files (the atomic write),
-loadgen.scenario.target_spec (the URL's check), loadgen.target (probe, starter), lazily.
 """
 
 from __future__ import annotations

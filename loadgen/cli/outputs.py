@@ -4,8 +4,6 @@ The commands are :mod:`loadgen.report.commands`' (beside the outputs they
 write); ``report`` is wrapped so that a results directory without
 summary.json (a run killed before its first step ended) has it rebuilt from
 its records first (loadgen.results.rebuild, which the outputs never import).
-
-Imports: click, loadgen.errors, loadgen.records, loadgen.report, loadgen.results (lazily).
 """
 
 from __future__ import annotations

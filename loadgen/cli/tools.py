@@ -3,8 +3,6 @@
 ``calibrate`` measures the client's ceiling (loadgen.ceiling); ``mock`` and
 ``agent`` hand their arguments to the standalone programs' own parsers. Each
 is a few lines; :mod:`loadgen.cli` adds them to the group.
-
-Imports: click, loadgen.ceiling, loadgen.mock, loadgen.agent (lazily, so ``--help`` is fast).
 """
 
 from __future__ import annotations

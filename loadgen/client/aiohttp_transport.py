@@ -29,8 +29,6 @@ Redirects are not followed (``allow_redirects=False``): aiohttp would follow
 a 307 to another origin with the request's headers, an ``X-Api-Key`` among
 them (it strips only ``Authorization``). A 3xx is the request's answer, as
 with the h1 and httpx transports.
-
-Imports: aiohttp, loadgen.clock, loadgen.client.transport.
 """
 
 from __future__ import annotations

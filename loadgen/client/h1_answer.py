@@ -7,9 +7,6 @@ whether the answer says no (:func:`refused`). It does no I/O and parses
 nothing: its connection (``h1_exchange.Core``, ``h1_conn.Conn`` with its
 socket) fills it, and how far the answer has got is that connection's one
 ``h1_state.State``.
-
-Imports: loadgen.client.transport, loadgen.client.h1_state (and h1_exchange's
-``Core``, for types only).
 """
 
 from __future__ import annotations

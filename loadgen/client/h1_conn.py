@@ -12,9 +12,6 @@ far behind, drains an answer its caller stopped reading (within
 its way out. Where the kernel gives no stamp (not
 Linux), a read is stamped when it is made. The pool around it is
 ``h1_transport``, which asks it whether it can be reused.
-
-Imports: loadgen.clock, loadgen.netstamp, loadgen.client.transport,
-loadgen.client.h1_state, loadgen.client.h1_exchange.
 """
 
 from __future__ import annotations

@@ -8,9 +8,6 @@ reuse (``Connection: close``, ``Keep-Alive: max=…, timeout=…``, a request cu
 short by a refusal, a body left unread, bytes past the answer's last event).
 What it fills is one request's answer as data, ``h1_answer.Exchange`` (the h1
 transport's ``Response``); ``h1_conn.Conn`` is a :class:`Core` with a socket.
-
-Imports: httptools, loadgen.client.transport, loadgen.client.h1_state,
-loadgen.client.h1_answer.
 """
 
 from __future__ import annotations

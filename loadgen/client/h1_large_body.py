@@ -5,9 +5,6 @@ of the body is written (``H1Transport._send``): the kernel's transmit stamp of
 the last byte sent alone (:func:`send_last`, ``SO_TIMESTAMPING`` through
 ``loadgen.netstamp``), else the moment the socket's send queue is empty
 (:func:`drained`, Linux ``SIOCOUTQNSD``). Once a request, never per read.
-
-Imports: loadgen.clock, loadgen.netstamp, loadgen.client.transport,
-loadgen.client.h1_conn, loadgen.client.h1_answer.
 """
 
 from __future__ import annotations

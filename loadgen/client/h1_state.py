@@ -6,8 +6,6 @@ of a body the caller left unread, or the close), :class:`Event` and
 ``TRANSITIONS``. The connection (``h1_exchange.Core``, ``h1_conn.Conn``)
 owns the value and moves it only through :func:`advance`; the answer
 (``h1_answer.Exchange``) reads it.
-
-Imports: the standard library only.
 """
 
 from __future__ import annotations

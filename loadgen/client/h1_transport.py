@@ -37,9 +37,6 @@ resolved), when the TCP connect was done and when its TLS handshake was, and
 hands them to the first request it carries (``Exchange.phases``); the answer's
 first byte and complete head are the receive stamps of their reads. Three
 clock reads a connection, none per token.
-
-Imports: loadgen.clock, loadgen.netstamp, loadgen.client.transport,
-loadgen.client.h1_conn, loadgen.client.h1_answer, loadgen.client.h1_large_body.
 """
 
 from __future__ import annotations

@@ -20,8 +20,6 @@ is sent once more through a second client whose connections are never kept
 A request httpcore itself sent twice (a pooled connection that went away as
 it was assigned) counts as a reconnect too. Redirects are not followed
 (httpx's default): a 3xx is the request's answer.
-
-Imports: httpx, loadgen.clock, loadgen.client.transport.
 """
 
 from __future__ import annotations

@@ -13,8 +13,6 @@ goes on), after the adapter has read the body:
   its records carry, so a mismatch between workers still shows there).
 
 An ``error`` body with a 2xx status is the server's failure (``stream_error``).
-
-Imports: loadgen.client.adapters.base.
 """
 
 from __future__ import annotations

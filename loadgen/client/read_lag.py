@@ -3,8 +3,6 @@
 Owns :class:`ReadLag`. Every lag is kept as it was measured (8 bytes a read,
 cleared at each step) so the p99 that gates the saturation flag is exact: a
 histogram would report its bucket's edge (4.194304 ms = 2^22 ns was one).
-
-Imports: the standard library only.
 """
 
 from __future__ import annotations

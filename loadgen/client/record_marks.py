@@ -5,8 +5,6 @@ Plain functions on the record, shared by the streaming path
 (:mod:`loadgen.client.request`) and the whole-body one
 (:mod:`loadgen.client.whole_body`). Called per event where noted: each is one
 global lookup and one call, as when they lived in the requester's module.
-
-Imports: loadgen.records, loadgen.workload.plan, loadgen.client.transport.
 """
 
 from __future__ import annotations

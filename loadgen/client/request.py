@@ -43,9 +43,6 @@ ok and with no ``error_kind``, keeping the tokens received.
 A non-streaming answer (``stream: false``, the pooling APIs) is read whole by
 :mod:`loadgen.client.whole_body`; what events write on the record (first answer,
 reasoning, end, failure) are :mod:`loadgen.client.record_marks`' functions.
-
-Imports: orjson, loadgen.clock, loadgen.records, loadgen.client (stream_events and
-the rest), loadgen.workload.plan.
 """
 
 from __future__ import annotations

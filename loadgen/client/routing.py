@@ -17,8 +17,6 @@ Owns :class:`Router` and the policies of ``target.routing``:
 
 Bookkeeping only, no I/O and no clock: the requester picks before it sends and
 releases when the request has ended, whatever its outcome.
-
-Imports: the standard library.
 """
 
 from __future__ import annotations

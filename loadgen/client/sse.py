@@ -17,8 +17,6 @@ arrive (a ``\\r`` that ends a chunk is a line end at once; a ``\\n`` that opens
 the next chunk is then dropped), and only the new bytes (plus one) are searched
 for the end of an event. One event may not exceed ``max_event`` bytes:
 :class:`EventTooLarge` is raised as soon as the bytes held for one event pass it.
-
-Imports: the standard library only.
 """
 
 from __future__ import annotations

@@ -17,8 +17,6 @@ as an ``error`` field in an event does. A token event with tool-call fragments
 (``Delta.tool_parts``) also counts ``tool_events`` and ``tool_calls`` and
 stamps ``first_tool_ns``; ``workload.cancel``'s ``after_tokens`` is one compare
 per token event.
-
-Imports: loadgen.records, loadgen.client (adapters, record_marks, sse, validity).
 """
 
 from __future__ import annotations

@@ -4,8 +4,6 @@ A transport owns one connection pool for a whole run, sized by the caller so
 that it never caps the load. Library exceptions are turned into
 :class:`TransportError` with a ``kind`` the records use, so nothing above this
 layer knows which HTTP library ran.
-
-Imports: loadgen.clock, loadgen.client.read_lag.
 """
 
 from __future__ import annotations

@@ -16,9 +16,6 @@ What is checked, and what makes an answer invalid (the first reason is kept):
   answer without a call has nothing to check (``None``).
 - response format: the answer's text is JSON, an object for ``json_object``,
   valid for the schema for ``json_schema``.
-
-Imports: orjson, jsonschema (lazily, when a run checks outputs), loadgen.records,
-loadgen.workload.tools.
 """
 
 from __future__ import annotations

@@ -7,8 +7,6 @@ to its bound (``event_too_large``), parsed by the adapter's ``parse_body``
 Post-processing of what the answer carried: the server's usage, the answer
 text, tool calls (:func:`~loadgen.client.validity.tool_event`), and a pooling
 answer's vector count and dimension (:class:`~loadgen.client.pooling.PoolingCheck`).
-
-Imports: loadgen.clock, loadgen.records, loadgen.client.
 """
 
 from __future__ import annotations

@@ -23,9 +23,6 @@ sub-agents in the order started, ``call`` the index in its agent's loop,
 the order calls are sent (worker k of n: k, k + n, ...). Text of tool results
 and task messages comes from the task's own seed (per agent), so a task
 sends the same text however its calls interleave with others.
-
-Imports: asyncio, numpy, loadgen.clock, loadgen.records, loadgen.workload,
-loadgen.execute.drivers.
 """
 
 from __future__ import annotations

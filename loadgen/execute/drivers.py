@@ -5,8 +5,6 @@ written as they come. Open loop sleeps until each absolute deadline
 ``t0 + offset`` (never a relative interval) and records both the scheduled and
 the actual send time. A "job" is one request, or one multi-turn session whose
 turns the runner sends in order.
-
-Imports: asyncio, loadgen.clock, loadgen.records, loadgen.workload.
 """
 
 from __future__ import annotations

@@ -4,10 +4,6 @@
 requester, watching this process (:class:`~loadgen.execute.monitor.LoopMonitor`)
 and handing each finished record on; :class:`StepOutcome` is what a step's
 summary needs from whoever carried it out, one process or several.
-
-Imports: asyncio, itertools, loadgen.client, loadgen.clock, loadgen.records,
-loadgen.execute (agents, drivers, linked, live, monitor, sessions), loadgen.summary,
-loadgen.workload.
 """
 
 from __future__ import annotations

@@ -19,8 +19,6 @@ Requests that wait for nothing go out from one sender, in offset order, as
 in :func:`~loadgen.execute.drivers.open_loop`; a waiting request gets its own
 task once the last of its waits ends. A wait on a request this process does
 not hold is ignored (the plan is dealt by session, so none are).
-
-Imports: asyncio, loadgen.clock, loadgen.execute.drivers, loadgen.workload.
 """
 
 from __future__ import annotations

@@ -3,8 +3,6 @@
 Read off the load path (a scrape of loadgen's own metrics, or the end of a
 step) by :meth:`~loadgen.execute.executor.LocalExecutor.live` and the worker
 pool's; nothing is added to the send path but what was already counted.
-
-Imports: the standard library only.
 """
 
 from __future__ import annotations

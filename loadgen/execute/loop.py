@@ -2,8 +2,6 @@
 
 Every process that sends load (the run, a worker, ``loadgen calibrate``)
 uses both.
-
-Imports: asyncio, gc, uvloop (when installed).
 """
 
 from __future__ import annotations

@@ -27,10 +27,6 @@ waits for its media, and every one asked for later, gets
 :class:`MediaHelperDied`, a :class:`~loadgen.errors.LoadgenError` whose one
 line names the process and how it ended (exit code or signal); the run
 stops with it (exit 1), never sending requests without their images.
-
-Imports: asyncio, os, pickle, signal, sys, loadgen.clock, loadgen.errors,
-loadgen.execute (media_helper's framing), loadgen.scenario (planned),
-loadgen.workload.
 """
 
 from __future__ import annotations

@@ -7,8 +7,6 @@ are a 4-byte big-endian length and a pickle: first the run's
 ``(draw, index)`` key in, ``(key, media)`` out, in the order asked. The end
 of stdin (the run is over, or gone) ends it. It lowers its priority by NICE:
 it works ahead, so the sending loop and (on one machine) the server come first.
-
-Imports: os, pickle, struct, sys, loadgen.workload (media).
 """
 
 from __future__ import annotations

@@ -11,8 +11,6 @@ numpy imports lazily for these figures is imported with this module, not mid-run
 :meth:`LoopMonitor.pulse` is the same watch right now, for the live view: the
 CPU use and loop lag of the last :data:`PULSE_WINDOW_S` seconds and the
 saturation warnings they would raise, read about four times a second.
-
-Imports: asyncio, numpy, loadgen.clock, loadgen.summary.
 """
 
 from __future__ import annotations

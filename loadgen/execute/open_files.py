@@ -13,9 +13,6 @@ soft limit up to the hard one when that suffices (the workers and the mock,
 started later, inherit it), and otherwise refuses the run in one line that says
 the ``ulimit -n`` to run. Where the load has no cap (an open loop without
 ``max_concurrency``), the soft limit is raised as far as the hard one allows.
-
-Imports: resource (POSIX; elsewhere nothing is checked), loadgen.errors,
-loadgen.scenario.
 """
 
 from __future__ import annotations

@@ -3,8 +3,6 @@
 The adapter is the target's API's; with ``workload.tools`` or
 ``response_format`` it is one that sends them, and the requester validates
 each answer against their schemas.
-
-Imports: loadgen.client, loadgen.scenario, loadgen.target.options, loadgen.workload.tools.
 """
 
 from __future__ import annotations

@@ -12,9 +12,6 @@ the server then holds the conversation. The prompt is made exactly as for
 ``state: client`` (the same draws: the two states send the same
 conversation), and its planned length counts the whole conversation, as
 the server's usage does.
-
-Imports: numpy, loadgen.client.adapters (is_messages), loadgen.clock, loadgen.records,
-loadgen.workload, loadgen.execute.drivers.
 """
 
 from __future__ import annotations

@@ -1,7 +1,4 @@
-"""An optional dependency, imported on demand: a missing extra is one line and exit 2.
-
-Imports: the standard library, loadgen.errors.
-"""
+"""An optional dependency, imported on demand: a missing extra is one line and exit 2."""
 
 from __future__ import annotations
 

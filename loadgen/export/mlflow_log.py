@@ -28,9 +28,6 @@ directory, read from its files (the live run and an old one go the same way):
 
 A ``--repeat`` folder becomes a parent run (its repeats.json, repeats.md and
 the scenario) with one child run per repeat.
-
-Imports: mlflow (loadgen[mlflow], inside the functions), yaml, loadgen.errors,
-loadgen.redact, loadgen.report (the summary reader, steps.csv's rows), this package.
 """
 
 from __future__ import annotations

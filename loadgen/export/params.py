@@ -10,8 +10,6 @@ as scenario.yaml has them, and every value passes
 given). Keys keep only the characters
 MLflow allows (others become ``_``); a key or value past MLflow's limit is cut
 and ends in ``...``.
-
-Imports: orjson, loadgen.redact.
 """
 
 from __future__ import annotations

@@ -16,9 +16,6 @@ holds ``loadgen.run_id``, ``loadgen.version``, ``loadgen.metrics_profile`` and
 (t_ns - monotonic_ns)). A file is written beside its final name and renamed,
 so a reader never sees half of one. A folder of ``--repeat`` runs (repeat-1 ...)
 is exported repeat by repeat into OUT/repeat-k.
-
-Imports: orjson, pyarrow (loadgen[parquet], inside the functions), loadgen.errors,
-loadgen.records, loadgen.report (the summary reader, steps.csv's rows), this package.
 """
 
 from __future__ import annotations

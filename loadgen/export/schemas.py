@@ -20,9 +20,6 @@ it without the extra. A name ending in ``?`` is nullable.
   then each step's window stamps (:data:`STEP_WINDOW`).
 - telemetry: one table per line type of telemetry.jsonl (:data:`TELEMETRY`);
   fields a line lacks are null, fields this version does not know are left out.
-
-Imports: the standard library, loadgen.records, loadgen.report.csv_out (steps.csv's column
-names); pyarrow inside the functions that build arrow types.
 """
 
 from __future__ import annotations

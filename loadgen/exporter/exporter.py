@@ -4,8 +4,6 @@
 and serves at once, so Prometheus sees the run from before its first step.
 :meth:`Exporter.close` marks the run finished (``loadgen_run_finished 1``),
 keeps serving ``linger_s`` so a scraper reads the final counts, then stops.
-
-Imports: prometheus_client, loadgen.clock (the linger), loadgen.errors, this package.
 """
 
 from __future__ import annotations

@@ -5,8 +5,6 @@ value; a request's inter-token gaps are hundreds of values, so the exporter
 keeps its own counts and bins one request's gaps with numpy at once (see
 :meth:`Hist.observe_ns`). Prometheus's rule: a value counts in every bucket
 whose upper bound ``le`` it does not exceed.
-
-Imports: numpy, prometheus_client (its number format), the standard library.
 """
 
 from __future__ import annotations

@@ -5,8 +5,6 @@ and the dashboard test checks each Grafana query against it. Latencies are in
 seconds (Prometheus's base unit); buckets are spaced for LLM serving: TTFT and
 E2E from 10 ms to minutes, ITL and TPOT from 1 ms to seconds, queue wait and
 send lag from 0.1 ms.
-
-Imports: the standard library only.
 """
 
 from __future__ import annotations

@@ -8,8 +8,6 @@ token, when set, is required on ``/metrics`` as ``Authorization: Bearer
 <token>``, checked as the agent checks it (:func:`loadgen.bearer.bearer_matches`);
 ``/health`` is public, as the agent's is. A client gets
 :data:`CLIENT_TIMEOUT_S` to send its request.
-
-Imports: the standard library, prometheus_client, loadgen.bearer.
 """
 
 from __future__ import annotations

@@ -11,8 +11,6 @@ lock. Nothing here runs per token event or reads the clock.
 
 The formulas are :mod:`loadgen.metrics.latency`'s (loadgen's own profile;
 TTFT to the first token event of any kind).
-
-Imports: numpy, prometheus_client, loadgen.records, loadgen.metrics.latency, this package.
 """
 
 from __future__ import annotations

@@ -11,8 +11,6 @@ the smallest N with ``1 - p**N >= 1 - alpha/2``: 36 for a p90, 72 for a p95
 and 368 for a p99 at 95 %. Fewer values can still show a bound missed (the
 interval's lower end beyond it), never met; values near the bound need more.
 ITL bounds count gaps, ``output tokens - 1`` per request.
-
-Imports: loadgen.metrics.confidence, loadgen.scenario.models, loadgen.vocab.
 """
 
 from __future__ import annotations

@@ -6,9 +6,6 @@ open-loop arrivals, a trace) and the estimate's where a duration bounds a
 closed loop. :func:`forecast_report` is what ``loadgen workload`` prints: the
 plan (:func:`loadgen.workload.describe.workload_report`) with, per step, the
 bounds its requests cannot decide and its estimated length, then the run's.
-
-Imports: numpy, loadgen.forecast, loadgen.mock.config (lazily), loadgen.scenario,
-loadgen.target.mock (the mock's arguments), loadgen.workload.
 """
 
 from __future__ import annotations

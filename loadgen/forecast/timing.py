@@ -19,8 +19,6 @@ Warm-up requests go first, at most ``users`` at once, and are drained; a
 ramp-up adds its seconds. Sessions' think time lengthens each user's cycle.
 Set-up (starting the mock, calibrating prompts) and writing the reports are
 not counted.
-
-Imports: loadgen.mock.model (lazily), loadgen.scenario.models.
 """
 
 from __future__ import annotations

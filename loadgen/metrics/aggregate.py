@@ -5,8 +5,6 @@ The column twins of :func:`loadgen.metrics.tokens.token_counts`,
 :func:`loadgen.metrics.sla.request_meets_sla` and
 :func:`loadgen.metrics.window.steady_window`: same definitions (in those
 functions' docstrings), same numbers.
-
-Imports: numpy, loadgen.summary, loadgen.scenario.models, loadgen.metrics.
 """
 
 from __future__ import annotations

@@ -16,8 +16,6 @@ int32 gaps themselves. Above :data:`CHUNKED_ABOVE` integer values it calls
   (relative 1e-15);
 - std: sqrt(sum((x - mean)^2) / n) over float64 chunks, summed chunk by
   chunk: likewise within relative 1e-12 of numpy's.
-
-Imports: numpy, loadgen.summary, loadgen.vocab.
 """
 
 from __future__ import annotations

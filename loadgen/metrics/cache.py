@@ -11,8 +11,6 @@ then every answer has a count, 0 included):
 - by turn: hit rate over the requests of turn (or, an agent's, call) ``i``, i < 10
 
 None when no answer counted cached tokens.
-
-Imports: numpy, loadgen.metrics (columns, vector), loadgen.summary.
 """
 
 from __future__ import annotations

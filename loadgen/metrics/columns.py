@@ -35,8 +35,6 @@ kept-alive run has about one per stream).
 Tool calls and structured answers are tallied apart (``outputs``:
 :class:`~loadgen.metrics.validity.OutputTally`), and so is every call of a
 session (``sessions``: :class:`~loadgen.metrics.session_tally.SessionTally`).
-
-Imports: numpy, loadgen.records, loadgen.metrics.validity, loadgen.metrics.session_tally.
 """
 
 from __future__ import annotations

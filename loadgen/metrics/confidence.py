@@ -35,8 +35,6 @@ idea applied to one bound).
 The binomial CDF is summed exactly around the mode (terms further than 40
 standard deviations away are below 1e-300), so a million values cost a few
 thousand terms.
-
-Imports: math, statistics, numpy.
 """
 
 from __future__ import annotations

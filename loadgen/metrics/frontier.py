@@ -16,8 +16,6 @@ Owns the formulas of docs/metrics.md, "The frontier":
   the SLA with the most throughput (ties: the more interactive, then the first).
 
 Pure: numbers in, numbers out.
-
-Imports: numpy, loadgen.metrics (columns), loadgen.summary.
 """
 
 from __future__ import annotations

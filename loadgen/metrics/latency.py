@@ -1,8 +1,6 @@
 """Per-request latency formulas. Integers in, integers out: only subtraction of stamps.
 
 Each formula is in its function's docstring and in docs/metrics.md.
-
-Imports: loadgen.records.
 """
 
 from __future__ import annotations

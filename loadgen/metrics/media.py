@@ -6,8 +6,6 @@
   sum(width x height) / 10^6 / window; audio seconds per second = sum(audio_s)
   / window (all over the successful measured requests the step's throughput
   counts).
-
-Imports: numpy, loadgen.metrics (columns, stats, vector), loadgen.summary.
 """
 
 from __future__ import annotations

@@ -10,8 +10,6 @@ Over the successful measured requests, split by ``Record.new_connection``:
 
 p50 and p99 are numpy's linear percentiles of the values known. None when no
 request's transport said whether its connection was new.
-
-Imports: numpy, loadgen.clock, loadgen.metrics (columns, vector), loadgen.summary.
 """
 
 from __future__ import annotations

@@ -9,8 +9,6 @@
   failed ones included (a ``vector_dim_mismatch`` is such a failure); more
   than one dimension is a warning: the requester checks the dimension per
   process, this sees every worker's.
-
-Imports: numpy, loadgen.metrics.columns, loadgen.metrics.vector, loadgen.summary.
 """
 
 from __future__ import annotations

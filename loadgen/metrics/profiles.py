@@ -34,8 +34,6 @@ Each profile is one row of :data:`PROFILES`: which stamp it counts from, where
 its E2E ends, which TPOT and which ITL it takes. The methods of :class:`Profile`
 apply the row to one record; :mod:`loadgen.metrics.vector` applies the same row
 to a step's columns.
-
-Imports: loadgen.records, loadgen.vocab, loadgen.metrics.latency.
 """
 
 from __future__ import annotations

@@ -8,8 +8,6 @@ records finish and merges it across workers; ``okrow`` ties a successful
 measured call to its row of the step's successful-request columns, so the
 session metrics read TTFT and the per-request SLA test from the same values the
 step's own figures are made of. None is :data:`~loadgen.metrics.columns.NONE`.
-
-Imports: numpy, loadgen.records.
 """
 
 from __future__ import annotations

@@ -28,8 +28,6 @@ call's index is ``call``, else ``turn``. Formulas (docs/metrics.md "Sessions"):
 
 Time split, counts and context growth are over the completed sessions. Pure:
 the calls come as a :class:`~loadgen.metrics.session_tally.SessionTally`.
-
-Imports: numpy, loadgen.clock, loadgen.scenario.models, loadgen.summary, loadgen.metrics.
 """
 
 from __future__ import annotations

@@ -4,9 +4,6 @@
 puts a part's requests on the step's window (steady where the step has one),
 so the parts' figures add up to the step's. :func:`by_model` is the step's
 breakdown per model of a mix (``target.models``).
-
-Imports: numpy, loadgen.records (none), loadgen.summary, loadgen.scenario.models,
-loadgen.metrics.
 """
 
 from __future__ import annotations

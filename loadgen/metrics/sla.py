@@ -16,8 +16,6 @@ unless ``sla.latency_from`` is ``sent``.
 numbers describe the client as much as the server, whatever the checks say)
 or a bound is undecided, with the cause (too few requests for the percentile,
 or the bound inside the interval); else *met*.
-
-Imports: loadgen.scenario.models, loadgen.summary, loadgen.records, loadgen.metrics.
 """
 
 from __future__ import annotations

@@ -23,8 +23,6 @@ Anderson's distribution-free bound where that is higher (the values are
 durations: none is negative). That bound sorts the sample, so it is taken up
 to :data:`MEAN_FLOOR_UP_TO` values; past that the normal end is the higher, and
 is only kept from going below 0.
-
-Imports: numpy, loadgen.summary, loadgen.vocab, loadgen.metrics (bigstats, confidence).
 """
 
 from __future__ import annotations

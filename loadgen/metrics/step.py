@@ -18,8 +18,6 @@ unless ``sla.latency_from`` is ``sent``; both figures are kept.
 
 Records with a session also make the step's ``sessions`` block
 (loadgen.metrics.sessions), over the whole window.
-
-Imports: numpy, loadgen.records, loadgen.summary, loadgen.scenario.models, loadgen.metrics.
 """
 
 from __future__ import annotations

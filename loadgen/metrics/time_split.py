@@ -5,8 +5,6 @@ A step that missed the SLA is set against a reference: the last step before it
 server's split (:class:`~loadgen.summary.TimeSplit`). The part whose mean grew
 most, queue, prefill, decode, server frontend or network + client (ms), is named
 with its growth. Pure: it reads the summaries only.
-
-Imports: loadgen.summary.
 """
 
 from __future__ import annotations

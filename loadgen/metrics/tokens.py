@@ -1,7 +1,4 @@
-"""Token counts of a step, and how the lengths asked for compare with what the server saw.
-
-Imports: loadgen.records, loadgen.summary.
-"""
+"""Token counts of a step, and how the lengths asked for compare with what the server saw."""
 
 from __future__ import annotations
 

@@ -17,9 +17,6 @@ workers). :func:`output_validity` makes the step's
 when the interval's lower end reaches the bound, missed when its upper end is
 below it, else inconclusive, with how many answers would decide it at the
 share seen (:func:`loadgen.metrics.confidence.floor_needed`).
-
-Imports: loadgen.records, loadgen.summary, loadgen.vocab, loadgen.metrics.confidence and
-.stats.
 """
 
 from __future__ import annotations

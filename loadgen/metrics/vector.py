@@ -11,8 +11,6 @@ versions to equality over every profile.
 
 A column holds None as :data:`~loadgen.metrics.columns.NONE`; a function
 returns the values of the requests that have one, in row order.
-
-Imports: numpy, loadgen.metrics.
 """
 
 from __future__ import annotations

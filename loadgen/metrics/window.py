@@ -24,8 +24,6 @@ completions as sends (one per send, in a steady loop) whatever the phase.
 
 Throughput over it counts the requests that *completed* inside it, divided by
 its length. Pure functions of records.
-
-Imports: loadgen.records.
 """
 
 from __future__ import annotations

@@ -17,8 +17,7 @@ the least recently freed ones until they fit in what is left, so a long running
 context pushes cached prefixes out. ``capacity_tokens`` (``--prefix-cache-tokens``)
 bounds the named blocks further when it is below the KV memory. A request's
 blocks are freed last to first, so that its first block is the most recent and a
-chain is evicted from its tail, as vLLM's free-block queue does. Imports only
-the standard library.
+chain is evicted from its tail, as vLLM's free-block queue does.
 """
 
 from __future__ import annotations

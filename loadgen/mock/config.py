@@ -4,9 +4,7 @@ Owns :func:`build_parser` (its help laid out as click's, :mod:`loadgen.clihelp`)
 and :func:`settings_from_argv` (flags checked, the profile's overrides applied,
 TLS loaded). The data it fills, the named engine profiles (``PROFILES``), the
 fault-rule syntax and ``Settings``, are :mod:`loadgen.mock.settings`'; every
-name of it is importable from here too. Imports only the standard library (and
-the loadgen.clihelp leaf), loadgen.mock.settings and loadgen.mock.spec
-(``--spec-decode``'s syntax).
+name of it is importable from here too.
 """
 
 from __future__ import annotations

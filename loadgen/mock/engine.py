@@ -26,8 +26,7 @@ A request whose client goes away mid-stream leaves the batch at once
 ``recv_ns + ttft + k * itl``, all absolute deadlines kept in one heap; each
 wake-up writes every due token in one pass.
 
-Both sleep only through ``timer.Timer``. Imports only the standard library and
-the mock's own modules.
+Both sleep only through ``timer.Timer``.
 """
 
 from __future__ import annotations

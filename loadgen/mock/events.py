@@ -7,8 +7,7 @@ reasoning tokens as a reasoning parser's deltas) and non-streaming JSON bodies.
 TGI's events are :mod:`loadgen.mock.events_tgi`'s; the other APIs' are in the
 other ``events_*`` modules. Per request the constant parts are encoded once; the
 per-token events of the common case are pre-framed (chunked encoding included)
-so the hot path writes a ready ``bytes`` object. Imports only the standard
-library, orjson and ``wire``.
+so the hot path writes a ready ``bytes`` object.
 """
 
 from __future__ import annotations

@@ -15,8 +15,7 @@ for a token that decodes to no text; the mock's Messages tokens all have text,
 so its events equal its usage counts.
 
 An answer token's event never changes within a request: it is pre-framed per
-text variant, and the hot path writes a ready ``bytes`` object. Imports only
-the standard library, orjson and the mock's own modules.
+text variant, and the hot path writes a ready ``bytes`` object.
 """
 
 from __future__ import annotations

@@ -17,8 +17,7 @@ so its events equal its usage counts.
 Per request the constant parts of each token event are encoded once; a token
 event is its pre-encoded head, its sequence number and a fixed tail. The
 completed response is stored for ``previous_response_id`` (``keep``) when the
-request asked (``store``). Imports only the standard library, orjson and the
-mock's own modules.
+request asked (``store``).
 """
 
 from __future__ import annotations

@@ -3,8 +3,7 @@
 Owns :class:`TgiEvents`: ``data:{"index",..,"token",..}`` events (axum SSE:
 ``data:`` without a space), the last one with ``generated_text`` and, when asked,
 ``details``; the non-streaming body. The tokens are :mod:`loadgen.mock.events`'
-vocabulary. Imports only the standard library, orjson, the mock's ``events`` and
-``wire``.
+vocabulary.
 """
 
 from __future__ import annotations

@@ -25,8 +25,7 @@ one token, one event, as for text, the first answer token opening the call:
 
 A one-token answer opens the call and carries its whole arguments in one token
 (two events). Every event differs (no pre-framed runs); the constant parts are
-encoded once per request. Imports only the standard library, orjson and the mock's
-own modules.
+encoded once per request.
 """
 
 from __future__ import annotations

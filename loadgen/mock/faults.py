@@ -3,8 +3,7 @@
 Owns the fault plan built from ``--fault`` rules. Every rule draws its number
 for every request, whether or not an earlier rule fired, so adding a rule does
 not shift the others' choices. At most one fault per request: the first rule
-(in ``--fault`` order) that fires wins. Imports only the standard library and
-``config``.
+(in ``--fault`` order) that fires wins.
 """
 
 from __future__ import annotations

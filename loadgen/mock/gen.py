@@ -8,7 +8,6 @@ taken after the write late by the reader's whole turn). Mid-stream and framing f
 (disconnect, stall, malformed, error_event, split, no_done, bom) live in
 :mod:`loadgen.mock.gen_faults`' ``FaultyStreamGen`` so the common path stays
 branch-free. ``BodyGen`` answers non-streaming requests with one JSON body.
-Imports only the standard library and the mock's own modules.
 """
 
 from __future__ import annotations

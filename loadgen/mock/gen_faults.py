@@ -6,8 +6,7 @@ Owns :class:`FaultyStreamGen`, the faults that strike inside a stream:
 the trailer), ``split`` (events cut across HTTP chunks and TCP writes),
 ``no_done`` (no ``[DONE]``) and ``bom`` (a UTF-8 BOM first). Kept apart from
 :mod:`loadgen.mock.gen`'s ``StreamGen`` so its hot path stays branch-free; it
-writes token by token, as a fault may strike between any two. Imports only the
-standard library and the mock's own ``gen``, ``faults`` and ``wire``.
+writes token by token, as a fault may strike between any two.
 """
 
 from __future__ import annotations

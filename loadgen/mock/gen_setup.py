@@ -7,8 +7,7 @@ of a chat, Responses or Messages answer's tokens are reasoning, a planned tool
 call or JSON answer (``structured``), the events in the request's API's shape
 (OpenAI chat/completions, TGI, Responses, Messages, transcriptions, pooling) and
 the Gen class (``StreamGen``, ``FaultyStreamGen`` for a mid-stream or framing
-fault, ``BodyGen`` without streaming, ``PoolGen``). Imports only the standard
-library and the mock's own modules.
+fault, ``BodyGen`` without streaming, ``PoolGen``).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ requests wait in the buffer), and the ``408`` of fault ``idle_408``. The
 receive time of a request is the kernel's stamp of the read that completed
 it (``sock``), or ``perf_counter_ns()`` when fed through plain
 ``data_received``. Chunked request bodies are refused with
-411. Imports only the standard library and ``wire``.
+411.
 """
 
 from __future__ import annotations

@@ -16,8 +16,6 @@ chunks. A ``data:`` URL's base64 is decoded only as far as the header needs.
 
 Each medium's tokens are distinct words (a prefix of its bytes in them), so
 two different images never look like one shared prefix to the prefix cache.
-
-Imports: the standard library.
 """
 
 from __future__ import annotations

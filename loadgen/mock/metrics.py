@@ -6,7 +6,7 @@ per-request phase histograms (queue, prefill, decode) from the engine's own
 times. Gauges (running, waiting, KV-cache usage) are read from the engine at
 scrape time; the speculative-decoding counters (``--spec-decode``) are
 ``spec``'s, rendered only when it is set, as vLLM publishes them only with a
-draft model. Imports only the standard library and loadgen.mock.spec.
+draft model.
 """
 
 from __future__ import annotations

@@ -17,8 +17,6 @@ step lasting :func:`~loadgen.mock.engine.step_ns`:
 
 Fixed mode: every request independent, ``E2E = ttft + (output - 1) * itl``
 (``ttft`` in burst mode). Client and network time are left out.
-
-Imports: the mock's own config and engine.
 """
 
 from __future__ import annotations

@@ -15,8 +15,6 @@ stamp's, a hair earlier than its turn: it waits that hair behind earlier items).
 Only HTTP bytes travel the path: the TCP connect and the TLS handshake (done in
 :mod:`loadgen.mock.sock`) are not delayed. Waits go through :class:`loadgen.mock.timer.Timer`
 (sub-millisecond), not the event loop's millisecond timers.
-
-Imports: the standard library and loadgen.mock.timer.
 """
 
 from __future__ import annotations

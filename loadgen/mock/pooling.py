@@ -13,8 +13,7 @@ record (``token_ns``: one stamp, when the answer was written; ``inputs``; and
 Vectors are deterministic: one seeded unit vector of ``--embedding-dim``
 floats per server, each input's a rotation of it by a hash of its text (the
 same text, the same vector; ``dimensions`` cuts it). Rerank scores are seeded
-per request id and document. Imports only the standard library, orjson and
-the mock's own modules.
+per request id and document.
 """
 
 from __future__ import annotations

@@ -4,8 +4,7 @@ Owns :func:`pre_header_fault` (the ``reset`` fault: an RST instead of an
 answer; ``http500`` / ``http503`` / ``http429``: the engine's error body with
 that status, ``Retry-After`` on a 429) and :func:`record_refusal`, the truth
 file's line for a request that got no stream (a refused body or a pre-header
-fault). Imports only the standard library and the mock's own ``http``,
-``request``, ``request_apis``, ``truth`` and ``wire``.
+fault).
 """
 
 from __future__ import annotations

@@ -6,8 +6,7 @@ their number is the prompt token count, their blocks what the prefix cache
 sees) and the limits the real servers enforce. Errors come out as
 ``HttpError`` in the shape of the server being imitated (vLLM answers 400,
 TGI answers 422). An agent's tool calls and results in a prompt count as
-:mod:`loadgen.mock.tool_rounds` says. Imports only the standard library, orjson
-and the mock's own modules.
+:mod:`loadgen.mock.tool_rounds` says.
 """
 
 from __future__ import annotations

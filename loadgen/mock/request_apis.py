@@ -13,8 +13,6 @@ input count as prompt tokens as in chat (``media_rates``,
 :mod:`loadgen.mock.media`); tools, Responses' ``text.format`` and Messages'
 ``output_config.format`` are read by
 :mod:`loadgen.mock.structured_apis`.
-
-Imports only the standard library, orjson and the mock's own modules.
 """
 
 from __future__ import annotations

@@ -9,8 +9,6 @@ property, and the optional ones too), ``items`` with ``minItems`` /
 
 :func:`broken` makes an answer invalid the way a faulty decoder does: its
 JSON text cut short, or one value of the wrong type.
-
-Imports only the standard library.
 """
 
 from __future__ import annotations

@@ -8,9 +8,7 @@ request draws, the choice of scheduler (``BatchEngine`` with its prefix cache, o
 flushing the truth file); with ``--network-delay-ms`` each connection is put
 behind the delay line (:mod:`loadgen.mock.netdelay`). Each request's length,
 events and Gen class are :mod:`loadgen.mock.gen_setup`'s; answers before any
-header (injected refusals, resets) are :mod:`loadgen.mock.refusals`'. Imports
-only the standard library, orjson, uvloop when present, and the mock's own
-modules.
+header (injected refusals, resets) are :mod:`loadgen.mock.refusals`'.
 """
 
 from __future__ import annotations

@@ -21,8 +21,6 @@ arrived.
 The kernel-stamp code (the socket option, the control message, the
 wall-to-monotonic offset) is ``loadgen.netstamp``'s, shared with the client;
 the clocks it converts with are read here, as the mock keeps its own time.
-
-Imports: the standard library, loadgen.netstamp (and nothing else of loadgen).
 """
 
 from __future__ import annotations

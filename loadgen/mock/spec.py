@@ -14,7 +14,7 @@ way the mock does: positions 0 .. accepted - 1.)
 The counters are vLLM 0.32's (``vllm/v1/spec_decode/metrics.py``):
 ``vllm:spec_decode_num_drafts_total``, ``..._num_draft_tokens_total``,
 ``..._num_accepted_tokens_total`` and ``..._num_accepted_tokens_per_pos_total``
-with a ``position`` label. Imports only the standard library.
+with a ``position`` label.
 """
 
 from __future__ import annotations

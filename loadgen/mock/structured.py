@@ -15,8 +15,6 @@ token event opens the call (``{"tool_calls":[{"id","type":"function","index":0,
 in order making the arguments' JSON text; finish ``tool_calls`` (``stop``
 for a named choice, as vLLM). :class:`JsonAnswerEvents` streams the JSON
 answer as ``content`` pieces. Either way one token, one event, as for text.
-
-Imports only the standard library, orjson and the mock's own modules.
 """
 
 from __future__ import annotations

@@ -12,8 +12,6 @@ shape (vLLM 0.32's validation, its 400s):
   and ``output_config.format`` (``{"type": "json_schema", schema}``: vLLM's
   ``AnthropicJsonOutputFormat``; any other type is a 400, and a format without a
   schema is ignored, as vLLM maps only a schema to chat's ``response_format``).
-
-Imports only the standard library and the mock's own modules.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ would shift every token by up to 1 ms. ``Timer`` instead lets a helper thread
 wait on a condition variable (sub-millisecond) until ``LEAD_NS`` before the
 deadline, hands the wake-up to the loop with ``call_soon_threadsafe``, and the
 loop side spins the last few microseconds (at most ``SPIN_NS``). Deadlines are
-absolute, so lateness never accumulates. Imports only the standard library.
+absolute, so lateness never accumulates.
 """
 
 from __future__ import annotations

@@ -5,8 +5,7 @@ Owns the answer to vLLM's ``TokenizeCompletionRequest`` (``prompt``) and
 "token_strs"}``, fields in vLLM's ``TokenizeResponse`` order. The tokens are
 those the generation routes count (words of the prompt, or of every message
 content), so ``count`` equals ``usage.prompt_tokens`` of the same prompt. A
-word's id is a stable hash of it below ``VOCAB_SIZE``. Imports only the
-standard library, orjson and the mock's own ``request`` and ``wire``.
+word's id is a stable hash of it below ``VOCAB_SIZE``.
 """
 
 from __future__ import annotations

@@ -12,8 +12,6 @@ here as everywhere in the mock:
   ``tool_result`` block's ``content`` (text, or its ``text`` blocks).
 
 Names, ids and roles count nothing, as role names do.
-
-Imports only the standard library and orjson.
 """
 
 from __future__ import annotations

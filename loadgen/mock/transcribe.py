@@ -13,8 +13,6 @@ delta, so no token here has empty text), the last with ``finish_reason``;
 then, with ``stream_include_usage``, one with ``choices: []`` and ``usage``;
 then ``data: [DONE]``. Not streamed: ``{"text", "usage": {"type": "duration",
 "seconds"}}`` (seconds rounded up).
-
-Imports: the standard library, orjson, the mock's events, media, request and wire.
 """
 
 from __future__ import annotations

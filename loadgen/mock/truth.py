@@ -7,7 +7,7 @@ rest. Line format (docs/mock.md): ``request_id``, ``path``, ``recv_ns``,
 ``status``, ``fault``, ``end_ns``. With ``--network-delay-ms`` the stamps are moved
 from the server's clock to the socket's, the client's end of the simulated path
 (``recv_ns`` one delay earlier, ``token_ns`` and ``end_ns`` one later), and each line
-says ``network_delay_ns``. Imports only the standard library and orjson.
+says ``network_delay_ns``.
 """
 
 from __future__ import annotations

@@ -3,8 +3,7 @@
 Owns the bytes that go on the wire outside the token events: status lines and
 headers, chunked transfer-encoding frames, and the JSON error shapes of vLLM
 (``{"error": {...}}``), FastAPI (``{"detail": ...}``) and TGI
-(``{"error": ..., "error_type": ...}``). Imports only the standard library and
-orjson.
+(``{"error": ..., "error_type": ...}``).
 """
 
 from __future__ import annotations

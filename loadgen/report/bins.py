@@ -17,8 +17,6 @@ these classes only feed the drawings.
   at first, doubled whenever the bins would pass :data:`MAX_TIME_BINS`), read
   at any edges by interpolating the cumulative weight (a bin's weight taken as
   spread evenly over it).
-
-Imports: numpy.
 """
 
 from __future__ import annotations

@@ -4,8 +4,6 @@ A report is a list of blocks (headings, text, bullet lists, tables, figures);
 :mod:`loadgen.report.markdown` builds the run's document and writes Markdown,
 :mod:`loadgen.report.html` renders the same blocks as a page, so both say the
 same thing.
-
-Imports: the standard library, loadgen.vocab.
 """
 
 from __future__ import annotations

@@ -7,10 +7,6 @@ i-th smallest of n values is drawn at p = (i - ½)/n (Hazen's plotting position)
 largest, at 1 - 1/(2n), stays on the scale. The SLA's bound on the metric is a vertical
 line, its statistic's level marked on it: a step meets it where its line crosses that
 level left of the mark.
-
-Imports: matplotlib (lazily), loadgen.summary, loadgen.vocab, loadgen.report.bins,
-loadgen.report.figstyle, loadgen.report.plots, loadgen.report.sample_series,
-loadgen.report.samples.
 """
 
 from __future__ import annotations

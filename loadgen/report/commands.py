@@ -6,8 +6,6 @@ loadgen.errors; everything else is imported inside the commands. Bad input
 one line on stderr and exit 2. A regression found by the gate is a
 Regression (exit 1); loadgen.cli maps both. Damaged rows of a records.jsonl
 are skipped and counted: one line per file on stderr.
-
-Imports: click, loadgen.errors (loadgen.records, loadgen.report.* lazily).
 """
 
 from __future__ import annotations

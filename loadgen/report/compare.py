@@ -11,8 +11,6 @@ The environments side by side and the refusal of unequal workloads live in
 The gate's rule lives in :mod:`loadgen.report.gate`; what pooling runs
 (embeddings, rerank: no token timing) are compared by, in
 :mod:`loadgen.report.pooling_compare`.
-
-Imports: loadgen.vocab, loadgen.report.* (matplotlib lazily, through figures).
 """
 
 from __future__ import annotations

@@ -3,9 +3,6 @@
 Owns :func:`compare_fronts` (the views on one shared axis: per GPU when every
 run with points has a GPU count for each, else each run's output tokens/s),
 :func:`best_lines` and :func:`write_fronts` (``compare_frontier.png``).
-
-Imports: loadgen.summary, loadgen.report.frontier_view, loadgen.report.frontier_figure,
-loadgen.report.figstyle.
 """
 
 from __future__ import annotations

@@ -5,10 +5,6 @@ value within a relative tolerance: rate 4 in one run with rate 4.1 in the
 other, an ``auto`` sweep's concurrency probe only with a probe), and the
 comparison tables (each metric for each run and its relative difference from
 the first run, the baseline) with their plain-text layout for the terminal.
-
-Imports: loadgen.summary, loadgen.report.blocks, loadgen.report.console,
-loadgen.report.csv_out, loadgen.report.gate, loadgen.report.pooling_compare,
-loadgen.report.compare_runs (for its type).
 """
 
 from __future__ import annotations

@@ -5,10 +5,6 @@ Owns :class:`Run` (a results directory's summary and samples, or a
 names runs are known by (folder names, made unique), the refusal to compare
 runs measured under different metrics profiles, and the default output folder
 beside the first run.
-
-Imports: loadgen.errors, loadgen.summary, loadgen.report.compare_match (the table's
-metrics), loadgen.report.gate, loadgen.report.pooling_compare, loadgen.report.repeats,
-loadgen.report.samples, loadgen.report.writer.
 """
 
 from __future__ import annotations

@@ -4,9 +4,6 @@ Owns :func:`load_label` (how every output names a load point),
 :func:`format_run_header` (what the run sends, printed once before its
 steps), :func:`format_step` (printed after each step, its warnings apart for
 stderr) and :func:`format_verdict` (the run's last lines).
-
-Imports: loadgen.summary, loadgen.report.facts, loadgen.report.endpoints,
-loadgen.report.mix, loadgen.report.sessions, loadgen.vocab (outputs see only the summary).
 """
 
 from __future__ import annotations

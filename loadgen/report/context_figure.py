@@ -7,9 +7,6 @@ prompt tokens, y = its TTFT (ms), each point coloured by the share of its prompt
 the server served from its cache (0 to 1 on one colour scale; grey where the
 server did not report cached tokens). The points are
 :class:`~loadgen.report.context_points.ContextPoints`.
-
-Imports: matplotlib (lazily), loadgen.summary, loadgen.report.figstyle,
-loadgen.report.plots, loadgen.report.samples, loadgen.report.context_points.
 """
 
 from __future__ import annotations

@@ -7,8 +7,6 @@ the context the server had to read), its TTFT (the profile's, as the step's
 from its prefix cache (``cached_tokens_server / prompt_tokens``; NaN when the
 server did not say). Filled by :class:`loadgen.report.samples.RunSamples` in
 its one pass over records.jsonl.
-
-Imports: the standard library.
 """
 
 from __future__ import annotations

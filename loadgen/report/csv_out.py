@@ -12,9 +12,6 @@ Several endpoints add ``endpoint<i>_<field>`` columns after those
 (loadgen.report.endpoints.CSV_FIELDS); a model mix adds ``model<i>_<field>``
 columns (loadgen.report.mix.CSV_FIELDS); steps with sessions add ``session*`` columns
 (loadgen.report.sessions.csv_fields).
-
-Imports: the standard library, loadgen.summary, loadgen.vocab, loadgen.report.endpoints,
-loadgen.report.mix.
 """
 
 from __future__ import annotations

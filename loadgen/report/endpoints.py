@@ -7,8 +7,6 @@ report.html, its compact console lines (:func:`console_lines`) and its
 breakdown: every function then returns nothing and outputs read as before.
 
 The figures after the URL are :mod:`loadgen.report.parts`, shared with the model mix.
-
-Imports: loadgen.summary, loadgen.report.parts, loadgen.report.pooling.
 """
 
 from __future__ import annotations

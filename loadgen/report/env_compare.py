@@ -16,8 +16,6 @@ Owns three checks across runs, each against the first run (the baseline):
   GPUs' memory held by the server's processes at the pre-flight, and the
   run's peak from the step telemetry.
 - the hardware: different GPUs, or different drivers, are one warning line each.
-
-Imports: yaml, loadgen.errors, loadgen.summary, loadgen.report.blocks.
 """
 
 from __future__ import annotations

@@ -7,8 +7,6 @@ step's own warnings. The console, report.md
 and report.html all take their lines from here, so they say the same thing.
 Each function returns nothing (None, an empty list) when its figure carries
 no information, so a plain run shows none of these lines.
-
-Imports: loadgen.summary, loadgen.report.mix.
 """
 
 from __future__ import annotations

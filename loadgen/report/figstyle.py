@@ -6,8 +6,6 @@ two dark ones; a step past the 12th reuses a colour with a dashed line, see
 ``draw_*`` functions of :mod:`loadgen.report.figures` and its drawing modules
 (:mod:`loadgen.report.load_figures`, :mod:`loadgen.report.timeline_figure`,
 :mod:`loadgen.report.cdf_figure`, ...) share. matplotlib is imported inside the functions.
-
-Imports: matplotlib (lazily), loadgen.summary.
 """
 
 from __future__ import annotations

@@ -10,13 +10,6 @@ The look shared by every plot is :mod:`loadgen.report.figstyle`'s; the plots
 over the load are drawn in :mod:`loadgen.report.load_figures`, the timeline in
 :mod:`loadgen.report.timeline_figure` (both re-exported here), the others in
 their own ``*_figure`` modules.
-
-Imports: matplotlib (lazily), loadgen.summary, loadgen.vocab, loadgen.report.plots,
-loadgen.report.samples, loadgen.report.figstyle, loadgen.report.pooling,
-loadgen.report.pooling_views, loadgen.report.pooling_figures,
-loadgen.report.cdf_figure, loadgen.report.context_figure,
-loadgen.report.frontier_figure, loadgen.report.load_figures,
-loadgen.report.split_figure, loadgen.report.timeline_figure.
 """
 
 from __future__ import annotations

@@ -4,8 +4,6 @@ Both are written atomically (a temporary file, then ``os.replace``): a reader
 never sees half a file. The resolved scenario holds no secret: URL userinfo,
 header values (but harmless ones) and credential-like ``extra_body`` keys are
 redacted (:mod:`loadgen.redact`).
-
-Imports: yaml, loadgen.redact, loadgen.summary, loadgen.scenario.models.
 """
 
 from __future__ import annotations

@@ -4,8 +4,6 @@ Owns :func:`csv_fields` (steps.csv's ``frontier_*`` columns) and :func:`step_tex
 (the step's ``frontier:`` line in the console and report.md). The formulas are
 :mod:`loadgen.metrics.frontier`'s; :mod:`loadgen.report.frontier_view` has the
 run's points and front.
-
-Imports: loadgen.summary.
 """
 
 from __future__ import annotations

@@ -7,9 +7,6 @@ starred) and :func:`draw_fronts` (several runs on one panel, a colour each,
 each run's best point named, the points labelled by load where the labels fit).
 The points are
 :class:`~loadgen.report.frontier_view.FrontierView`'s.
-
-Imports: matplotlib (lazily), loadgen.summary, loadgen.report.figstyle,
-loadgen.report.frontier_view, loadgen.report.labels, loadgen.report.plots.
 """
 
 from __future__ import annotations

@@ -7,8 +7,6 @@ Owns :class:`FrontierView` (what ``frontier.png`` and ``loadgen compare`` draw),
 
 The y axis is throughput per GPU when every point has a GPU count, else the
 run's output tokens/s (one axis for all the points, never a mix).
-
-Imports: loadgen.metrics.frontier, loadgen.summary, loadgen.report.plots.
 """
 
 from __future__ import annotations

@@ -19,9 +19,6 @@ not fail, and a side with too few requests to test the statistic
 (:func:`~loadgen.report.resample.untestable`) makes the step "inconclusive",
 not failed. :func:`conclusions` is the one line per gate that ``compare``
 prints first.
-
-Imports: numpy, loadgen.errors, loadgen.summary, loadgen.vocab, loadgen.report.resample,
-loadgen.report.samples.
 """
 
 from __future__ import annotations

@@ -5,8 +5,6 @@ Owns the page's markup and CSS. Everything is inline: the CSS in a
 ``<style>`` element, every plot as a ``data:image/png;base64`` URI read from
 the results directory. No script, no external font, stylesheet or image, so
 the file can be mailed, attached to a CI run or opened offline.
-
-Imports: the standard library, loadgen.report.blocks.
 """
 
 from __future__ import annotations

@@ -8,8 +8,6 @@ axes, clear of its border, of the legend and of every label placed before it;
 offsets that also keep it off the plotted markers are preferred. A label that finds
 no such place is left out rather than drawn on another. Labels are kept out of the
 layout, so placing them moves nothing.
-
-Imports: matplotlib (lazily).
 """
 
 from __future__ import annotations

@@ -22,8 +22,6 @@ The lines, at most :data:`WIDTH` columns::
     server   running 4 · waiting 0 · KV 12%
     GPU 0    util 87% · mem 40.1 GiB · 310 W
     loadgen  CPU 34% · loop lag p99 0.4 ms
-
-Imports: rich (lazily), loadgen.records, loadgen.scenario.models, loadgen.report.live_state.
 """
 
 from __future__ import annotations

@@ -23,8 +23,6 @@ Rolling figures (docs/reports.md, "The live view"):
   second (a request's tokens count when it ends).
 
 Every time comes from the caller (the run passes the clock's ``now_ns``).
-
-Imports: numpy (lazily), loadgen.metrics.latency, loadgen.records, loadgen.scenario.models.
 """
 
 from __future__ import annotations

@@ -5,9 +5,6 @@ sla-search's bracket, the verdict's star and the point labels),
 ``throughput.png`` and ``telemetry.png``, and the load axis's log2 ticks
 (:func:`load_ticks`, also the overlays'). The series come from
 :mod:`loadgen.report.plots`; matplotlib is imported inside the functions.
-
-Imports: matplotlib (lazily), loadgen.summary, loadgen.vocab, loadgen.report.plots,
-loadgen.report.figstyle, loadgen.report.labels.
 """
 
 from __future__ import annotations

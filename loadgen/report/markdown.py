@@ -7,11 +7,6 @@ document holds: the scenario in brief (with where prompt lengths come from and
 the workload), the verdict, an overview table (a prefix-cache column when a
 step has a hit rate), the plots, and each step's section
 (:func:`loadgen.report.step_doc.step_blocks`).
-
-Imports: the standard library, loadgen.summary, loadgen.vocab, loadgen.scenario.models (the
-resolved scenario, typed), loadgen.report.blocks,
-loadgen.report.console, loadgen.report.facts, loadgen.report.plots (step order),
-loadgen.report.step_doc.
 """
 
 from __future__ import annotations

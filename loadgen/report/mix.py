@@ -8,8 +8,6 @@ and the run header's phrase (:func:`mix_text`). A run of one model has no
 breakdown: every function then returns nothing and outputs read as before.
 
 The figures after the name are :mod:`loadgen.report.parts`, shared with endpoints.
-
-Imports: loadgen.summary, loadgen.report.parts, loadgen.report.pooling.
 """
 
 from __future__ import annotations

@@ -7,8 +7,6 @@ the figures after the name are these: the report table's columns
 :func:`console_values`; a pooling step's are cut by
 :func:`loadgen.report.pooling.kept_columns`) and the ``steps.csv`` fields
 (:data:`CSV_FIELDS`, :func:`csv_values`).
-
-Imports: loadgen.summary.
 """
 
 from __future__ import annotations

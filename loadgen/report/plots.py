@@ -24,8 +24,6 @@ without an ``auto`` sweep's concurrency probe, which is not a point of a rate
 sweep. :func:`bracket_marks` marks an sla-search's bracket (the passing and
 the failing load) on the curves, :func:`curve_verdict` the verdict's point (the highest
 load meeting the SLA) and :func:`curve_confidence` the level of the curve's error bars.
-
-Imports: loadgen.summary, loadgen.vocab, loadgen.report.csv_out.
 """
 
 from __future__ import annotations

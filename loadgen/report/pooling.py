@@ -19,8 +19,6 @@ their place (docs/metrics.md, "Pooling APIs"):
   table (E2E only: :data:`LATENCY_ROWS`);
 - the plots: :mod:`loadgen.report.pooling_figures`; the latency CDF draws E2E
   only (:func:`loadgen.report.cdf_figure.draw_e2e_cdf`).
-
-Imports: loadgen.summary, loadgen.vocab.
 """
 
 from __future__ import annotations

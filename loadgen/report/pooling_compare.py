@@ -14,8 +14,6 @@ shows what :mod:`loadgen.report.pooling` shows for one run:
   naming the fields it has (:func:`check_gates`), never a silent "not checked";
 - ``--repeat``: the spread of E2E, requests/s, inputs/s and input tokens/s
   (:func:`repeat_metrics`, :func:`console_heads`).
-
-Imports: loadgen.errors, loadgen.summary, loadgen.report.pooling.
 """
 
 from __future__ import annotations

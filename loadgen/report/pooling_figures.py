@@ -9,9 +9,6 @@ throughput plot (``plots/throughput.png``) shows requests/s and goodput, and
 inputs/s, against the load.
 
 matplotlib is imported inside the functions (loadgen.report.figstyle).
-
-Imports: loadgen.summary, loadgen.vocab, loadgen.report.figstyle, loadgen.report.plots,
-loadgen.report.pooling, loadgen.report.pooling_views.
 """
 
 from __future__ import annotations

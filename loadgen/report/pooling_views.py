@@ -1,8 +1,4 @@
-"""A pooling run's overview table and curve points (embeddings, rerank): loadgen.report.pooling.
-
-Imports: loadgen.summary, loadgen.vocab, loadgen.report.blocks, loadgen.report.plots,
-loadgen.report.pooling.
-"""
+"""A pooling run's overview table and curve points (embeddings, rerank): loadgen.report.pooling."""
 
 from __future__ import annotations
 

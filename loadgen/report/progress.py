@@ -8,8 +8,6 @@ event loop only bumps counters.
 
 The time comes from the caller (``now``: the run passes
 :func:`loadgen.clock.now_ns`), so the outputs never read the clock.
-
-Imports: rich (lazily), loadgen.records.
 """
 
 from __future__ import annotations

@@ -14,8 +14,6 @@ A pooling step (embeddings, rerank: no token timing) has its own metrics:
 E2E, requests/s, inputs/s, input tokens/s
 (:mod:`loadgen.report.pooling_compare`). Written as ``repeats.json`` and
 ``repeats.md`` beside the repeat folders.
-
-Imports: pydantic, loadgen.summary, loadgen.report (files, gate, pooling_compare).
 """
 
 from __future__ import annotations

@@ -38,8 +38,6 @@ error rate (simulated in tests/unit/report/test_gate.py): fewer than
 :data:`TAIL_REQUESTS` requests with a value at or above it (a p99 of 20
 requests is about their maximum: its bootstrap calls one twin pair in seven
 different). A p99 of one value a request needs 101 requests, a p99.9 1,001.
-
-Imports: numpy.
 """
 
 from __future__ import annotations

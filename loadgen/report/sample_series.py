@@ -10,9 +10,6 @@ returns exactly the points handed to matplotlib:
 2. :func:`timeline_series`: requests in flight and output tokens/s over the
    run; server queue, KV-cache usage and GPU utilisation from telemetry.jsonl.
    :func:`step_spans` and :func:`steady_spans` shade the steps' windows.
-
-Imports: numpy, loadgen.summary, loadgen.report.bins, loadgen.report.plots,
-loadgen.report.samples.
 """
 
 from __future__ import annotations

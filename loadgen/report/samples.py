@@ -30,10 +30,6 @@ under ``vllm`` TTFT counts from the request's start, under ``aiperf`` and
 ``latency_from: scheduled`` TTFT and E2E count from the intended send time
 (coordinated omission). So the CDFs and ``compare``'s bootstrap resample the
 same values the summary's statistics were made of.
-
-Imports: numpy, orjson, loadgen.errors, loadgen.records, loadgen.summary, loadgen.vocab,
-loadgen.metrics.latency, loadgen.metrics.profiles, loadgen.report.bins,
-loadgen.report.context_points, loadgen.report.resample.
 """
 
 from __future__ import annotations

@@ -5,8 +5,6 @@ ran no sessions): completed and failed sessions, sessions/s and its goodput,
 session time percentiles; the main agent's time split, calls per session,
 sub-agents, context growth and the cached share; TTFT p50 by call index and
 by agent depth. Also how the ``session_s`` SLA check is written (seconds).
-
-Imports: loadgen.summary, loadgen.report.blocks.
 """
 
 from __future__ import annotations

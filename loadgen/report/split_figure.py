@@ -7,8 +7,6 @@ a negative server frontend or network + client, a server clock or request set
 that does not match the client's, is drawn as 0 and its value kept in the label) and
 :func:`draw_time_split`. A step that missed the SLA has its tick label in the
 SLA colour.
-
-Imports: matplotlib (lazily), loadgen.summary, loadgen.report.figstyle, loadgen.report.plots.
 """
 
 from __future__ import annotations

@@ -6,10 +6,6 @@ cost, telemetry), the SLA table (bound, measured, margin, pass/fail), the
 latency table (TTFT reasoning/answer rows when present), the TTFT-by-turn
 table of multi-turn sessions, the per-endpoint table of a run over several
 endpoints, the per-model table of a model mix, and the warnings.
-
-Imports: loadgen.summary, loadgen.report.blocks, loadgen.report.console,
-loadgen.report.csv_out, loadgen.report.endpoints, loadgen.report.mix,
-loadgen.report.facts, loadgen.report.sessions, loadgen.vocab.
 """
 
 from __future__ import annotations

@@ -4,9 +4,6 @@ GPUs over time, each step's window shaded.
 Owns ``timeline.png``'s panels, its step shading and the legend that names the
 shades; the series come from :mod:`loadgen.report.sample_series`. matplotlib is
 imported inside the functions.
-
-Imports: matplotlib (lazily), loadgen.summary, loadgen.vocab, loadgen.report.bins,
-loadgen.report.figstyle, loadgen.report.sample_series, loadgen.report.samples.
 """
 
 from __future__ import annotations

@@ -5,8 +5,6 @@ step has none): the validity rate with its interval and the first failure as
 the example; the tool calls per answer, fragments and time to the first
 fragment. Also how the ``valid_output_rate`` SLA check is written (a floor,
 ``>=``, where the other bounds are ceilings).
-
-Imports: loadgen.summary, loadgen.report.blocks, loadgen.vocab.
 """
 
 from __future__ import annotations

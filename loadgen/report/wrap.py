@@ -1,7 +1,4 @@
-"""Console lines of at most 80 columns, broken only between phrases.
-
-Imports: the standard library.
-"""
+"""Console lines of at most 80 columns, broken only between phrases."""
 
 from __future__ import annotations
 

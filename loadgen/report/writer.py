@@ -6,9 +6,6 @@ writes ``steps.csv``, ``plots/*.png``, ``report.md`` and ``report.html``.
 The runner calls it at the end of every run, ``loadgen report`` on demand; it
 works on an interrupted run and on steps without a successful request. Each
 file is replaced atomically.
-
-Imports: yaml, pydantic, loadgen.errors, loadgen.summary, loadgen.scenario.models,
-loadgen.report.*.
 """
 
 from __future__ import annotations

@@ -6,9 +6,6 @@ The live run (:mod:`loadgen.run.session`) and the rebuild of a killed run
 from the step's columns: one assembly, so the two cannot drift apart. What only
 the live run sees (client health, in-flight samples, prefix-cache counters,
 telemetry) it passes in or adds afterwards.
-
-Imports: loadgen._version, loadgen.metrics, loadgen.results.sweep, loadgen.scenario,
-loadgen.summary.
 """
 
 from __future__ import annotations

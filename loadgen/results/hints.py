@@ -6,8 +6,7 @@ the cause is known (nothing listening at the URL, a URL ending in ``/v1``,
 a model the server does not serve, an https certificate nobody vouched for,
 credentials missing or refused).
 
-Pure functions: no I/O. Imports: loadgen.records, loadgen.metrics.columns,
-loadgen.redact, loadgen.summary.
+Pure functions: no I/O.
 """
 
 from __future__ import annotations

@@ -8,8 +8,6 @@ The judgement lives here, in the library; the CLI only raises what
 :class:`~loadgen.errors.SlaMissed`; with ``strict`` an *inconclusive* step
 (loadgen saturated, too few requests, a bound inside its interval) is
 :class:`~loadgen.errors.Inconclusive`. Both name each step's ``sla.reason``.
-
-Imports: loadgen.errors, loadgen.results.hints, loadgen.summary.
 """
 
 from __future__ import annotations

@@ -10,9 +10,6 @@ saw is absent: client health and in-flight sampling, telemetry, the
 prefix-cache counters, the pre-flight check, the workload description; the
 metrics profile is loadgen's own. The clock anchor pairs the last request's
 end with the records file's modification time (flushed within 100 ms of it).
-
-Imports: yaml, pydantic, loadgen.errors, loadgen.metrics, loadgen.records,
-loadgen.results (assemble, sweep), loadgen.scenario, loadgen.summary.
 """
 
 from __future__ import annotations

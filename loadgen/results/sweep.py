@@ -17,8 +17,6 @@ otherwise, and the run's verdict names it with its cause.
 Every strategy also stops early when a step's error rate, or its miss of an
 SLA bound, is past ``load.stop_early`` (so a sweep never hammers a dead
 server), and says why.
-
-Imports: loadgen.scenario.models, loadgen.summary, loadgen.vocab.
 """
 
 from __future__ import annotations

@@ -12,9 +12,6 @@ that completed are compared step by step (``repeats.json``, ``repeats.md`` and
 a console table). An interrupted repeat ends the loop: what completed is still
 compared, then the interruption is raised. A repeat whose outcome is a failure
 does not stop the others; the first such failure is raised at the end.
-
-Imports: loadgen.errors, loadgen.report (console, repeats), loadgen.results.outcome,
-loadgen.run (options, runner, setup), loadgen.scenario, loadgen.summary.
 """
 
 from __future__ import annotations

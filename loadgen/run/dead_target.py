@@ -8,8 +8,7 @@ stamps), the target is taken to be down and the run stops, instead of
 hammering a closed port for the whole sweep. A request that reaches the
 server disarms the watch for the rest of the run: later failures are data.
 
-Pure: it reads no clock (the records carry their stamps). Imports:
-loadgen.clock (the unit), loadgen.records, loadgen.scenario.
+Pure: it reads no clock (the records carry their stamps).
 """
 
 from __future__ import annotations

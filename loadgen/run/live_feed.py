@@ -9,9 +9,6 @@ loop, the executor's pulse (this process's monitor, or each worker's last
 report) and the telemetry collector's newest samples go to the view, which
 redraws. Records reach the view as they reach the summary: the step's
 ``on_record`` (worker records too, once they arrive at the parent).
-
-Imports: loadgen.clock, loadgen.execute.monitor (type), loadgen.report (live, live_state,
-progress), loadgen.scenario, loadgen.run.options, loadgen.telemetry (type).
 """
 
 from __future__ import annotations

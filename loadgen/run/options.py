@@ -1,7 +1,4 @@
-"""How a run is asked for beyond its scenario: where it writes, what it shows, who sends.
-
-Imports: the standard library only.
-"""
+"""How a run is asked for beyond its scenario: where it writes, what it shows, who sends."""
 
 from __future__ import annotations
 

@@ -11,10 +11,6 @@ rewritten after every step, and Ctrl-C still leaves a valid partial summary
 and SIGHUP do the same (:mod:`~loadgen.run.signals`). A write the disk
 refuses ends the run as one line (exit 2); so does any LoadgenError a step's
 task group raises (a dead media helper: exit 1), unwrapped from its group.
-
-Imports: loadgen.* below the run: clock, errors, execute, records, report, results,
-scale (the workers' count), scenario, summary, target, workload, telemetry and
-exporter (through loadgen.run.setup), loadgen.run.
 """
 
 from __future__ import annotations

@@ -4,11 +4,6 @@
 process, worker processes or Ray actors), the records writer's flush timer,
 the sweep, the summary it appends to and rewrites after every step, and the
 console lines of each step.
-
-Imports: loadgen.* below the run: clock, errors, execute, metrics, records, redact,
-report (console, files, live, progress), results, scale (lazily), scenario, summary,
-target, telemetry and exporter (types only), workload, loadgen.run (live_feed, options,
-signals).
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
 """Before the first step: the results directory is new (or replaced) and takes files;
 telemetry starts, and loadgen's own metrics are served.
-
-Imports: loadgen.errors, loadgen.scenario, loadgen.target.options,
-loadgen.redact, loadgen.telemetry and loadgen.exporter lazily.
 """
 
 from __future__ import annotations

@@ -1,7 +1,4 @@
-"""Ctrl-C, SIGTERM and SIGHUP for a run: the step in progress stops, its partial results are kept.
-
-Imports: the standard library.
-"""
+"""Ctrl-C, SIGTERM and SIGHUP for a run: the step in progress stops, its partial results kept."""
 
 from __future__ import annotations
 

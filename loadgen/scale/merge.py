@@ -9,9 +9,6 @@ memory of every loadgen process added up), and moving a worker's record onto
 the parent's clock (:func:`shift_record`, every ``*_ns`` field in
 ``_TIME_FIELDS``). Functions of what came over the wire and the parent's own
 CPU and memory, for :mod:`loadgen.scale.pool` (and so its Ray subclass).
-
-Imports: loadgen.execute (executor, monitor), loadgen.records, loadgen.scale.messages,
-loadgen.summary (and loadgen.scale.pool's ``Worker``, for types only).
 """
 
 from __future__ import annotations

@@ -4,8 +4,6 @@ Parent to worker: one of :data:`Command` (pickled: both ends run this code).
 Worker to parent: a frame whose first byte says what follows (see
 :mod:`loadgen.scale.worker`); the step's end is a :class:`StepDone` in JSON,
 the only message with a body of fields.
-
-Imports: pydantic, loadgen.summary (ClientHealth).
 """
 
 from __future__ import annotations

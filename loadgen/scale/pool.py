@@ -16,10 +16,6 @@ onto the parent's clock, are :mod:`loadgen.scale.merge`).
 Ctrl-C or SIGTERM cancels the parent's step; the parent tells every worker
 to stop and waits for what they measured. A worker that dies is reported
 (its finished records are kept) and later steps are dealt among the rest.
-
-Imports: asyncio, multiprocessing, orjson, loadgen.clock, loadgen.errors,
-loadgen.records, loadgen.execute (executor, drivers, live, monitor), loadgen.scale (merge,
-messages, wire, worker), loadgen.scenario, loadgen.workload.
 """
 
 from __future__ import annotations

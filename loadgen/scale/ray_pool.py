@@ -18,9 +18,6 @@ own. Latencies are only ever differences inside one worker.
 after); ``--ray auto`` joins the cluster Ray finds (``RAY_ADDRESS`` or one
 started with ``ray start`` on this machine); anything else is a cluster
 address (``ray://head:10001``, ``host:6379``).
-
-Imports: asyncio, ray (lazily: the optional extra ``loadgen[ray]``),
-loadgen.errors, loadgen.scale (wire, worker, pool), loadgen.scenario.
 """
 
 from __future__ import annotations

@@ -1,7 +1,4 @@
-"""How many worker processes ``load.workers`` means on this machine.
-
-Imports: os, loadgen.scenario.
-"""
+"""How many worker processes ``load.workers`` means on this machine."""
 
 from __future__ import annotations
 

@@ -5,8 +5,6 @@ A frame is what :class:`multiprocessing.connection.Connection` sends (a
 blocking Connection before the event loop takes the socket over: an event
 loop makes the socket non-blocking, after which only these stream helpers
 may touch it.
-
-Imports: asyncio, os, socket, struct.
 """
 
 from __future__ import annotations

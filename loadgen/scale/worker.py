@@ -28,10 +28,6 @@ Protocol, in :mod:`loadgen.scale.wire` frames over a socket:
   :data:`PULSE_EVERY_S` during a step: in flight, CPU, loop lag, for the
   parent's live view); ``D`` + a :class:`~loadgen.scale.messages.StepDone`
   in JSON: the step is done.
-
-Imports: asyncio, orjson, loadgen.records, loadgen.execute (executor, loop,
-requester), loadgen.scale (messages, wire),
-loadgen.scenario, loadgen.workload.
 """
 
 from __future__ import annotations

@@ -10,8 +10,6 @@ shorter loop whose prompt starts with the parent's context, and the parent's
 next call carries their answers. ``max_context_tokens`` truncates as agents
 do (the oldest tool rounds dropped). The planner is
 :mod:`loadgen.workload.agent`; the runner :mod:`loadgen.execute.agents`.
-
-Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.dists, .limits.
 """
 
 from __future__ import annotations

@@ -9,8 +9,6 @@ slot. Which requests, and when, is seeded (:mod:`loadgen.workload.cancel`).
 
 Only streamed answers can be cut: :func:`check_cancel` refuses a pooling API
 and ``target.stream: false``.
-
-Imports: pydantic, loadgen.strict, loadgen.vocab, loadgen.scenario.dists.
 """
 
 from __future__ import annotations

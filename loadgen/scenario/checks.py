@@ -2,8 +2,6 @@
 
 A step whose measured requests are fewer than its concurrency never has
 that many in flight: its latencies describe a lighter load than its label.
-
-Imports: loadgen.scenario.
 """
 
 from __future__ import annotations

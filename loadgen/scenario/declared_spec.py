@@ -6,8 +6,6 @@ of an FP16 run with an FP8 one is only honest when both are known. What is
 declared here is recorded beside what the server stated
 (``summary.environment.declared``), as declared, never as measured, and
 ``loadgen compare`` flags a difference in either.
-
-Imports: pydantic, loadgen.strict.
 """
 
 from __future__ import annotations

@@ -13,8 +13,6 @@ file it wrote and a run without one measure the same thing.
 The scenario is validated exactly as a file is (:func:`~loadgen.scenario.load.parse_scenario`,
 source ``command line``); the run writes it, resolved, to its results
 directory (``scenario.yaml``), from which ``loadgen run`` repeats it.
-
-Imports: yaml, loadgen.errors, loadgen.scenario (load, limits, models).
 """
 
 from __future__ import annotations

@@ -9,8 +9,6 @@ to read and sample a local prompt file.
 Models only: drawing lives in ``loadgen.workload.lengths`` and reading files
 in ``loadgen.workload.datasets``. Nothing here does I/O (an empirical
 ``file`` is read when the workload is planned).
-
-Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.limits.
 """
 
 from __future__ import annotations

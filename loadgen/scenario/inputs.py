@@ -25,8 +25,6 @@ redacted wherever loadgen stores or prints it.
 A failure is one line: ``<scenario>: <field>: <what> <resolved path>:
 <reason>; expected <what would do>``. The readers in :mod:`loadgen.workload`
 see only paths that were there; they still say what is wrong inside a file.
-
-Imports: os, ssl, loadgen.errors, loadgen.redact, loadgen.scenario.limits and .models.
 """
 
 from __future__ import annotations

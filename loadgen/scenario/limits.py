@@ -3,8 +3,6 @@
 Each bound is far beyond any real benchmark and well below what would make
 loadgen crash (an overflowing float, a list of 10^12 requests, a billion-token
 prompt). docs/scenario.md lists them; every float is also finite (no .inf, .nan).
-
-Imports: nothing.
 """
 
 from __future__ import annotations

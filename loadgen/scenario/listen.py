@@ -3,8 +3,6 @@
 Owns the parse (a bare port binds loopback; an IPv6 host goes in brackets,
 ``[::1]:9348``) and the rule that a bind beyond loopback needs a token, the
 agent's rule (:mod:`loadgen.bearer`).
-
-Imports: loadgen.bearer.
 """
 
 from __future__ import annotations

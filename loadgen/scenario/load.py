@@ -9,9 +9,6 @@ against the scenario's folder, and the files and environment variables a
 valid scenario names are checked (:mod:`~loadgen.scenario.inputs`), as is every
 value it holds (:mod:`~loadgen.scenario.values`: what JSON cannot carry). The
 file itself is read only if it is a regular file, and no further than its limit.
-
-Imports: yaml, pydantic, loadgen.errors, loadgen.redact, loadgen.scenario.models,
-.inputs and .values.
 """
 
 from __future__ import annotations

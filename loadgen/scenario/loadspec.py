@@ -10,8 +10,6 @@
 A field that does not apply to the mode is an error ("unknown field"), not
 silently ignored. Without ``mode`` a load is ``concurrency``, or ``rate`` for
 ``sweep: auto`` (its steps after the probe are rates).
-
-Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.limits.
 """
 
 from __future__ import annotations

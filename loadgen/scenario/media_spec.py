@@ -2,8 +2,6 @@
 
 Synthetic media are made locally and seeded per request (:mod:`loadgen.workload.media`);
 images from a dataset come with its rows (``"images": [...]`` in a JSONL row).
-
-Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.dists.
 """
 
 from __future__ import annotations

@@ -6,8 +6,6 @@ multi-turn session keeps its model for every turn. A weight is a relative
 share: 3 and 1 send three requests of the first for one of the second. A
 weight of 0 keeps a model in the list (the pre-flight check still asks the
 server for it) but sends it nothing; the weights together must not be 0.
-
-Imports: pydantic, loadgen.strict.
 """
 
 from __future__ import annotations

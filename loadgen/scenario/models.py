@@ -13,8 +13,6 @@ in memory). The other sections have modules of their own: ``target``
 
 Pydantic models at the edge, strict (``extra="forbid"``), one description per
 field; ``docs/scenario.md`` documents the same fields. Nothing here does I/O.
-
-Imports: pydantic, loadgen.strict (the base model), loadgen.vocab and this package.
 """
 
 from __future__ import annotations

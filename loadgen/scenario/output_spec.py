@@ -9,8 +9,6 @@ read (and the schemas checked) by :mod:`loadgen.workload.tools`.
 :data:`OUTPUT_APIS` names the APIs that carry tools, :data:`FORMAT_APIS` those
 that carry response formats (a new adapter that sends them adds its name),
 :data:`SCHEMA_ONLY_APIS` those whose format is a JSON schema only (no json_object).
-
-Imports: pydantic, loadgen.strict.
 """
 
 from __future__ import annotations

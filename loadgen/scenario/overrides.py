@@ -8,8 +8,6 @@ change here. ``--prompt-tokens N`` and ``--output-tokens N`` fix a length
 (``{dist: fixed, value: N}``) in place of the scenario's distribution; where
 the scenario takes that length from elsewhere (a dataset's prompts, a trace)
 the flag would do nothing, and :func:`check_lengths_apply` refuses it.
-
-Imports: loadgen.errors, loadgen.scenario (load, loadspec, models).
 """
 
 from __future__ import annotations

@@ -4,8 +4,6 @@ An open-loop step makes its requests before it starts (so sending them costs
 nothing), a closed loop keeps a few ahead of demand: both must fit. Text is
 counted at :data:`BYTES_PER_TOKEN`, images and audio at what their encoding
 takes in base64 (how a request holds them, :class:`loadgen.workload.media.Media`).
-
-Imports: math, loadgen.scenario (dists, media_spec).
 """
 
 from __future__ import annotations

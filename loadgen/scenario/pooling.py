@@ -13,9 +13,6 @@ sessions, a trace's lengths) are refused with them.
 
 :func:`check_pooling` raises ``ValueError`` (the scenario's validator turns it
 into the one-line error); the scenario model calls it.
-
-Imports: loadgen.vocab, loadgen.scenario.loadspec, loadgen.scenario.target_spec,
-loadgen.scenario.workload_spec.
 """
 
 from __future__ import annotations

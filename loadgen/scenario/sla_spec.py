@@ -3,8 +3,6 @@
 Owns :class:`SlaSpec` and its bounds (:class:`PercentileBounds` in ms,
 :class:`SessionBounds` in s); re-exported by :mod:`~loadgen.scenario.models`.
 The checks that need other sections (a session bound needs sessions) stay there.
-
-Imports: pydantic and loadgen.strict (the base model).
 """
 
 from __future__ import annotations

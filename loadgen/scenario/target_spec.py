@@ -7,9 +7,6 @@ timeouts and the memory bounds of one request; the built-in mock's options.
 uses it too). Nothing here does I/O: that ``tls.ca_file`` loads and
 ``api_key_env`` is set is checked with the scenario's other inputs
 (:mod:`~loadgen.scenario.inputs`).
-
-Imports: pydantic, loadgen.strict (the base model), loadgen.scenario (limits, model_mix,
-declared_spec), loadgen.vocab.
 """
 
 from __future__ import annotations

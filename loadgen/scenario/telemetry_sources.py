@@ -10,9 +10,6 @@
 Bad input is one line naming the field (the loader's ScenarioError): a URL
 that is not http(s), an empty or too long list, no queries, a query name that
 is not an identifier, an empty query.
-
-Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.target_spec
-(the URL check).
 """
 
 from __future__ import annotations

@@ -4,8 +4,6 @@ Owns :class:`TelemetrySpec` and its checks on one section (URLs, the address
 loadgen serves its metrics on, a token beyond loopback); the cluster sources
 it names are in :mod:`~loadgen.scenario.telemetry_sources`. Re-exported by
 :mod:`~loadgen.scenario.models`.
-
-Imports: pydantic, loadgen.strict (the base model) and this package.
 """
 
 from __future__ import annotations

@@ -16,8 +16,6 @@ walks the whole document and refuses, in one line naming the field:
 
 and then encodes ``target.extra_body`` as the client will (``orjson.dumps``),
 at most :data:`~loadgen.scenario.limits.MAX_BODY_BYTES` of it.
-
-Imports: orjson, loadgen.errors, loadgen.scenario.limits.
 """
 
 from __future__ import annotations

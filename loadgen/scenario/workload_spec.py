@@ -5,9 +5,6 @@ prompts are synthetic words, exact-length text for a tokenizer, or token ids;
 a shared prefix and multi-turn sessions shape them like production traffic.
 Paths are plain strings here; ``loadgen.scenario.load`` resolves relative ones
 against the scenario's folder, and the workload package reads the files.
-
-Imports: pydantic, loadgen.strict (the base model), loadgen.scenario.dists, .media_spec,
-.agent_spec, .cancel_spec.
 """
 
 from __future__ import annotations

@@ -34,9 +34,6 @@ One module per concept, each importing only those before it:
 
 Every public name is importable from ``loadgen.summary``; :data:`PERCENTILES`
 is :data:`loadgen.vocab.PERCENTILES`, re-exported.
-
-Imports: pydantic, loadgen.strict (the base models), loadgen.vocab,
-loadgen.redact (no URL password reaches an output).
 """
 
 from loadgen.summary.cache import BY_TURN_MAX, CachedTokenStats

@@ -3,8 +3,6 @@
 Owns :class:`CachedTokenStats`, filled from each request's usage count
 (``Record.cached_tokens_server``), the client's view of the server's prefix
 cache; ``StepSummary.prefix_cache`` is the server's own counters.
-
-Imports: pydantic, loadgen.strict.
 """
 
 from __future__ import annotations

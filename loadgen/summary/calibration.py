@@ -3,8 +3,6 @@
 Owns :class:`PromptCalibration` (``Summary.calibration``): the engine and
 endpoint that counted the two calibration prompts, and the fit it gave
 (tokens = overhead + per_word x words).
-
-Imports: pydantic, loadgen.strict.
 """
 
 from __future__ import annotations

@@ -3,8 +3,6 @@
 Owns :class:`LoadPoint`, :class:`RequestCounts`, :class:`Throughput`,
 :class:`TokenCounts`, :class:`PromptLengthCheck` and :class:`PrefixCacheStats`.
 Rates are per second.
-
-Imports: pydantic, loadgen.strict.
 """
 
 from __future__ import annotations

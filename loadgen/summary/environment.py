@@ -8,8 +8,6 @@ holds), loadgen's version and the client host. Every piece may be missing: it
 is then null, and :attr:`Environment.missing` says why, keyed by the field's
 name. Gathered by :mod:`loadgen.target.environment`; compared by
 :mod:`loadgen.report.env_compare`.
-
-Imports: pydantic, loadgen.strict.
 """
 
 from __future__ import annotations

@@ -3,8 +3,6 @@
 Owns :class:`FrontierPoint` (docs/metrics.md, "The frontier", has the formulas):
 how fast each user saw tokens, how many tokens per second each GPU served,
 and what a million output tokens cost there.
-
-Imports: pydantic, loadgen.strict.
 """
 
 from __future__ import annotations

@@ -2,8 +2,6 @@
 
 Owns :class:`ClientHealth` (was loadgen the bottleneck), :class:`LittleCheck`
 and :class:`TargetCheck` (what the target answered before the first step).
-
-Imports: pydantic, loadgen.strict.
 """
 
 from __future__ import annotations

@@ -3,8 +3,6 @@
 Owns :class:`Distribution` (count, mean, std, min, the percentiles of
 :data:`loadgen.vocab.PERCENTILES`, max) and its confidence :class:`Intervals`;
 their field order is :data:`loadgen.vocab.DISTRIBUTION_STATS`. Milliseconds.
-
-Imports: pydantic, loadgen.strict.
 """
 
 from __future__ import annotations

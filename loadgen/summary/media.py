@@ -2,8 +2,6 @@
 
 Owns :class:`MediaStats`. Rates are per second of the step's window (the
 steady one where the step has one, as ``throughput``).
-
-Imports: pydantic, loadgen.strict.
 """
 
 from __future__ import annotations

@@ -3,8 +3,6 @@
 Owns :class:`ModelStats`: the same figures as an endpoint's share
 (:class:`~loadgen.summary.step.EndpointStats`), named by the model, with the
 share of the requests its weight asked for beside the share it got.
-
-Imports: pydantic, loadgen.strict, this package (counts, latency).
 """
 
 from __future__ import annotations

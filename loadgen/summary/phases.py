@@ -3,8 +3,6 @@
 Owns :class:`ConnectionPhases` and :class:`PhaseGroup`, filled from each
 request's phase stamps (``Record.new_connection``, ``connect_ns``, ``tls_ns``):
 what keep-alive saves, what a TLS handshake costs under load.
-
-Imports: pydantic, loadgen.strict.
 """
 
 from __future__ import annotations

@@ -7,8 +7,6 @@ summary.json (:func:`drop_token_timing`: its own, its endpoints' and models',
 and ``output_tokens_per_s`` of every throughput), and every output shows E2E,
 requests/s, inputs/s and input tokens/s in their place (docs/metrics.md,
 "Pooling APIs").
-
-Imports: pydantic, loadgen.strict.
 """
 
 from __future__ import annotations

@@ -13,8 +13,6 @@ A query of one series repeats its figures at the top (``mean``, ``max``,
 directly; with several series those are null and ``series`` holds each (the
 first :data:`MAX_SERIES` in the answer's order; ``series_total`` says how
 many came back).
-
-Imports: pydantic, loadgen.strict, loadgen.redact.
 """
 
 from __future__ import annotations

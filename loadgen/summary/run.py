@@ -3,8 +3,6 @@
 Owns :class:`Summary`, its :class:`ClockAnchor`, the sweep's :class:`Verdict`
 and the workload's description (:class:`WorkloadInfo`, only the keys the
 runner gave).
-
-Imports: pydantic, loadgen.strict, loadgen.redact, loadgen.vocab, this package.
 """
 
 from __future__ import annotations

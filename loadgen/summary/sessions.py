@@ -5,8 +5,6 @@ record of the step has a session). Times are milliseconds as every latency,
 the session SLA (``sla.session_s``) is in seconds; rates are per second of the
 step's whole window. The formulas are in :mod:`loadgen.metrics.sessions` and
 docs/metrics.md ("Sessions").
-
-Imports: pydantic, loadgen.strict, this package (latency).
 """
 
 from __future__ import annotations

@@ -3,8 +3,6 @@
 Owns :class:`SlaBounds` (the scenario's ``sla`` block as the run used it, only
 the keys it gave), :class:`LatencyBounds`, and a step's :class:`SlaCheck` and
 :class:`SlaResult`.
-
-Imports: pydantic, loadgen.strict.
 """
 
 from __future__ import annotations

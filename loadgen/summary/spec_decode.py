@@ -3,8 +3,6 @@
 Owns :class:`SpecDecodeStats`: the differences of vLLM's cumulative
 ``spec_decode_*`` counters over the step (scraped just before and just after
 it), and the client's tokens per event beside them.
-
-Imports: pydantic, loadgen.strict.
 """
 
 from __future__ import annotations

@@ -2,8 +2,6 @@
 
 Owns :class:`StepSummary`, :class:`EndpointStats` (one endpoint's share of a
 step) and :class:`Cost`; the parts come from the package's other modules.
-
-Imports: pydantic, loadgen.strict, loadgen.redact, this package.
 """
 
 from __future__ import annotations

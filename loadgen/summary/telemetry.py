@@ -3,8 +3,6 @@
 Owns :class:`StepTelemetry` and its parts: per GPU (:class:`GpuStats`), all
 GPUs (:class:`GpuTotal`), per host, the server's metrics, the gaps, and the
 small :class:`MeanMax`, :class:`Mean` and :class:`Peak` series summaries.
-
-Imports: pydantic, loadgen.strict, loadgen.redact, loadgen.summary.prometheus.
 """
 
 from __future__ import annotations

@@ -8,8 +8,6 @@ mean). Filled from the difference of the
 server's histograms scraped before and after the step; the percentiles are
 interpolated inside the server's buckets and only approximate; the means are
 exact (sum / count of the delta).
-
-Imports: pydantic, loadgen.strict.
 """
 
 from __future__ import annotations

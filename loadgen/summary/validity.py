@@ -3,8 +3,6 @@
 Owns :class:`OutputValidity`: a step's checked answers, the share valid (with
 its Wilson interval) and the first failure as an example, and the timing and
 counts of its tool calls.
-
-Imports: pydantic, loadgen.strict, loadgen.summary.latency.
 """
 
 from __future__ import annotations

@@ -9,8 +9,6 @@ gives that gauge's value at the step's end. TGI publishes none. The parsers
 read the step boundary's one answer of each endpoint's ``/metrics``
 (:mod:`~loadgen.target.scrape`); several endpoints' counters are summed
 (:func:`prefix_cache_all`).
-
-Imports: loadgen.summary, loadgen.telemetry.prom.
 """
 
 from __future__ import annotations

@@ -15,9 +15,6 @@ modules (cache, spec_decode, phases).
 
 Calibration (``/tokenize``) and ``telemetry.server_metrics: target`` use the
 first endpoint: replicas of one model share its tokenizer.
-
-Imports: loadgen.redact, loadgen.scenario, loadgen.summary,
-loadgen.target (mock, options, preflight).
 """
 
 from __future__ import annotations

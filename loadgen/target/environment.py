@@ -23,10 +23,6 @@ telemetry agents what GPUs they watch, each call bounded (:mod:`loadgen.control`
 What the scenario declares of the precision (``target.declared``) is kept
 apart, as declared (``Environment.declared``). It never fails the run: a piece
 it cannot learn is null, and ``Environment.missing`` says why.
-
-Imports: loadgen._version, loadgen.control, loadgen.redact, loadgen.scenario (the model),
-loadgen.summary (the model), loadgen.telemetry.prom, loadgen.target (options, probe's
-engine readers, precision).
 """
 
 from __future__ import annotations

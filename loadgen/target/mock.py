@@ -11,8 +11,6 @@ kill -9 of loadgen leaves no orphan mock behind.
 on its own free port with its own log (``mock.<i>.log``) and, when the mock
 arguments name a ``--truth FILE``, its own truth file (``FILE`` with ``.<i>``
 before the suffix). They share the CPUs loadgen leaves to the mock.
-
-Imports: ctypes, subprocess, loadgen.clock, loadgen.errors, loadgen.scenario.models.
 """
 
 from __future__ import annotations

@@ -3,9 +3,6 @@
 The load path (:mod:`loadgen.execute.requester`) and the calls outside it
 (pre-flight, ``/tokenize``, the step boundaries' ``/metrics`` scrape, telemetry)
 read both from here.
-
-Imports: os, loadgen.client.adapters (each API's headers), loadgen.client.transport (TLS
-options), loadgen.scenario.
 """
 
 from __future__ import annotations

@@ -21,8 +21,6 @@ queue + prefill + decode, where the server exports all four (vLLM). The parsers
 read the step boundary's one answer of each endpoint's ``/metrics``
 (:mod:`~loadgen.target.scrape`); a scrape that failed gives no split for the step,
 never an error: the figures are the server's, beside the client's own.
-
-Imports: loadgen.summary, loadgen.telemetry (the parser and histograms).
 """
 
 from __future__ import annotations

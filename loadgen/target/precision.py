@@ -30,8 +30,6 @@ vLLM states no dtype or quantization anywhere else (not in ``/v1/models``,
 (``target.declared``) is kept apart, in ``Environment.declared``.
 
 Nothing here does I/O: the answers are handed in.
-
-Imports: loadgen.summary (the model).
 """
 
 from __future__ import annotations

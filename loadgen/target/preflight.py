@@ -5,9 +5,6 @@ session): each answer is bounded in size and time (``HEALTH``, ``MODELS``). A
 server that is down is not an error here (the run records what happens); the
 caller decides whether to wait for it (``target.wait_for_health_s``). An
 answer cut off at its bound is a warning naming the URL and the bound.
-
-Imports: loadgen.clock, loadgen.control, loadgen.errors, loadgen.client.transport
-(TLS options).
 """
 
 from __future__ import annotations

@@ -25,10 +25,6 @@
 
 Nothing here writes a file or prints: the command (:mod:`loadgen.cli.init`)
 does, from the :class:`Probe`.
-
-Imports: loadgen.client.adapters (paths, headers), loadgen.client.transport (TLS),
-loadgen.control, loadgen.errors, loadgen.target.tokenize, loadgen.telemetry (prom,
-server_metrics), loadgen.vocab, loadgen.workload.prompts (the calibration's type).
 """
 
 from __future__ import annotations

@@ -11,9 +11,6 @@ endpoint that gives no text (nothing listening, a non-200 answer) is None
 without a word; one cut off at loadgen's bound is a warning naming the URL and
 the bound. Either way the parsers give None for what they cannot read, and the
 step goes on without those figures.
-
-Imports: loadgen.client.transport (TLS), loadgen.control, loadgen.redact,
-loadgen.scenario (the models), loadgen.target (cache, options, phases, spec_decode).
 """
 
 from __future__ import annotations

@@ -12,8 +12,6 @@ formulas). A server without them, a scrape that fails, or a counter that went
 back (a restart) gives no figures. The parsers read the step boundary's one
 answer of each endpoint's ``/metrics`` (:mod:`~loadgen.target.scrape`), the
 same text the prefix-cache counters come from.
-
-Imports: loadgen.summary, loadgen.telemetry.prom.
 """
 
 from __future__ import annotations

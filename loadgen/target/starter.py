@@ -14,8 +14,6 @@ command's summary share. :func:`fit_lengths` is the rule for a short context.
 
 The text is checked to load (:func:`loadgen.scenario.parse_scenario`) before
 it is handed back.
-
-Imports: json, re, loadgen.scenario (defaults, load), loadgen.target.probe, loadgen.vocab.
 """
 
 from __future__ import annotations

@@ -27,9 +27,6 @@ naming the URL and the bound, and ends the calibration (the approximation
 stays); a refused connection ends it silently.
 
 :func:`calibrate_prompts` decides whether a scenario needs it at all.
-
-Imports: numpy, loadgen.client.transport (TLS), loadgen.control, loadgen.redact,
-loadgen.scenario, loadgen.target.options, loadgen.workload.prompts.
 """
 
 from __future__ import annotations

@@ -7,9 +7,6 @@ is asked of it: ``/clock`` round trips for the offset
 estimate held keeps the tighter one), ``/health``, and ``/samples?since=``,
 each row turned into a typed sample and its telemetry.jsonl line in loadgen's
 clock. A failed request is raised; the collector makes it a gap.
-
-Imports: the standard library, :mod:`loadgen.clock`, :mod:`loadgen.control` and this
-package (answer, offset, rows).
 """
 
 from __future__ import annotations

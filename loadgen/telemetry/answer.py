@@ -3,8 +3,6 @@
 Owns :class:`SourceStatus` (its ``str()`` is the gap line: ``answered HTTP
 401``) and :func:`ok_reply`, shared by the agent polls, the server and
 dcgm-exporter scrapes.
-
-Imports: :mod:`loadgen.control` (the reply type).
 """
 
 from __future__ import annotations

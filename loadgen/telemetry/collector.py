@@ -20,10 +20,6 @@ timeout, not per read; one cut off at its bound is a gap naming the URL and
 the bound, and a warning the first time. A source is known in everything
 written (telemetry.jsonl, the step's stats) by its URL without userinfo; only
 the requests carry the password. See docs/telemetry.md for the line format.
-
-Imports: the standard library, :mod:`loadgen.clock`, :mod:`loadgen.control`,
-:mod:`loadgen.summary` (the step's telemetry model), :mod:`loadgen.redact` and this
-package.
 """
 
 from __future__ import annotations

@@ -23,9 +23,6 @@ A value at or above DCGM's "blank" sentinel of its field's type
 ``DCGM_FP64_BLANK`` 2**47: not supported, no data yet) is left out, as is NaN.
 Several series of one field for one GPU (MIG instances, pod labels): the
 first wins. A series without an integer ``gpu`` label is skipped.
-
-Imports: the standard library, :mod:`loadgen.clock`, :mod:`loadgen.control` and
-this package (answer, prom, rows).
 """
 
 from __future__ import annotations

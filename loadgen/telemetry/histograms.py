@@ -8,8 +8,6 @@ approximate quantile of a delta by linear interpolation inside the bucket the
 rank falls in (what PromQL's ``histogram_quantile`` does). The quantiles are
 approximate: only as fine as the server's bucket bounds; the mean (sum / count)
 is exact.
-
-Imports: loadgen.telemetry.prom (the sample rows), the standard library.
 """
 
 from __future__ import annotations

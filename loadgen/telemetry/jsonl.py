@@ -5,8 +5,6 @@ passes :func:`loadgen.redact.redact_text` when a source URL holds userinfo);
 a write the disk refuses stops the file, said once, and the run goes on.
 Lines may come from the collector's thread and the runner's (a step's
 Prometheus queries): each is one ``write`` of a buffered file, whole.
-
-Imports: the standard library, orjson and :mod:`loadgen.redact`.
 """
 
 from __future__ import annotations

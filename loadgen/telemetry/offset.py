@@ -6,9 +6,6 @@ reply was stamped half-way, ``offset = agent_ns - (t0 + t1) / 2`` and the error
 is at most ``(t1 - t0) / 2``. Of several probes, the one with the shortest
 round trip has the tightest bound and is kept. An agent stamp converts to
 loadgen's monotonic time as ``loadgen_ns = agent_ns - offset_ns``.
-
-Imports: the standard library only (pure functions; :mod:`~loadgen.telemetry.agent_source`
-does the I/O).
 """
 
 from __future__ import annotations

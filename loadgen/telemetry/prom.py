@@ -7,8 +7,6 @@ an optional trailing timestamp, and CRLF line ends. A malformed line is
 skipped and counted, never raised: a half-broken endpoint still yields the
 series that parse. (Written here instead of depending on ``prometheus_client``:
 it is forty lines of pure function and the only parser loadgen needs.)
-
-Imports: the standard library only.
 """
 
 from __future__ import annotations

@@ -14,9 +14,6 @@ The resolution ``step`` is ``telemetry.prometheus.step_s`` or, when unset, a
 tenth of the window, between 1 and 5 s; never finer than the window / 10,000
 (Prometheus refuses more than 11,000 points a series). Queries run at once,
 each within :data:`QUERY`'s deadline, with the bearer token when one is set.
-
-Imports: the standard library, :mod:`loadgen.control`, :mod:`loadgen.redact`
-and :mod:`loadgen.summary`.
 """
 
 from __future__ import annotations

@@ -7,8 +7,6 @@ server's /metrics becomes one :class:`ServerScrape` (the canonical keys of
 :data:`~loadgen.telemetry.server_metrics.SERVER_METRICS`). telemetry.jsonl
 keeps the agent's objects as sent; :meth:`ServerScrape.as_dict` gives a
 scrape's line fields.
-
-Imports: the standard library.
 """
 
 from __future__ import annotations

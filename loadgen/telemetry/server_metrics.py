@@ -19,8 +19,6 @@ Names, by canonical key (vLLM | TGI | SGLang; "-" where the engine has none):
   ``sglang:prompt_tokens_total``
 - generation_tokens_total: ``vllm:generation_tokens_total`` |
   ``tgi_request_generated_tokens_sum`` | ``sglang:generation_tokens_total``
-
-Imports: the standard library, :mod:`loadgen.telemetry.prom` and :mod:`loadgen.telemetry.rows`.
 """
 
 from __future__ import annotations

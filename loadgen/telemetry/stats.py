@@ -19,9 +19,6 @@ window ``[start_ns, end_ns]``:
   window; counters (preemptions, prompt/generation tokens) as the last value in
   the window minus the last value at or before ``start_ns`` (else the first in
   the window).
-
-Imports: the standard library, loadgen.summary (the models it fills) and
-loadgen.telemetry.rows (the typed samples it keeps).
 """
 
 from __future__ import annotations

@@ -18,8 +18,6 @@ tool). Sub-agents do not fan out.
 :func:`planned_contexts` is the preview's model of a plan (every answer
 assumed ``max_tokens`` long, the prefix and messages counted as drawn); the
 runner counts the real prompts instead.
-
-Imports: numpy, loadgen.errors, loadgen.scenario, loadgen.workload.lengths.
 """
 
 from __future__ import annotations

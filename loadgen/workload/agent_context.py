@@ -28,8 +28,6 @@ rendered the server's way, so such a prompt's count is close, not exact).
 Without one, words, as the mock counts them: every content and every call's
 arguments. A text API (openai-completions, tgi) gets the context flattened
 to ``role: content`` lines and its count is that text's.
-
-Imports: numpy, loadgen.workload (plan, prompts).
 """
 
 from __future__ import annotations

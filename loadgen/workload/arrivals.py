@@ -16,8 +16,6 @@ the first ``ramp_s`` seconds: the schedule drawn at the full rate is laid on
 the cumulative intensity Lambda(t) = rate·t²/(2·ramp_s) for t < ramp_s, then
 rate·ramp_s/2 + rate·(t - ramp_s) (time change of a point process; for Poisson
 this is exactly the inhomogeneous Poisson process of that rate).
-
-Imports: numpy.
 """
 
 from __future__ import annotations

@@ -17,8 +17,6 @@ aborted turn ends its session: the turns after it are never sent).
 
 P(aborted) = share; the point: after_tokens as drawn (token events received,
 at least 1), or after_s x 1e9 ns since the request was sent.
-
-Imports: numpy, loadgen.scenario.cancel_spec, loadgen.workload.lengths.
 """
 
 from __future__ import annotations

@@ -20,8 +20,6 @@ chat_template.json, then tokenizer_config.json's ``chat_template``; the special
 tokens come from tokenizer_config.json. Llama and Gemma tokenizer classes get
 the BOS/EOS adding their config's ``add_bos_token``/``add_eos_token`` ask for,
 as transformers rebuilds it when it loads them.
-
-Imports: jinja2 and tokenizers (lazily), loadgen.errors.
 """
 
 from __future__ import annotations

@@ -7,8 +7,6 @@ module reuses for empirical files): :func:`read_text` (UTF-8, a BOM dropped),
 :func:`sharegpt_row`) giving a :class:`Parsed` row: its prompt, answer,
 ``output_tokens`` and images, not yet counted or filtered. Every problem is one
 :class:`ScenarioError` line naming the file and line.
-
-Imports: loadgen.errors.
 """
 
 from __future__ import annotations

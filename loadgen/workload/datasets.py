@@ -21,8 +21,6 @@ file and line. Reading each format is :mod:`loadgen.workload.dataset_formats`'s
 (its :func:`read_text` and :func:`json_array_items`, which the lengths module
 uses for empirical files, are importable from here too); this module counts,
 filters and samples the rows.
-
-Imports: numpy, loadgen.errors, loadgen.scenario.dists, loadgen.workload.dataset_formats.
 """
 
 from __future__ import annotations

@@ -17,8 +17,6 @@ out:
 
 Duration and ramp-up are the same for every worker (each ramps its own
 users over the same ramp). Pure: no clock, no I/O.
-
-Imports: loadgen.workload.
 """
 
 from __future__ import annotations

@@ -6,8 +6,6 @@ requests); a step bounded by ``duration_s`` in closed loop shows its first
 new message; the history a later turn carries is made of real answers, which
 only a run knows. Agent tasks show their shapes and planned context growth
 (:mod:`loadgen.workload.describe_agent`).
-
-Imports: numpy, loadgen.scenario, loadgen.workload.
 """
 
 from __future__ import annotations

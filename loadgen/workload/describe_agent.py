@@ -4,8 +4,6 @@ A task's shape is planned exactly (calls, fan-outs, widths, tool times and
 result sizes); its context growth is the planner's model
 (:func:`loadgen.workload.agent.planned_contexts`: every answer as long as its
 ``max_tokens``), since the real answers are known only when a run gets them.
-
-Imports: numpy, loadgen.scenario, loadgen.workload.
 """
 
 from __future__ import annotations

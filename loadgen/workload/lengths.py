@@ -6,8 +6,6 @@ integer, then clamped to [min, max]: clamped, not redrawn, so the values
 beyond a bound pile up on it (and the mean moves when a bound bites).
 An empirical ``file`` is read here, when the workload is planned, and kept
 while the file is unchanged.
-
-Imports: numpy, loadgen.errors, loadgen.scenario.dists, loadgen.workload.datasets.
 """
 
 from __future__ import annotations

@@ -9,8 +9,6 @@ nothing, pure noise would not shrink at all). Synthetic audio is a mono
 16-bit PCM WAV of a few tones plus noise. Both are seeded per request
 (:func:`media_rng`), so a rerun sends the same bytes and no two requests of
 a step send the same image (a server's multimodal cache must not hit).
-
-Imports: numpy, Pillow (lazily), wave, loadgen.errors, loadgen.scenario.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ every turn names that model.
 
 P(model k) = weight_k / sum of the weights.
 
-Imports: numpy. :func:`loadgen.workload.step.plan_step` applies it to a step's plan.
+:func:`loadgen.workload.step.plan_step` applies it to a step's plan.
 """
 
 from __future__ import annotations

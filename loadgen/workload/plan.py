@@ -2,8 +2,6 @@
 
 Seeded per (workload seed, step index), so each step sees the same requests
 whatever ran before it, and a rerun sends the same prompts.
-
-Imports: numpy (loadgen.workload.media for type names only).
 """
 
 from __future__ import annotations

@@ -18,8 +18,6 @@ as its first input and gains the rest:
 A pooling request generates nothing: its ``max_tokens`` is 1 (one answer; not
 sent), which is also what the mock's timing model and ``loadgen workload``'s
 forecast take it for.
-
-Imports: numpy, loadgen.scenario, loadgen.workload.
 """
 
 from __future__ import annotations

@@ -15,8 +15,6 @@ Three sources, named in the summary as ``prompt_length_source``:
 
 A shared prefix is a fixed fragment the prompt starts with; the rest is drawn
 fresh per request, so a prefix cache can serve the prefix and nothing else.
-
-Imports: numpy, loadgen.errors, loadgen.workload.tokenizer (for its type).
 """
 
 from __future__ import annotations

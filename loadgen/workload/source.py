@@ -8,8 +8,6 @@ step's own random stream, so a step's requests do not depend on earlier steps.
 The scenario loader has already checked that each file is there
 (:mod:`loadgen.scenario.inputs`); what is wrong inside one is said by its
 reader, with the field that named the file added here.
-
-Imports: numpy, loadgen.scenario, loadgen.errors, loadgen.vocab, loadgen.workload.
 """
 
 from __future__ import annotations

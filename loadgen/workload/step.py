@@ -20,8 +20,6 @@ prepared workload in, a :class:`StepPlan` out; the runner only carries it out.
   ``requests_per_step`` and ``warmup_requests`` count sessions.
 - agent tasks (``workload.agent``): as sessions, an :class:`AgentPlan` in
   place of a :class:`SessionPlan` (a task is a session of LLM calls).
-
-Imports: numpy, loadgen.scenario, loadgen.workload.
 """
 
 from __future__ import annotations

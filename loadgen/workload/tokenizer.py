@@ -29,9 +29,6 @@ history), the first and last words, and what follows; what the rest adds is
 counted in full once and kept. Each kind of prompt is checked once to count
 the same both ways, and every chat prompt is rendered once at the end to check
 the template put its content in verbatim; otherwise everything is counted in full.
-
-Imports: numpy, tokenizers (lazily), loadgen.errors, loadgen.workload.chat_template,
-loadgen.workload.tokenizer_vocab.
 """
 
 from __future__ import annotations

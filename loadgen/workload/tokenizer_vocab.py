@@ -5,8 +5,6 @@ plain ASCII word and add exactly one token after a space) and the check that
 a long run of them is split at the words (:func:`splits_at_words`), so a word
 in the middle of a prompt is one token whatever its neighbours. Both are used
 by :class:`loadgen.workload.tokenizer.PromptTokenizer`.
-
-Imports: numpy, tokenizers (for its type), loadgen.errors.
 """
 
 from __future__ import annotations

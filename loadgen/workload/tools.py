@@ -11,8 +11,6 @@ schemas (:mod:`loadgen.client.validity`).
 Every schema is checked with ``jsonschema``'s ``check_schema`` when it is read,
 so a file that is not a JSON schema stops the run before it starts
 (:class:`~loadgen.errors.ScenarioError`, one line naming the file).
-
-Imports: orjson, yaml, jsonschema (lazily), numpy, loadgen.errors, loadgen.scenario.
 """
 
 from __future__ import annotations

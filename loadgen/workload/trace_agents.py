@@ -27,8 +27,6 @@ Links only point to earlier calls of the same agent or to calls of an agent
 above, so they never form a cycle.
 
 Pure: no clock, no I/O.
-
-Imports: the standard library.
 """
 
 from __future__ import annotations

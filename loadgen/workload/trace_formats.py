@@ -8,8 +8,6 @@ each format holds is in the docstring of :mod:`loadgen.workload.traces`.
 
 Bad input raises a one-line :class:`ScenarioError` naming the file, the line
 (1-based; a CSV header is line 1), the field and what was expected.
-
-Imports: orjson, loadgen.errors, loadgen.workload.trace_agents (the Link type).
 """
 
 from __future__ import annotations

@@ -13,8 +13,6 @@ the call it follows (the previous call of its agent; for a sub-agent's first
 call, the parent's call) when its input is longer, so a prefix cache sees
 what the agent's growing context would give it; a call whose input shrank
 (its agent dropped context) gets fresh text.
-
-Imports: numpy, loadgen.workload (plan, source, traces).
 """
 
 from __future__ import annotations

@@ -31,8 +31,6 @@ Bad input raises a one-line :class:`ScenarioError` naming the file (the line,
 for JSON lines), the span and the field: an LLM-call span without its token
 counts, a time that is not integer nanoseconds or ends before it starts, an id
 that is not hex, a span twice, parent links that form a cycle.
-
-Imports: orjson, loadgen.workload (trace_agents, trace_formats).
 """
 
 from __future__ import annotations

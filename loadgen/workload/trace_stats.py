@@ -3,8 +3,6 @@
 For ``loadgen workload``: requests per second over time, token percentiles,
 how many requests share a hash block (a prefix) with another, sessions, and
 for an agent trace its agents: sub-agents, depth, calls per task, linked calls.
-
-Imports: numpy, loadgen.workload.traces.
 """
 
 from __future__ import annotations

@@ -39,9 +39,6 @@ Bad input raises a one-line :class:`ScenarioError` naming the file, the line
 
 The formats are read in :mod:`loadgen.workload.trace_formats`; this module checks
 the options, then clamps, sorts, windows and rescales the rows.
-
-Imports: loadgen.errors, loadgen.scenario.loadspec, loadgen.workload (trace_agents,
-trace_formats, trace_otlp).
 """
 
 from __future__ import annotations

@@ -184,7 +184,8 @@ def test_every_folder_under_loadgen_is_a_package_with_a_door() -> None:
         door = folder / "__init__.py"
         assert door.is_file(), f"{folder.relative_to(PKG)} has no __init__.py"
         doc = ast.get_docstring(ast.parse(door.read_text()))
-        assert doc and "import" in doc.lower(), f"{door.relative_to(PKG)}: no docstring of rules"
+        # what the package owns; which imports it may make is ALLOWED's, not the prose's
+        assert doc and len(doc.split()) >= 8, f"{door.relative_to(PKG)}: no docstring of its own"
 
 
 def test_the_rules_draw_no_circle() -> None:

@@ -18,8 +18,6 @@ answer (``role: assistant`` with ``call_id``, ``call_name``,
 
 Every other message is left to the adapter as before. Only prompts that hold
 a call are mapped (:func:`has_calls`), so a plain chat pays one scan.
-
-Imports: orjson (loadgen.workload for type names only).
 """
 
 from __future__ import annotations

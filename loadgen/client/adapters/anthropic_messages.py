@@ -35,8 +35,6 @@ answer's ``tool_use`` blocks are its tool calls (``input`` as JSON text). The ke
 ``x-api-key`` (Anthropic's header) and as ``Authorization: Bearer`` too:
 vLLM's ``--api-key`` reads only the latter. Every value is read through
 :mod:`loadgen.client.adapters.wire`.
-
-Imports: orjson, loadgen.client.adapters (loadgen.workload for type names only).
 """
 
 from __future__ import annotations

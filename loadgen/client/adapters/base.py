@@ -5,8 +5,6 @@
 
 :class:`TypedEvents` is ``parse`` and ``parse_many`` for a protocol whose events
 each name their own ``type`` (Responses, Messages).
-
-Imports: orjson, loadgen.client.adapters.wire (loadgen.workload.plan for type names only).
 """
 
 from __future__ import annotations

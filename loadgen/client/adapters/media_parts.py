@@ -16,8 +16,6 @@ returns a list of parts for one user message's ``content``; the caller
 decides where that message goes. :func:`with_media` does it for a message
 list (chat's, Responses input items, Messages ``messages``): the last user
 message gets the parts of the builder given (chat's by default).
-
-Imports: loadgen.workload (type names only).
 """
 
 from __future__ import annotations

@@ -10,8 +10,6 @@ the delta's ``tool_parts`` (:func:`tool_parts`, values checked). A non-streaming
 answer has ``message`` where a stream has ``delta``. Text and the finish
 reason are checked (:mod:`~loadgen.client.adapters.wire`): a ``content`` that
 is a number or a list is a malformed event, not text.
-
-Imports: loadgen.client.adapters.
 """
 
 from __future__ import annotations

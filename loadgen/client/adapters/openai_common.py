@@ -6,8 +6,6 @@ the prompt goes into the body and how one ``choices[0]`` becomes a
 in-stream errors, the request body's stream options) is here once.
 
 Every value is read through :mod:`loadgen.client.adapters.wire`.
-
-Imports: orjson, loadgen.client.adapters.base, .wire (loadgen.workload.plan for type names only).
 """
 
 from __future__ import annotations

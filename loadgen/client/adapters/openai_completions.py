@@ -3,8 +3,6 @@
 An event with ``choices[0].text`` (even empty) is one token; the usage event
 (``choices: []``) carries the server's counts. Chat messages are sent as
 plain text, one ``<role>: <content>`` line each.
-
-Imports: loadgen.client.adapters.
 """
 
 from __future__ import annotations

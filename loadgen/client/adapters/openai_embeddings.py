@@ -16,8 +16,6 @@ are not each checked (a 4,096-wide batch of 32 would cost more than the
 answer's parse): the first one is. The delta's ``inputs`` is the number of
 vectors, ``vector_dim`` their dimension; the requester compares them with
 what was sent and with the run's earlier answers (:mod:`loadgen.client.pooling`).
-
-Imports: loadgen.client.adapters (loadgen.workload.plan for type names only).
 """
 
 from __future__ import annotations

@@ -31,8 +31,6 @@ A non-streaming answer is the ``response`` object itself (its
 a request's images are ``input_image`` parts of its last user message
 (:func:`~loadgen.client.adapters.media_parts.responses_parts`). Every value is
 read through :mod:`loadgen.client.adapters.wire`.
-
-Imports: orjson, loadgen.client.adapters (loadgen.workload for type names only).
 """
 
 from __future__ import annotations

@@ -15,8 +15,6 @@ with no role-only opener; then, asked for, a chunk with ``choices: []`` and
 ``usage`` (prompt tokens include the audio's); then ``[DONE]``. A non-streaming
 answer is ``{"text": ..., "usage": {"type": "duration", "seconds": N}}``: no token
 counts, so its output is counted as one event.
-
-Imports: orjson, loadgen.client.adapters (loadgen.workload.plan for type names only).
 """
 
 from __future__ import annotations

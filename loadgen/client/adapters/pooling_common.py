@@ -4,8 +4,6 @@ A pooling API answers with one JSON body (``parse_body``); there is no stream
 to parse, so ``parse`` and ``parse_many`` refuse (the requester never calls
 them: ``TargetSpec.streams`` is False for these APIs). Every value is read
 through :mod:`loadgen.client.adapters.wire`.
-
-Imports: orjson, loadgen.client.adapters.base, .wire.
 """
 
 from __future__ import annotations

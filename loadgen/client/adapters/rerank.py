@@ -10,8 +10,6 @@ pair's tokens.
 What is checked: every result is an object with a distinct index and a
 numeric ``relevance_score``. The delta's ``inputs`` is the number of results;
 the requester compares it with the documents sent (:mod:`loadgen.client.pooling`).
-
-Imports: loadgen.client.adapters (loadgen.workload.plan for type names only).
 """
 
 from __future__ import annotations

@@ -10,8 +10,6 @@ explicit ``parameters`` mapping, which wins); any other key stays top-level.
 Chat messages are sent as plain text, one ``<role>: <content>`` line each.
 
 Every value is read through :mod:`loadgen.client.adapters.wire`.
-
-Imports: orjson, loadgen.client.adapters.base, .wire.
 """
 
 from __future__ import annotations

@@ -22,8 +22,6 @@ has no name, no ``strict`` and no json_object, which the scenario refuses).
 
 Each ``*_fields`` function gives the body fields an adapter adds (computed
 once per run, not per request).
-
-Imports: loadgen.workload.tools.
 """
 
 from __future__ import annotations

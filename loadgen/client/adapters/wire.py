@@ -22,8 +22,6 @@ field and the type found, never the server's value (it may echo a secret).
 
 :func:`error_message` reads the server's own words from an error event (an
 SSE ``event: error`` frame or an ``error`` field), whatever its shape.
-
-Imports: orjson.
 """
 
 from __future__ import annotations
