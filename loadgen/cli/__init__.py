@@ -1,16 +1,7 @@
 """The command line: thin commands over the library.
 
-Exit codes (README.md lists the same):
-
-    0    the run completed, whatever the server did (failures are data)
-    1    --fail-on-sla: a step missed its SLA (the bound is named);
-         --strict: a step is inconclusive; compare --fail-if: a regression;
-         the target could not be set up (the built-in mock did not start)
-    2    bad input: scenario file, flag, results directory (one line on stderr)
-    3    target unusable: the run completed and no request succeeded
-    129  stopped by SIGHUP: a closed terminal (handled like Ctrl-C)
-    130  interrupted (a partial report is still written)
-    143  stopped by SIGTERM (handled like Ctrl-C: a partial report is still written)
+Exit codes are the error classes' (:data:`loadgen.errors.EXIT_CODES`): ``--help``
+and README.md's table are rendered from them.
 
 A closed stdout (``| head``) or a hung-up terminal drops the output, not the
 run (:mod:`loadgen.stdio`).
@@ -32,7 +23,9 @@ from :mod:`loadgen.scenario.defaults`); ``init`` in :mod:`loadgen.cli.init`;
 
 from __future__ import annotations
 
+import inspect
 import sys
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +41,7 @@ from loadgen.cli.export import (
 from loadgen.cli.init import init
 from loadgen.cli.outputs import register_output_commands
 from loadgen.cli.tools import agent, calibrate, mock
-from loadgen.errors import Interrupted, LoadgenError, ScenarioError
+from loadgen.errors import Interrupted, LoadgenError, ScenarioError, exit_codes_brief
 from loadgen.redact import redact_text
 from loadgen.stdio import tolerant_stdio
 from loadgen.vocab import API_NAMES, PROFILE_NAMES
@@ -70,12 +63,21 @@ def cli() -> None:
       loadgen init http://127.0.0.1:8000 -o my-endpoint.yaml
       loadgen run scenarios/demo.yaml
 
-    \b
-    Exit codes: 0 completed, 1 SLA missed (--fail-on-sla) or inconclusive
-    (--strict), 2 bad input or a refused write, 3 target unusable (no request
-    succeeded), 129 stopped by SIGHUP, 130 interrupted (Ctrl-C), 143 stopped by
-    SIGTERM; a signal keeps the partial results, summary and reports.
     """
+
+
+# the exit codes in --help are the error classes' own (one table: loadgen.errors.EXIT_CODES)
+cli.help = "\n\n".join(
+    [
+        inspect.cleandoc(cli.help or ""),
+        "\b\n"
+        + textwrap.fill(
+            f"Exit codes: {exit_codes_brief()}; a signal keeps the partial results, summary"
+            " and reports.",
+            width=76,
+        ),
+    ]
+)
 
 
 _SWEEP_HELP = {

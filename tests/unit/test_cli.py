@@ -224,6 +224,7 @@ def test_the_group_help_lists_every_command_and_the_exit_codes(
     out = help_text(["--help"], capsys)
     for command in COMMANDS:
         assert f"  {command} " in out
+    assert f"Exit codes: {errors_module.exit_codes_brief()}" in " ".join(out.split())
     assert "3 target unusable" in " ".join(out.split())
     listing = out[out.index("Commands:") :]
     assert "..." not in listing  # each command's line is whole, not cut off mid-phrase
@@ -251,11 +252,24 @@ def test_mock_and_agent_take_no_abbreviations_and_say_errors_in_one_line(
     )
 
 
-def test_the_readme_lists_every_exit_code() -> None:
+def test_every_exit_code_is_told_once_from_the_error_classes() -> None:
+    """EXIT_CODES has every class's code, each class's texts, and 0; nothing else."""
+    codes = {0, *(cls.exit_code for cls in every_error_class())}
+    assert set(errors_module.EXIT_CODES) == codes
+    for cls in every_error_class():
+        if cls is LoadgenError:
+            continue
+        brief, meaning = errors_module.EXIT_CODES[cls.exit_code]
+        assert cls.brief and cls.brief in brief, cls.__name__
+        assert cls.meaning and cls.meaning in meaning, cls.__name__
+
+
+def test_the_readme_table_of_exit_codes_is_the_one_the_classes_render() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    rows = set(re.findall(r"^\| (\d+) \| ", readme, flags=re.MULTILINE))
-    assert rows == {str(c) for c in {0, 130, *(cls.exit_code for cls in every_error_class())}}
-    assert "| 3 | target unusable" in readme
+    table = errors_module.exit_codes_markdown()
+    assert table in readme, f"README.md's exit codes should read:\n{table}"
+    rows = re.findall(r"^\| (\d+) \| ", readme, flags=re.MULTILINE)
+    assert sorted(map(int, rows)) == sorted(errors_module.EXIT_CODES)  # no other table of codes
 
 
 def test_report_into_an_unwritable_folder_is_one_line_and_exit_2(
