@@ -40,20 +40,28 @@ def make_scenario(**sections: Any) -> Scenario:
 
 
 class Runner:
+    """Runs a scenario into a fresh results directory; returns summary, records, dir.
+
+    The reports (steps.csv, report.md, report.html, plots) are written only when a
+    test asks for them with ``reports=True``: a run's summary.json and records.jsonl
+    are whole without them, and rendering them is a quarter of an integration run."""
+
     def __init__(self, tmp_path: Path) -> None:
         self.tmp_path = tmp_path
         self.count = 0
 
-    def __call__(self, scenario: Scenario) -> tuple[Summary, list[Record], Path]:
+    def __call__(
+        self, scenario: Scenario, *, reports: bool = False
+    ) -> tuple[Summary, list[Record], Path]:
         self.count += 1
         out = self.tmp_path / f"run{self.count}"
-        summary = run_scenario(scenario, RunOptions(out_dir=out, quiet=True))
+        summary = run_scenario(scenario, RunOptions(out_dir=out, quiet=True, reports=reports))
         return summary, list(read_records(out / "records.jsonl")), out
 
 
 @pytest.fixture
 def run(tmp_path: Path) -> Runner:
-    """Runs a scenario into a fresh results directory; returns summary, records, dir."""
+    """Runs a scenario into a fresh results directory (see :class:`Runner`)."""
     return Runner(tmp_path)
 
 

@@ -25,7 +25,13 @@ TOKENS = {"share": 0.3, "after_tokens": {"dist": "uniform", "min": 2, "max": 10}
 
 
 def run(
-    out: Path, cancel: dict[str, Any], *, transport: str = "auto", workers: int = 1, **workload: Any
+    out: Path,
+    cancel: dict[str, Any],
+    *,
+    transport: str = "auto",
+    workers: int = 1,
+    reports: bool = False,
+    **workload: Any,
 ) -> tuple[Summary, list[Record], list[dict[str, Any]]]:
     truth = out.parent / f"{out.name}-truth.jsonl"
     sc = {
@@ -51,7 +57,8 @@ def run(
             "workers": workers,
         },
     }
-    summary = run_scenario(Scenario.model_validate(sc), RunOptions(out, quiet=True))
+    options = RunOptions(out, quiet=True, reports=reports)
+    summary = run_scenario(Scenario.model_validate(sc), options)
     lines = [orjson.loads(x) for x in truth.read_bytes().splitlines() if x]
     return summary, list(read_records(out / "records.jsonl")), lines
 
@@ -59,7 +66,7 @@ def run(
 @pytest.mark.parametrize("transport", ["h1", "aiohttp", "httpx"])
 def test_the_seeds_picks_are_aborted_after_their_tokens(transport: str, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    summary, records, truth = run(out, TOKENS, transport=transport)
+    summary, records, truth = run(out, TOKENS, transport=transport, reports=True)
     pick = CancelPicker(CancelSpec.model_validate(TOKENS), 11, 0)
     # exactly the requests the seed picked (every answer is longer than any point)
     cut = [r for r in records if r.cancelled_by_client]

@@ -188,7 +188,7 @@ def test_prometheus_queries_over_each_step_window(
             },
         )
         with caplog.at_level(logging.WARNING, logger="loadgen.telemetry"):
-            summary, records, out = run(sc)
+            summary, records, out = run(sc, reports=True)
     finally:
         fake.close()
     assert all(r.ok for r in records) and len(summary.steps) == 2

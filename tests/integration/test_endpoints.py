@@ -32,9 +32,12 @@ WORKLOAD = {
 }
 
 
-def run(sc: dict[str, Any], out: Path, *, quiet: bool = True) -> tuple[Summary, list[Record]]:
+def run(
+    sc: dict[str, Any], out: Path, *, quiet: bool = True, reports: bool = False
+) -> tuple[Summary, list[Record]]:
     base: dict[str, Any] = {"name": "endpoints", "workload": WORKLOAD}
-    summary = run_scenario(Scenario.model_validate({**base, **sc}), RunOptions(out, quiet=quiet))
+    options = RunOptions(out, quiet=quiet, reports=reports)
+    summary = run_scenario(Scenario.model_validate({**base, **sc}), options)
     return summary, list(read_records(out / "records.jsonl"))
 
 
@@ -62,7 +65,7 @@ def test_two_mock_replicas_split_round_robin_and_show_per_endpoint_rows(
         },
     }
     out = tmp_path / "out"
-    summary, records = run(sc, out, quiet=False)
+    summary, records = run(sc, out, quiet=False, reports=True)
     console = capsys.readouterr().out
 
     assert summary.routing == "round_robin"

@@ -34,7 +34,7 @@ def _run(out: Path, agent: str, output_tokens: int) -> Summary:
         load={"concurrency": [1], "requests_per_step": 6, "warmup_requests": 0},
         telemetry={"agents": [agent], "interval_s": 0.1},
     )
-    return run_scenario(sc, RunOptions(out_dir=out, quiet=True))
+    return run_scenario(sc, RunOptions(out_dir=out, quiet=True, reports=False))
 
 
 @pytest.fixture(scope="module")

@@ -179,7 +179,7 @@ def test_the_media_are_described_in_the_summary_and_every_report(
         },
         load={"concurrency": [2], "requests_per_step": 6},
     )
-    summary, _, out = run(sc)
+    summary, _, out = run(sc, reports=True)
     w = summary.workload
     assert w is not None
     assert w.images == "uniform [1, 2] a request, fixed 64 x uniform [32, 48] px, jpeg"

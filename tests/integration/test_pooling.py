@@ -57,7 +57,7 @@ def _sweep(
         load={"concurrency": [1, 4], "requests_per_step": 40, "warmup_requests": 2},
         sla={"e2e_ms": {"p90": 5000}},
     )
-    return run(sc)
+    return run(sc, reports=True)
 
 
 def _truth(path: Path) -> dict[str, dict[str, object]]:

@@ -56,7 +56,7 @@ def test_pooling_runs_compare_by_requests_and_inputs(
         workload={"prompt_tokens": {"dist": "uniform", "min": 16, "max": 48}, **workload},
         load={"concurrency": [1, 4], "requests_per_step": 20, "warmup_requests": 2},
     )
-    (a, _, dir_a), (b, _, dir_b) = run(sc), run(sc)
+    (a, _, dir_a), (b, _, dir_b) = run(sc, reports=True), run(sc)
     out = tmp_path / "cmp"
     report = (dir_a / "report.md").read_text()
     assert "- metrics profile: loadgen: loadgen's own formulas (E2E from the send)" in report

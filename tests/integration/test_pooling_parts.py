@@ -46,7 +46,8 @@ def _sweep(run: RunFixture, api: str) -> tuple[Summary, list[Record], Path]:
                 "workload": {"prompt_tokens": {"dist": "fixed", "value": 16}, **extra, **output},
                 "load": {"mode": "concurrency", "concurrency": [2], "requests_per_step": 16},
             }
-        )
+        ),
+        reports=True,
     )
 
 

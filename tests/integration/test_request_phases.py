@@ -199,7 +199,7 @@ def test_a_run_against_the_mock_opens_one_connection_a_stream_and_says_so(
     run: Any, scenario: Any
 ) -> None:
     sc = scenario(load={"concurrency": [2], "requests_per_step": 8, "warmup_requests": 0})
-    summary, records, out = run(sc)
+    summary, records, out = run(sc, reports=True)
 
     assert all(r.ok for r in records)
     opened = [r for r in records if r.new_connection]

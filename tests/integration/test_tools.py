@@ -37,6 +37,7 @@ def _tools_run(
     args: list[str],
     requests: int,
     sla: dict[str, object] | None = None,
+    reports: bool = False,
     **workload: object,
 ) -> tuple[Summary, list[Record], Path]:
     sc = scenario(
@@ -45,7 +46,7 @@ def _tools_run(
         load={"concurrency": [4], "requests_per_step": requests, "warmup_requests": 2},
         sla=sla or {},
     )
-    return run(sc)
+    return run(sc, reports=reports)
 
 
 def test_tool_choice_required_every_answer_a_valid_call_timed_as_the_truth(
@@ -92,7 +93,7 @@ def test_tool_choice_required_every_answer_a_valid_call_timed_as_the_truth(
 def test_json_schema_answers_are_all_valid(run: RunFixture, scenario: Make) -> None:
     summary, records, out = _tools_run(
         run, scenario, ["--ttft-ms", "5", "--itl-ms", "1"], 40,
-        response_format={"json_schema": SCHEMA},
+        response_format={"json_schema": SCHEMA}, reports=True,
     )  # fmt: skip
     measured = [r for r in records if not r.warmup]
     assert all(r.ok and r.valid_output is True and r.tool_calls == 0 for r in measured)
@@ -107,7 +108,7 @@ def test_broken_answers_are_counted_with_an_example_and_fail_the_sla(
     args = ["--ttft-ms", "5", "--itl-ms", "1", "--fault", "invalid_json=0.3", "--seed", "3"]
     summary, records, out = _tools_run(
         run, scenario, args, 80, tools={"count": 3, "parameters": 4}, tool_choice="required",
-        sla={"valid_output_rate": 0.99},
+        sla={"valid_output_rate": 0.99}, reports=True,
     )  # fmt: skip
     measured = [r for r in records if not r.warmup]
     invalid = [r for r in measured if r.valid_output is False]
