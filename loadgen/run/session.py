@@ -42,7 +42,7 @@ from loadgen.workload.source import Workload
 from loadgen.workload.step import plan_step
 
 if TYPE_CHECKING:
-    from loadgen.exporter import Exporter
+    from loadgen.prom_endpoint import Exporter
     from loadgen.telemetry import TelemetryCollector
 
 __all__ = ["FLUSH_AFTER_S", "Session", "scrub"]

@@ -64,11 +64,11 @@ ALLOWED: dict[str, set[str]] = {
     },
     "scale": {"clock", "errors", "execute", "records", "scenario", "summary", "target", "workload"},
     # loadgen's own client metrics for Prometheus: the records and their latency formulas
-    "exporter": {"bearer", "clock", "errors", "metrics", "records"},
+    "prom_endpoint": {"bearer", "clock", "errors", "metrics", "records"},
     "run": {
         *{"clock", "errors", "redact", "records", "scenario", "workload", "client", "metrics"},
         *{"summary", "results", "target", "execute", "scale", "telemetry", "report"},
-        "exporter",
+        "prom_endpoint",
     },
     # a finished results directory into Parquet files and an MLflow run
     "export": {"errors", "records", "redact", "report", "summary"},
@@ -93,7 +93,7 @@ ALLOWED: dict[str, set[str]] = {
 
 #: part -> {a part it may import: the only modules of it that it may import}
 NARROW: dict[str, dict[str, tuple[str, ...]]] = {
-    "exporter": {"metrics": ("loadgen.metrics.latency",)},  # the per-request formulas
+    "prom_endpoint": {"metrics": ("loadgen.metrics.latency",)},  # the per-request formulas
     "report": {
         "scenario": ("loadgen.scenario.models",),  # the resolved scenario, typed
         # the per-request formulas and the profile's, for CDFs and the bootstrap; the

@@ -12,8 +12,8 @@ from prometheus_client import CollectorRegistry
 
 from loadgen.clock import block_for
 from loadgen.errors import ScenarioError
-from loadgen.exporter.server import MetricsServer
-from loadgen.exporter.state import ClientMetrics
+from loadgen.prom_endpoint.server import MetricsServer
+from loadgen.prom_endpoint.state import ClientMetrics
 
 __all__ = ["Exporter"]
 

@@ -6,7 +6,7 @@ latency, the request's inter-token gaps binned at once), the load point at
 each step's start, and the executor's live figures (requests in flight, the
 open loop's send lags) whenever it is polled. :meth:`~ClientMetrics.collect`
 is a ``prometheus_client`` collector: it renders every metric of
-:data:`~loadgen.exporter.names.METRICS` from a consistent copy taken under one
+:data:`~loadgen.prom_endpoint.names.METRICS` from a consistent copy taken under one
 lock. Nothing here runs per token event or reads the clock.
 
 The formulas are :mod:`loadgen.metrics.latency`'s (loadgen's own profile;
@@ -28,9 +28,9 @@ from prometheus_client.core import (
     Metric,
 )
 
-from loadgen.exporter.hist import Hist
-from loadgen.exporter.names import METRICS, PREFIX
 from loadgen.metrics.latency import e2e_ns, queue_wait_ns, tpot_ns, ttft_ns
+from loadgen.prom_endpoint.hist import Hist
+from loadgen.prom_endpoint.names import METRICS, PREFIX
 from loadgen.records import Record
 
 __all__ = ["ClientMetrics", "Live", "LiveSource", "phase_of", "status_of"]

@@ -25,7 +25,7 @@ import yaml
 from loadgen.agent.exposition import GPU_METRICS, HOST_METRICS
 from loadgen.agent.exposition import PREFIX as AGENT_PREFIX
 from loadgen.cli import cli
-from loadgen.exporter import exposed_names
+from loadgen.prom_endpoint import exposed_names
 from loadgen.scenario.listen import parse_listen
 from loadgen.telemetry.server_metrics import SERVER_METRICS
 

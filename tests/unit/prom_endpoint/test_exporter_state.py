@@ -7,9 +7,9 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from loadgen.execute.live import Live as FakeLive
-from loadgen.exporter import METRICS, ClientMetrics, exposed_names
-from loadgen.exporter.hist import Hist
 from loadgen.metrics.latency import e2e_ns, itl_gaps_ns, queue_wait_ns, tpot_ns, ttft_ns
+from loadgen.prom_endpoint import METRICS, ClientMetrics, exposed_names
+from loadgen.prom_endpoint.hist import Hist
 from loadgen.records import Record
 
 MS = 1_000_000

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from loadgen.exporter import METRICS
+from loadgen.prom_endpoint import METRICS
 
 DOC = (Path(__file__).parents[3] / "docs" / "prometheus.md").read_text()
 

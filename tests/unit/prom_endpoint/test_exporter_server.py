@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from loadgen.errors import ScenarioError
-from loadgen.exporter import Exporter
+from loadgen.prom_endpoint import Exporter
 from loadgen.records import Record
 from loadgen.scenario import load_scenario
 from loadgen.scenario.listen import needs_token, parse_listen

@@ -2,10 +2,10 @@
 
 Owns what ``--serve-metrics [HOST:]PORT`` (``telemetry.serve_metrics``)
 exposes: every metric's name, type, labels and buckets
-(:mod:`~loadgen.exporter.names`, documented in docs/prometheus.md), the counts
+(:mod:`~loadgen.prom_endpoint.names`, documented in docs/prometheus.md), the counts
 taken from each finished record at the parent process, with ``--workers`` too
-(:mod:`~loadgen.exporter.state`), and the HTTP side in its own thread with the
-agent's bearer-token rule (:mod:`~loadgen.exporter.server`). The run starts
+(:mod:`~loadgen.prom_endpoint.state`), and the HTTP side in its own thread with the
+agent's bearer-token rule (:mod:`~loadgen.prom_endpoint.server`). The run starts
 one :class:`Exporter`, hands it every record and each step's load point, and
 closes it after the last step.
 
@@ -14,9 +14,9 @@ records leaves, and loadgen.metrics.latency (the per-request formulas).
 Imported by the run stage only.
 """
 
-from loadgen.exporter.exporter import Exporter
-from loadgen.exporter.names import METRICS, PREFIX, MetricDef, exposed_names
-from loadgen.exporter.state import ClientMetrics, Live, LiveSource
+from loadgen.prom_endpoint.exporter import Exporter
+from loadgen.prom_endpoint.names import METRICS, PREFIX, MetricDef, exposed_names
+from loadgen.prom_endpoint.state import ClientMetrics, Live, LiveSource
 
 __all__ = [
     "METRICS",
