@@ -115,6 +115,6 @@ def agent(ctx: click.Context) -> None:
     Example:
       loadgen agent --port 9347
     """
-    from loadgen.agent import main as agent_main
+    from loadgen.gpu_agent import main as agent_main
 
     sys.exit(agent_main(list(ctx.args)))

@@ -22,9 +22,9 @@ import click
 import pytest
 import yaml
 
-from loadgen.agent.exposition import GPU_METRICS, HOST_METRICS
-from loadgen.agent.exposition import PREFIX as AGENT_PREFIX
 from loadgen.cli import cli
+from loadgen.gpu_agent.exposition import GPU_METRICS, HOST_METRICS
+from loadgen.gpu_agent.exposition import PREFIX as AGENT_PREFIX
 from loadgen.prom_endpoint import exposed_names
 from loadgen.scenario.listen import parse_listen
 from loadgen.telemetry.server_metrics import SERVER_METRICS

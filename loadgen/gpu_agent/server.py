@@ -4,7 +4,7 @@ Owns the routes, their JSON shapes and the bearer-token check. Built on
 ``aiohttp.web``: it is already a loadgen dependency, it is a complete HTTP/1.1
 server (keep-alive, pipelining, malformed requests), which matters on a port
 that may be bound to 0.0.0.0, and an idle aiohttp server costs nothing per
-sample. Connections are accepted by :mod:`loadgen.agent.listener` (cap, header
+sample. Connections are accepted by :mod:`loadgen.gpu_agent.listener` (cap, header
 read timeout, fd-limit back-off), which aiohttp does not do. Handlers only read the ring (a lock
 and a list copy); all NVML work happens in the sampling thread.
 
@@ -23,11 +23,11 @@ import orjson
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from loadgen.agent.exposition import render
-from loadgen.agent.listener import Counters, Limits, Listener
-from loadgen.agent.ring import Ring, SamplingThread
-from loadgen.agent.sampler import Sampler
 from loadgen.bearer import bearer_matches
+from loadgen.gpu_agent.exposition import render
+from loadgen.gpu_agent.listener import Counters, Limits, Listener
+from loadgen.gpu_agent.ring import Ring, SamplingThread
+from loadgen.gpu_agent.sampler import Sampler
 
 __all__ = ["AgentState", "Serving", "build_app", "start_server"]
 

@@ -6,9 +6,9 @@ import time
 
 import orjson
 
-from loadgen.agent.host import HostSample
-from loadgen.agent.ring import Ring, SamplingThread
-from loadgen.agent.sampler import GpuSample
+from loadgen.gpu_agent.host import HostSample
+from loadgen.gpu_agent.ring import Ring, SamplingThread
+from loadgen.gpu_agent.sampler import GpuSample
 
 
 def _rows(*ts: int) -> list[GpuSample]:

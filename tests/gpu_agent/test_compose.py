@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from loadgen.agent import build_parser
+from loadgen.gpu_agent import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 SUBCOMMANDS = {"run", "mock", "agent", "report", "compare"}

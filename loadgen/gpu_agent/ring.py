@@ -19,12 +19,12 @@ from dataclasses import dataclass
 
 import orjson
 
-from loadgen.agent.host import HostSample
-from loadgen.agent.sampler import GpuSample
+from loadgen.gpu_agent.host import HostSample
+from loadgen.gpu_agent.sampler import GpuSample
 
 __all__ = ["Ring", "SamplingThread", "Slice"]
 
-log = logging.getLogger("loadgen.agent")
+log = logging.getLogger("loadgen.gpu_agent")
 
 Row = GpuSample | HostSample
 

@@ -1,4 +1,4 @@
-"""Command line of the agent: ``python -m loadgen.agent`` / ``loadgen agent``.
+"""Command line of the agent: ``python -m loadgen.gpu_agent`` / ``loadgen agent``.
 
 Owns argument parsing, start-up checks (token, NVML), the one "listening"
 line on stdout, and orderly shutdown on SIGINT/SIGTERM. Exit codes: 0 after a
@@ -19,17 +19,17 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from loadgen.agent.host import HostSampler
-from loadgen.agent.listener import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS, Limits
-from loadgen.agent.ring import Ring, Row, SamplingThread
-from loadgen.agent.sampler import NvmlLike, Sampler
-from loadgen.agent.server import AgentState, build_app, start_server
 from loadgen.bearer import is_loopback as _is_loopback
 from loadgen.clihelp import ClickStyleParser
+from loadgen.gpu_agent.host import HostSampler
+from loadgen.gpu_agent.listener import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS, Limits
+from loadgen.gpu_agent.ring import Ring, Row, SamplingThread
+from loadgen.gpu_agent.sampler import NvmlLike, Sampler
+from loadgen.gpu_agent.server import AgentState, build_app, start_server
 
 __all__ = ["build_parser", "main"]
 
-log = logging.getLogger("loadgen.agent")
+log = logging.getLogger("loadgen.gpu_agent")
 PROG = "loadgen-agent"
 DEFAULT_PORT = 9347
 
@@ -99,7 +99,7 @@ def _fail(message: str) -> int:
 def _open_nvml(fake: int | None, fake_name: str = "Fake GPU") -> tuple[NvmlLike | None, str]:
     """The NVML to use and, when there is none, why."""
     if fake is not None:
-        from loadgen.agent.fake_nvml import FakeNvml
+        from loadgen.gpu_agent.fake_nvml import FakeNvml
 
         return FakeNvml(fake, animate=True, name=fake_name), ""
     try:

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 import pynvml
 
-from loadgen.agent.host import row_of
+from loadgen.gpu_agent.host import row_of
 
 __all__ = ["NOT_SUPPORTED", "GpuInfo", "GpuSample", "NvmlLike", "Sampler"]
 

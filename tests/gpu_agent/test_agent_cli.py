@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from loadgen.agent import build_parser, main
+from loadgen.gpu_agent import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
 Spawn = Callable[..., tuple[subprocess.Popen[str], str]]
@@ -33,7 +33,7 @@ def _nvml_present() -> bool:
 @pytest.mark.skipif(_nvml_present(), reason="this machine has NVML")
 def test_no_nvml_one_line_and_exit_2() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "loadgen.agent", "--port", "0"],
+        [sys.executable, "-m", "loadgen.gpu_agent", "--port", "0"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -65,7 +65,7 @@ def test_fake_nvml_with_token(agent_proc: Spawn) -> None:
 def test_public_bind_without_token_refused_in_one_line() -> None:
     args = ["--port", "0", "--fake-nvml", "1", "--host", "0.0.0.0"]
     done = subprocess.run(
-        [sys.executable, "-m", "loadgen.agent", *args],
+        [sys.executable, "-m", "loadgen.gpu_agent", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -122,7 +122,7 @@ def test_port_in_use_exit_2() -> None:
         taken.listen()
         port = taken.getsockname()[1]
         done = subprocess.run(
-            [sys.executable, "-m", "loadgen.agent", "--fake-nvml", "1", "--port", str(port)],
+            [sys.executable, "-m", "loadgen.gpu_agent", "--fake-nvml", "1", "--port", str(port)],
             cwd=ROOT,
             capture_output=True,
             text=True,

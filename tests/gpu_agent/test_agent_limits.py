@@ -20,11 +20,11 @@ from pathlib import Path
 
 import httpx
 
-from loadgen.agent.fake_nvml import FakeNvml
-from loadgen.agent.listener import Limits
-from loadgen.agent.ring import Ring, SamplingThread
-from loadgen.agent.sampler import Sampler
-from loadgen.agent.server import AgentState, Serving, build_app, start_server
+from loadgen.gpu_agent.fake_nvml import FakeNvml
+from loadgen.gpu_agent.listener import Limits
+from loadgen.gpu_agent.ring import Ring, SamplingThread
+from loadgen.gpu_agent.sampler import Sampler
+from loadgen.gpu_agent.server import AgentState, Serving, build_app, start_server
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT_OF_FDS = b"out of file descriptors"
@@ -145,7 +145,7 @@ def _fill(port: int, count: int) -> list[socket.socket]:
 def test_at_the_fd_limit_recovers_and_exits_on_sigterm_within_1s() -> None:
     args = ["--port", "0", "--fake-nvml", "1", "--max-connections", "1000"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "loadgen.agent", *args, "--header-timeout-s", "60"],
+        [sys.executable, "-m", "loadgen.gpu_agent", *args, "--header-timeout-s", "60"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from loadgen.agent.host import HostSampler, cpu_busy_total, mem_used_total
+from loadgen.gpu_agent.host import HostSampler, cpu_busy_total, mem_used_total
 
 STAT = "cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 1 2 3 4\n"
 MEMINFO = "MemTotal:       1000 kB\nMemFree:         100 kB\nMemAvailable:    400 kB\n"

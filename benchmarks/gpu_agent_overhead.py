@@ -1,6 +1,6 @@
-"""The agent's own CPU use: 8 fake GPUs sampled every 100 ms, polled like loadgen does.
+"""The GPU agent's own CPU use: 8 fake GPUs sampled every 100 ms, polled like loadgen does.
 
-Starts ``python -m loadgen.agent --fake-nvml 8 --interval-ms 100 --port 0`` as a
+Starts ``python -m loadgen.gpu_agent --fake-nvml 8 --interval-ms 100 --port 0`` as a
 child, lets it warm up, then reads the child's user+system CPU time from
 ``/proc/<pid>/stat`` over a measured stretch while polling ``/samples?since=``
 once a second (what the collector does). Prints CPU seconds per wall second
@@ -50,7 +50,7 @@ def main() -> int:
     cmd = [
         sys.executable,
         "-m",
-        "loadgen.agent",
+        "loadgen.gpu_agent",
         "--port",
         "0",
         "--fake-nvml",

@@ -1,6 +1,6 @@
 """A stand-in for ``pynvml`` for tests and benchmarks (``--fake-nvml N``).
 
-Owns nothing real: it answers the calls :class:`~loadgen.agent.sampler.Sampler`
+Owns nothing real: it answers the calls :class:`~loadgen.gpu_agent.sampler.Sampler`
 makes, with the same names and units as pynvml (milliwatts, millijoules,
 bytes, MHz), from a mutable :class:`FakeGpu` per device. Tests script values
 by setting those attributes; a probe named in ``FakeGpu.unsupported`` raises

@@ -2,10 +2,10 @@
 
 A separate small package that runs beside the inference server; it imports
 nothing from the rest of loadgen (a layering test checks it). Entry points:
-``python -m loadgen.agent [ARGS]`` and :func:`main`, which ``loadgen agent``
+``python -m loadgen.gpu_agent [ARGS]`` and :func:`main`, which ``loadgen agent``
 forwards its raw arguments to. See docs/agent.md.
 """
 
-from loadgen.agent.cli import build_parser, main
+from loadgen.gpu_agent.cli import build_parser, main
 
 __all__ = ["build_parser", "main"]

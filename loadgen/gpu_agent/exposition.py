@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from loadgen.agent.host import HostSample
-from loadgen.agent.sampler import GpuInfo, GpuSample
+from loadgen.gpu_agent.host import HostSample
+from loadgen.gpu_agent.sampler import GpuInfo, GpuSample
 
 __all__ = ["render"]
 

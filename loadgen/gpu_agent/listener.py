@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 __all__ = ["Counters", "Limits", "Listener"]
 
-log = logging.getLogger("loadgen.agent")
+log = logging.getLogger("loadgen.gpu_agent")
 
 DEFAULT_MAX_CONNECTIONS = 256
 DEFAULT_HEADER_TIMEOUT_S = 5.0

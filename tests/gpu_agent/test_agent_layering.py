@@ -35,7 +35,7 @@ def _loadgen_imports(path: Path) -> set[str]:
 @pytest.mark.parametrize(
     ("package", "allowed"),
     [
-        ("agent", ("loadgen.agent", "loadgen.clihelp", "loadgen.bearer")),
+        ("gpu_agent", ("loadgen.gpu_agent", "loadgen.clihelp", "loadgen.bearer")),
         ("telemetry", TELEMETRY_MAY),
     ],
 )
@@ -46,10 +46,10 @@ def test_imports(package: str, allowed: tuple[str, ...]) -> None:
 
 
 def test_public_api_is_pinned() -> None:
-    import loadgen.agent
+    import loadgen.gpu_agent
     import loadgen.telemetry
 
-    assert loadgen.agent.__all__ == ["build_parser", "main"]
+    assert loadgen.gpu_agent.__all__ == ["build_parser", "main"]
     assert "TelemetryCollector" in loadgen.telemetry.__all__
     for name in loadgen.telemetry.__all__:
         assert hasattr(loadgen.telemetry, name)

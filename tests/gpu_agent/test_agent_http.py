@@ -8,11 +8,11 @@ from collections.abc import Awaitable, Callable
 
 import httpx
 
-from loadgen.agent.fake_nvml import FakeNvml
-from loadgen.agent.host import HostSampler
-from loadgen.agent.ring import Ring, SamplingThread
-from loadgen.agent.sampler import Sampler
-from loadgen.agent.server import AgentState, build_app, start_server
+from loadgen.gpu_agent.fake_nvml import FakeNvml
+from loadgen.gpu_agent.host import HostSampler
+from loadgen.gpu_agent.ring import Ring, SamplingThread
+from loadgen.gpu_agent.sampler import Sampler
+from loadgen.gpu_agent.server import AgentState, build_app, start_server
 from loadgen.telemetry.prom import parse_prometheus_text
 
 

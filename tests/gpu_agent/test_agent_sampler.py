@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from loadgen.agent.fake_nvml import FakeNvml
-from loadgen.agent.sampler import GpuSample, Sampler
+from loadgen.gpu_agent.fake_nvml import FakeNvml
+from loadgen.gpu_agent.sampler import GpuSample, Sampler
 
 
 class Clock:
