@@ -1,6 +1,6 @@
 """The step loop of one run: each sweep point planned, carried out, summarised and shown.
 
-:class:`Session` owns what lives for the run's steps: the executor (this
+:class:`StepLoop` owns what lives for the run's steps: the executor (this
 process, worker processes or Ray actors), the records writer's flush timer,
 the sweep, the summary it appends to and rewrites after every step, and the
 console lines of each step.
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from loadgen.prom_endpoint import Exporter
     from loadgen.telemetry import TelemetryCollector
 
-__all__ = ["FLUSH_AFTER_S", "Session", "scrub"]
+__all__ = ["FLUSH_AFTER_S", "StepLoop", "scrub"]
 
 #: how long a finished request's row may wait in the write buffer
 FLUSH_AFTER_S = 0.1
@@ -67,7 +67,7 @@ def scrub(rec: Record) -> None:
         rec.answer_text = redact_text(rec.answer_text)
 
 
-class Session:
+class StepLoop:
     def __init__(
         self,
         scenario: Scenario,
