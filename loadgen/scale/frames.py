@@ -1,4 +1,4 @@
-"""Frames between the parent and its workers, over asyncio streams.
+"""Length-prefixed frames between the parent and its workers, over asyncio streams.
 
 A frame is what :class:`multiprocessing.connection.Connection` sends (a
 4-byte big-endian length, then the bytes), so one end may still use the
