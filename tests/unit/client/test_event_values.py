@@ -1,4 +1,4 @@
-"""Every value of an event is checked once, in ``adapters/wire.py``: typed or malformed.
+"""Every value of an event is checked once, in ``adapters/event_values.py``: typed or malformed.
 
 Probes of issue #20 (a raw-socket server each; the end-to-end cases are in
 tests/integration/test_hostile_wire.py): ``delta.content`` as a list or a
@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from loadgen.client import ADAPTERS, Requester, RequestTimeouts
 from loadgen.client.adapters.base import Delta
-from loadgen.client.adapters.wire import MalformedEvent, error_message
+from loadgen.client.adapters.event_values import MalformedEvent, error_message
 from loadgen.client.sse import BOM, ErrorEvent, SseSplitter
 from loadgen.records import Record
 from loadgen.workload.plan import RequestSpec
