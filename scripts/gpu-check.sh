@@ -46,7 +46,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$PYTHON" -m loadgen.agent --port 0 --interval-ms 100 "${fake_args[@]}" >"$workdir/out" 2>"$workdir/err" &
+"$PYTHON" -m loadgen.gpu_agent --port 0 --interval-ms 100 "${fake_args[@]}" >"$workdir/out" 2>"$workdir/err" &
 agent_pid=$!
 for _ in $(seq 1 100); do
     grep -q 'listening on' "$workdir/out" 2>/dev/null && break

@@ -47,7 +47,7 @@ telemetry: {{server_metrics: target, agents: ['{agent}'], interval_s: 0.5}}
 
 
 def start_agent() -> tuple[subprocess.Popen[str], str]:
-    cmd = [sys.executable, "-m", "loadgen.agent", "--port", "0", "--fake-nvml", "1"]
+    cmd = [sys.executable, "-m", "loadgen.gpu_agent", "--port", "0", "--fake-nvml", "1"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline()

@@ -20,9 +20,9 @@ Spawn = Callable[..., tuple[subprocess.Popen[str], str]]
 
 
 def spawn_agent(*args: str, env: dict[str, str] | None = None, timeout_s: float = 15.0):
-    """Start ``python -m loadgen.agent --port 0 ARGS``; return (process, base URL)."""
+    """Start ``python -m loadgen.gpu_agent --port 0 ARGS``; return (process, base URL)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "loadgen.agent", "--port", "0", *args],
+        [sys.executable, "-m", "loadgen.gpu_agent", "--port", "0", *args],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

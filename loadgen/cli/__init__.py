@@ -15,7 +15,7 @@ path, with ``-q`` too.
 
 ``run`` and ``workload`` are here (a run without a file takes its scenario
 from :mod:`loadgen.scenario.defaults`); ``init`` in :mod:`loadgen.cli.init`;
-``calibrate``, ``mock`` and ``agent`` in :mod:`loadgen.cli.tools`; ``export``
+``calibrate``, ``mock`` and ``agent`` in :mod:`loadgen.cli.side_commands`; ``export``
 (and ``run --mlflow``'s logging) in :mod:`loadgen.cli.export`; ``report`` and
 ``compare`` come from :mod:`loadgen.report.commands` through
 :mod:`loadgen.cli.outputs`.
@@ -40,7 +40,7 @@ from loadgen.cli.export import (
 )
 from loadgen.cli.init import init
 from loadgen.cli.outputs import register_output_commands
-from loadgen.cli.tools import agent, calibrate, mock
+from loadgen.cli.side_commands import agent, calibrate, mock
 from loadgen.errors import Interrupted, LoadgenError, ScenarioError, exit_codes_brief
 from loadgen.redact import redact_text
 from loadgen.stdio import tolerant_stdio

@@ -7,7 +7,7 @@ payloads become deltas through the adapter (:func:`parse_events`: several in
 one JSON array, the common case of a busy server, else one by one).
 
 Values from the wire: the adapters read every value through
-:mod:`loadgen.client.adapters.wire`, so a delta holds only checked values and
+:mod:`loadgen.client.adapters.event_values`, so a delta holds only checked values and
 an event that is not of the protocol ends the request as ``malformed_event``.
 A usage block whose counts cannot be believed (not an integer in
 0..10,000,000) does not: it is ignored, the request's tokens are counted from
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from loadgen.client.adapters import Adapter
 from loadgen.client.adapters.base import Delta
-from loadgen.client.adapters.wire import event_error
+from loadgen.client.adapters.event_values import event_error
 from loadgen.client.record_marks import cut_by_client, fail, finish, first_answer, reasoning
 from loadgen.client.sse import ErrorEvent
 from loadgen.client.validity import ToolCalls, tool_event

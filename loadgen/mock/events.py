@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from loadgen.mock.wire import CHUNK_END, chunk
+from loadgen.mock.http_framing import CHUNK_END, chunk
 
 __all__ = [
     "EMPTY_SHARE",

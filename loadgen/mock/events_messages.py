@@ -26,7 +26,7 @@ import orjson
 
 from loadgen.mock.events import TEXTS, Events
 from loadgen.mock.events_responses import token_text
-from loadgen.mock.wire import CHUNK_END, chunk
+from loadgen.mock.http_framing import CHUNK_END, chunk
 
 __all__ = ["SIGNATURE", "STOP_REASONS", "MessagesEvents"]
 

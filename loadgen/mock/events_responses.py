@@ -28,8 +28,8 @@ from typing import Any
 import orjson
 
 from loadgen.mock.events import TEXTS, Events
+from loadgen.mock.http_framing import CHUNK_END, chunk
 from loadgen.mock.request import GenSpec
-from loadgen.mock.wire import CHUNK_END, chunk
 
 __all__ = ["ResponsesEvents", "answer_words", "token_text"]
 

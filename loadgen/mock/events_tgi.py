@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from loadgen.mock.events import _LOGPROBS, _TEXT_JSON, _TOKEN_IDS, TEXTS, Events, _text
-from loadgen.mock.wire import chunk
+from loadgen.mock.http_framing import chunk
 
 __all__ = ["TgiEvents"]
 

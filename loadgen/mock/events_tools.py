@@ -47,9 +47,9 @@ from loadgen.mock.events_messages import (
 )
 from loadgen.mock.events_responses import ResponsesEvents
 from loadgen.mock.events_responses import _sse as _event
+from loadgen.mock.http_framing import chunk
 from loadgen.mock.request import GenSpec
 from loadgen.mock.structured import Answer, _pieces
-from loadgen.mock.wire import chunk
 
 __all__ = [
     "MessagesJsonEvents",

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from loadgen.mock.events import SEQ_MASK, Events, variants_of
+from loadgen.mock.http_framing import JSON_TYPE, simple_response
 from loadgen.mock.metrics import Metrics
 from loadgen.mock.request import GenSpec
 from loadgen.mock.truth import TruthWriter
-from loadgen.mock.wire import JSON_TYPE, simple_response
 
 __all__ = ["BodyGen", "Conn", "Ctx", "Gen", "StreamGen"]
 

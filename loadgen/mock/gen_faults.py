@@ -19,7 +19,7 @@ from typing import Any
 
 from loadgen.mock.faults import fault_position
 from loadgen.mock.gen import Gen, StreamGen
-from loadgen.mock.wire import CHUNK_END, chunk, unchunk
+from loadgen.mock.http_framing import CHUNK_END, chunk, unchunk
 
 __all__ = ["BOM", "FaultyStreamGen"]
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
-from loadgen.mock.wire import JSON_TYPE, HttpError, fastapi_error, simple_response
+from loadgen.mock.http_framing import JSON_TYPE, HttpError, fastapi_error, simple_response
 
 __all__ = ["MAX_BODY", "MAX_HEAD", "HttpConn", "Request", "parse_request"]
 

@@ -31,8 +31,8 @@ import orjson
 
 from loadgen.mock.events import Events
 from loadgen.mock.gen import Gen
+from loadgen.mock.http_framing import JSON_TYPE, simple_response, vllm_error
 from loadgen.mock.request import GenSpec, Served, check_model, load_json
-from loadgen.mock.wire import JSON_TYPE, simple_response, vllm_error
 
 __all__ = [
     "API_EMBEDDINGS",

@@ -15,10 +15,10 @@ import time
 from typing import Any
 
 from loadgen.mock.http import HttpConn, Request
+from loadgen.mock.http_framing import tgi_error, vllm_error
 from loadgen.mock.request import API_TGI, GenSpec
 from loadgen.mock.request_apis import API_MESSAGES, anthropic_error
 from loadgen.mock.truth import TruthWriter
-from loadgen.mock.wire import tgi_error, vllm_error
 
 __all__ = ["pre_header_fault", "record_refusal"]
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from loadgen.mock.http_framing import tgi_error, vllm_error
 from loadgen.mock.media import (
     DEFAULT_AUDIO_TOKENS_PER_S,
     DEFAULT_IMAGE_TOKENS_PER_MP,
@@ -23,7 +24,6 @@ from loadgen.mock.media import (
 )
 from loadgen.mock.structured import Structured, parse_structured
 from loadgen.mock.tool_rounds import message_tool_words, part_tool_words
-from loadgen.mock.wire import tgi_error, vllm_error
 
 __all__ = [
     "API_CHAT",

@@ -22,10 +22,10 @@ from typing import Any
 
 import orjson
 
+from loadgen.mock.http_framing import HttpError, vllm_error
 from loadgen.mock.media import DEFAULT_AUDIO_TOKENS_PER_S, DEFAULT_IMAGE_TOKENS_PER_MP
 from loadgen.mock.request import GenSpec, Served, check_model, load_json, message_tokens_of
 from loadgen.mock.structured_apis import messages_structured, responses_structured
-from loadgen.mock.wire import HttpError, vllm_error
 
 __all__ = [
     "API_MESSAGES",

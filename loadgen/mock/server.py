@@ -30,6 +30,7 @@ from loadgen.mock.faults import AFTER_RESPONSE, PRE_HEADER, FaultPlan
 from loadgen.mock.gen import Ctx, Gen
 from loadgen.mock.gen_setup import STREAM_ONLY, GenSetup
 from loadgen.mock.http import HttpConn, Request
+from loadgen.mock.http_framing import SSE_TYPE, HttpError, fastapi_error, response_head
 from loadgen.mock.metrics import Metrics, cache_labels
 from loadgen.mock.netdelay import DelayedConn, DelayLine
 from loadgen.mock.pooling import POOLING_ROUTES, Pooler, parse_pooling
@@ -54,7 +55,6 @@ from loadgen.mock.spec import SpecDecode
 from loadgen.mock.tokens import tokenize
 from loadgen.mock.transcribe import API_TRANSCRIPTIONS, parse_transcription
 from loadgen.mock.truth import TruthWriter
-from loadgen.mock.wire import SSE_TYPE, HttpError, fastapi_error, response_head
 
 __all__ = ["MockServer", "main", "serve"]
 

@@ -26,8 +26,8 @@ from typing import Any
 import orjson
 
 from loadgen.mock.events import ChatEvents
+from loadgen.mock.http_framing import vllm_error
 from loadgen.mock.schema_gen import broken, instance
-from loadgen.mock.wire import vllm_error
 
 __all__ = ["Answer", "JsonAnswerEvents", "Structured", "ToolCallEvents", "plan_answer"]
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from loadgen.mock.http_framing import vllm_error
 from loadgen.mock.structured import Structured
-from loadgen.mock.wire import vllm_error
 
 __all__ = ["messages_structured", "responses_structured"]
 

@@ -14,8 +14,8 @@ import zlib
 
 import orjson
 
+from loadgen.mock.http_framing import vllm_error
 from loadgen.mock.request import Served, check_model, load_json, message_tokens_of
-from loadgen.mock.wire import vllm_error
 
 __all__ = ["VOCAB_SIZE", "tokenize", "word_id"]
 

@@ -23,9 +23,9 @@ import zlib
 import orjson
 
 from loadgen.mock.events import _TEXT_JSON, _OpenAIEvents, _text
+from loadgen.mock.http_framing import vllm_error
 from loadgen.mock.media import wav_seconds
 from loadgen.mock.request import GenSpec, Served, check_model
-from loadgen.mock.wire import vllm_error
 
 __all__ = ["API_TRANSCRIPTIONS", "TranscriptionEvents", "parse_multipart", "parse_transcription"]
 

@@ -1,6 +1,6 @@
 """The summary of a run, assembled the same way live and after the fact.
 
-The live run (:mod:`loadgen.run.session`) and the rebuild of a killed run
+The live run (:mod:`loadgen.run.step_loop`) and the rebuild of a killed run
 (:mod:`loadgen.results.rebuild`) both start the summary with
 :func:`start_summary` and make each step's summary with :func:`step_summary`
 from the step's columns: one assembly, so the two cannot drift apart. What only

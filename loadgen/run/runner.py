@@ -3,7 +3,7 @@
 scenario -> workload -> client -> records -> metrics -> summary -> report.
 :func:`run_scenario` prepares the results directory, the endpoints (the
 mock is started here), the pre-flight check, calibration and telemetry, then
-hands the steps to :class:`~loadgen.run.session.Session`. First of all, the
+hands the steps to :class:`~loadgen.run.step_loop.StepLoop`. First of all, the
 open-file limit must fit the planned concurrency
 (:func:`~loadgen.execute.open_files.ensure_open_files`). The summary is
 rewritten after every step, and Ctrl-C still leaves a valid partial summary
@@ -32,9 +32,9 @@ from loadgen.report.files import write_resolved_scenario
 from loadgen.results.assemble import start_summary
 from loadgen.run.live_feed import make_display
 from loadgen.run.options import RunOptions
-from loadgen.run.session import Session
 from loadgen.run.setup import prepare_out_dir, start_exporter, start_telemetry
 from loadgen.run.signals import SignalStop
+from loadgen.run.step_loop import StepLoop
 from loadgen.scale.size import resolve_workers
 from loadgen.scenario.checks import load_warnings
 from loadgen.scenario.models import Scenario, TraceLoad
@@ -138,7 +138,7 @@ def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
             metrics_profile=opts.metrics_profile,
         )
         writer = stack.enter_context(contextlib.closing(RecordWriter(records_path)))
-        progress = make_display(scenario, opts, Session.steps_planned_of(scenario))
+        progress = make_display(scenario, opts, StepLoop.steps_planned_of(scenario))
         summary.target_check = preflight_all(scenario, urls)
         if scenario.target.model == "auto":
             model = pick_model(summary.target_check.models, url)
@@ -173,11 +173,11 @@ def _run(scenario: Scenario, opts: RunOptions, stop: SignalStop) -> Summary:
         if exporter is not None:
             stack.callback(lambda: exporter.close(linger=not summary.interrupted))
             progress.warn(f"serving loadgen's metrics on {exporter.server.url}")  # -q too
-        session = Session(scenario, workload, urls, opts, summary, writer, progress, telemetry)
-        session.exporter = exporter
+        step_loop = StepLoop(scenario, workload, urls, opts, summary, writer, progress, telemetry)
+        step_loop.exporter = exporter
         with quiet_gc(), asyncio.Runner(loop_factory=loop_factory()) as runner:
             try:
-                runner.run(session.run(stop))
+                runner.run(step_loop.run(stop))
             except BaseExceptionGroup as group:
                 raise _first_loadgen_error(group) from None
     return summary

@@ -14,7 +14,7 @@ from loadgen.scenario.telemetry_sources import dcgm_metrics_url
 from loadgen.target.options import tls_options
 
 if TYPE_CHECKING:
-    from loadgen.exporter import Exporter
+    from loadgen.prom_endpoint import Exporter
     from loadgen.telemetry import TelemetryCollector
 
 __all__ = ["RUN_FILES", "prepare_out_dir", "refuse_used_dir", "start_exporter", "start_telemetry"]
@@ -107,7 +107,7 @@ def start_exporter(sc: Scenario, run_id: str) -> Exporter | None:
     spec = sc.telemetry
     if spec.serve_metrics is None:
         return None
-    from loadgen.exporter import Exporter
+    from loadgen.prom_endpoint import Exporter
     from loadgen.scenario.listen import parse_listen
 
     host, port = parse_listen(spec.serve_metrics)

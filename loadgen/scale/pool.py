@@ -38,9 +38,9 @@ from loadgen.execute.executor import StepOutcome
 from loadgen.execute.live import Live
 from loadgen.execute.monitor import Pulse
 from loadgen.records import Record
+from loadgen.scale.frames import frame, open_stream, read_frame
 from loadgen.scale.merge import shift_record, step_outcome
 from loadgen.scale.messages import Clock, Command, Exit, Go, Step, StepDone, Stop
-from loadgen.scale.wire import frame, open_stream, read_frame
 from loadgen.scale.worker import WorkerConfig, main
 from loadgen.scenario.models import Scenario
 from loadgen.workload.deal import workers_for

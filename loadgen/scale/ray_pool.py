@@ -32,8 +32,8 @@ import socket
 from typing import Any
 
 from loadgen.errors import LoadgenError, ScenarioError
+from loadgen.scale.frames import read_frame
 from loadgen.scale.pool import START_TIMEOUT_S, Worker, WorkerPool
-from loadgen.scale.wire import read_frame
 from loadgen.scale.worker import WorkerConfig, serve
 from loadgen.scenario.models import Scenario
 from loadgen.workload.source import Workload

@@ -13,7 +13,7 @@ A local worker ignores SIGINT and SIGTERM (the parent tells it when to
 stop, so it can keep what it measured) and dies with its parent
 (PR_SET_PDEATHSIG).
 
-Protocol, in :mod:`loadgen.scale.wire` frames over a socket:
+Protocol, in :mod:`loadgen.scale.frames` frames over a socket:
 
 - parent to worker, pickled :data:`~loadgen.scale.messages.Command` values:
   ``Step`` (plan it: ``rank`` of ``ranks`` is the worker's share, -1 sits the
@@ -50,8 +50,8 @@ from loadgen.execute.executor import LocalExecutor
 from loadgen.execute.loop import loop_factory, quiet_gc
 from loadgen.execute.requester import make_requester, pool_limit
 from loadgen.records import Record
+from loadgen.scale.frames import frame, open_stream, read_frame
 from loadgen.scale.messages import Clock, Command, Exit, Go, Step, StepDone, Stop
-from loadgen.scale.wire import frame, open_stream, read_frame
 from loadgen.scenario.models import Scenario, TraceLoad
 from loadgen.workload.deal import deal
 from loadgen.workload.prompts import Calibration

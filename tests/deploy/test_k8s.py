@@ -26,8 +26,8 @@ import click
 import pytest
 import yaml
 
-from loadgen.agent import build_parser
 from loadgen.cli import cli
+from loadgen.gpu_agent import build_parser
 from loadgen.scenario import load_scenario
 from loadgen.scenario.overrides import flag_overrides
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from loadgen.agent.cli import build_parser as agent_parser
 from loadgen.cli import main
 from loadgen.clihelp import ClickStyleParser, click_help
+from loadgen.gpu_agent.cli import build_parser as agent_parser
 from loadgen.mock.config import build_parser as mock_parser
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -2,7 +2,7 @@
 
 scenario -> workload -> client -> records -> metrics -> summary -> results ->
 report; the target, execute, scale and run stages drive it; the mock and the
-agent stand apart. Read from the source with ``ast`` (nothing is imported), so
+GPU agent stand apart. Read from the source with ``ast`` (nothing is imported), so
 the rule holds for lazy imports inside functions too. The list of parts is
 taken from the tree: a package or module added to ``loadgen/`` without an
 entry in :data:`ALLOWED` fails :func:`test_every_part_of_the_package_has_rules`.
@@ -64,11 +64,11 @@ ALLOWED: dict[str, set[str]] = {
     },
     "scale": {"clock", "errors", "execute", "records", "scenario", "summary", "target", "workload"},
     # loadgen's own client metrics for Prometheus: the records and their latency formulas
-    "exporter": {"bearer", "clock", "errors", "metrics", "records"},
+    "prom_endpoint": {"bearer", "clock", "errors", "metrics", "records"},
     "run": {
         *{"clock", "errors", "redact", "records", "scenario", "workload", "client", "metrics"},
         *{"summary", "results", "target", "execute", "scale", "telemetry", "report"},
-        "exporter",
+        "prom_endpoint",
     },
     # a finished results directory into Parquet files and an MLflow run
     "export": {"errors", "records", "redact", "report", "summary"},
@@ -77,7 +77,7 @@ ALLOWED: dict[str, set[str]] = {
     "forecast": {"metrics", "mock", "scenario", "target", "vocab", "workload"},
     # the command line sits on top of everything
     "cli": {
-        *{"agent", "ceiling", "clock", "errors", "export", "mock", "records", "report"},
+        *{"gpu_agent", "ceiling", "clock", "errors", "export", "mock", "records", "report"},
         "results",
         *{"forecast", "redact", "run", "scenario", "stdio", "vocab", "workload"},
         "target",  # `loadgen init`: the probe and the file it writes (NARROW below)
@@ -85,15 +85,15 @@ ALLOWED: dict[str, set[str]] = {
     "__main__": {"cli"},
     # the public door re-exports (lazily) what users import
     "__init__": {"_version", "errors", "records", "report", "run", "scenario", "summary"},
-    # standalone programs: the mock shares only the kernel-stamp leaf, the agent a token check
+    # standalone programs: the mock shares only the kernel-stamp leaf, the GPU agent a token check
     "mock": {"netstamp", "clihelp"},
-    "agent": {"bearer", "clihelp"},  # its --help laid out as click's; the token check
+    "gpu_agent": {"bearer", "clihelp"},  # its --help laid out as click's; the token check
 }
 
 
 #: part -> {a part it may import: the only modules of it that it may import}
 NARROW: dict[str, dict[str, tuple[str, ...]]] = {
-    "exporter": {"metrics": ("loadgen.metrics.latency",)},  # the per-request formulas
+    "prom_endpoint": {"metrics": ("loadgen.metrics.latency",)},  # the per-request formulas
     "report": {
         "scenario": ("loadgen.scenario.models",),  # the resolved scenario, typed
         # the per-request formulas and the profile's, for CDFs and the bootstrap; the

@@ -34,7 +34,7 @@ base64 ``image`` blocks of its last user message
 answer's ``tool_use`` blocks are its tool calls (``input`` as JSON text). The key goes in
 ``x-api-key`` (Anthropic's header) and as ``Authorization: Bearer`` too:
 vLLM's ``--api-key`` reads only the latter. Every value is read through
-:mod:`loadgen.client.adapters.wire`.
+:mod:`loadgen.client.adapters.event_values`.
 """
 
 from __future__ import annotations
@@ -47,9 +47,7 @@ import orjson
 
 from loadgen.client.adapters.agent_messages import has_calls, messages_blocks
 from loadgen.client.adapters.base import EMPTY, Delta, TypedEvents, is_messages
-from loadgen.client.adapters.media_parts import messages_parts, with_media
-from loadgen.client.adapters.tools import messages_fields
-from loadgen.client.adapters.wire import (
+from loadgen.client.adapters.event_values import (
     MAX_TOOL_INDEX,
     MalformedEvent,
     count,
@@ -60,6 +58,8 @@ from loadgen.client.adapters.wire import (
     string,
     tool_index,
 )
+from loadgen.client.adapters.media_parts import messages_parts, with_media
+from loadgen.client.adapters.tools import messages_fields
 
 if TYPE_CHECKING:
     from loadgen.workload.media import Media

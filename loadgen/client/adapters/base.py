@@ -1,7 +1,7 @@
 """What every protocol adapter returns for one SSE event, and prompts as plain text.
 
 ``count``, ``MAX_COUNT``, ``MalformedEvent`` and ``MalformedUsage`` are the checks of
-:mod:`loadgen.client.adapters.wire`, named here too.
+:mod:`loadgen.client.adapters.event_values`, named here too.
 
 :class:`TypedEvents` is ``parse`` and ``parse_many`` for a protocol whose events
 each name their own ``type`` (Responses, Messages).
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 import orjson
 
-from loadgen.client.adapters.wire import (
+from loadgen.client.adapters.event_values import (
     MAX_COUNT,
     MalformedEvent,
     MalformedUsage,
@@ -117,7 +117,7 @@ class Adapter(Protocol):
     """A wire protocol: the path, the body, one event -> :class:`Delta`, a whole body too.
 
     ``parse``, ``parse_many`` and ``parse_body`` read every value through
-    :mod:`loadgen.client.adapters.wire`: they return a :class:`Delta` of checked
+    :mod:`loadgen.client.adapters.event_values`: they return a :class:`Delta` of checked
     values or raise ``orjson.JSONDecodeError`` or :class:`MalformedEvent` (both
     ``ValueError``), nothing else.
     """
@@ -188,5 +188,5 @@ class TypedEvents:
         return self.read_event(orjson.loads(payload))
 
     def parse_many(self, payloads: list[bytes]) -> list[Delta]:
-        """The events of one read (:func:`~loadgen.client.adapters.wire.json_values`)."""
+        """The events of one read (:func:`~loadgen.client.adapters.event_values.json_values`)."""
         return [self.read_event(v) for v in json_values(payloads)]

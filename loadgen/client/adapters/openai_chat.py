@@ -8,7 +8,7 @@ list with entries is a token even beside ``role`` (OpenAI opens a call so);
 each entry's ``index``, ``function.name`` and ``function.arguments`` become
 the delta's ``tool_parts`` (:func:`tool_parts`, values checked). A non-streaming
 answer has ``message`` where a stream has ``delta``. Text and the finish
-reason are checked (:mod:`~loadgen.client.adapters.wire`): a ``content`` that
+reason are checked (:mod:`~loadgen.client.adapters.event_values`): a ``content`` that
 is a number or a list is a malformed event, not text.
 """
 
@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from loadgen.client.adapters.agent_messages import chat_messages, has_calls
 from loadgen.client.adapters.base import Delta, as_text, is_messages
+from loadgen.client.adapters.event_values import items, obj, reason, string, tool_index
 from loadgen.client.adapters.media_parts import with_media
 from loadgen.client.adapters.openai_common import OpenAIAdapter, openai_body
 from loadgen.client.adapters.tools import chat_fields
-from loadgen.client.adapters.wire import items, obj, reason, string, tool_index
 
 if TYPE_CHECKING:
     from loadgen.workload.plan import Prompt, RequestSpec

@@ -5,7 +5,7 @@ the prompt goes into the body and how one ``choices[0]`` becomes a
 :class:`Delta`; the rest (JSON, the usage block with its reasoning count,
 in-stream errors, the request body's stream options) is here once.
 
-Every value is read through :mod:`loadgen.client.adapters.wire`.
+Every value is read through :mod:`loadgen.client.adapters.event_values`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from loadgen.client.adapters.base import EMPTY, NO_HEADERS, Delta, bearer
-from loadgen.client.adapters.wire import (
+from loadgen.client.adapters.event_values import (
     MalformedEvent,
     count,
     error_message,
@@ -56,7 +56,7 @@ def parse_event(payload: bytes, read_choice: ChoiceReader) -> Delta:
 
 
 def parse_events(payloads: list[bytes], read_choice: ChoiceReader) -> list[Delta]:
-    """Several events of one read (:func:`~loadgen.client.adapters.wire.json_values`).
+    """Several events of one read (:func:`~loadgen.client.adapters.event_values.json_values`).
 
     Raises (a ValueError) if any is not an event, or if the joined
     text does not split back into exactly one value per payload; the caller

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from loadgen.client.adapters.base import Delta, is_messages, render_messages
+from loadgen.client.adapters.event_values import reason, string
 from loadgen.client.adapters.openai_common import OpenAIAdapter
-from loadgen.client.adapters.wire import reason, string
 
 if TYPE_CHECKING:
     from loadgen.workload.plan import Prompt

@@ -23,13 +23,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from loadgen.client.adapters.base import Delta
+from loadgen.client.adapters.event_values import MalformedEvent, items, obj
 from loadgen.client.adapters.pooling_common import (
     PoolingAdapter,
     answer_of,
     index_of,
     read_usage,
 )
-from loadgen.client.adapters.wire import MalformedEvent, items, obj
 
 if TYPE_CHECKING:
     from loadgen.workload.plan import RequestSpec

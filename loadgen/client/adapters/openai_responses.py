@@ -30,7 +30,7 @@ A non-streaming answer is the ``response`` object itself (its
 ``tool_choice`` and ``text.format`` (:func:`~loadgen.client.adapters.tools.responses_fields`);
 a request's images are ``input_image`` parts of its last user message
 (:func:`~loadgen.client.adapters.media_parts.responses_parts`). Every value is
-read through :mod:`loadgen.client.adapters.wire`.
+read through :mod:`loadgen.client.adapters.event_values`.
 """
 
 from __future__ import annotations
@@ -41,10 +41,7 @@ import orjson
 
 from loadgen.client.adapters.agent_messages import has_calls, responses_items
 from loadgen.client.adapters.base import EMPTY, NO_HEADERS, Delta, TypedEvents, bearer, is_messages
-from loadgen.client.adapters.media_parts import responses_parts, with_media
-from loadgen.client.adapters.openai_common import read_usage
-from loadgen.client.adapters.tools import responses_fields
-from loadgen.client.adapters.wire import (
+from loadgen.client.adapters.event_values import (
     MAX_TOOL_INDEX,
     MalformedEvent,
     error_message,
@@ -53,6 +50,9 @@ from loadgen.client.adapters.wire import (
     string,
     tool_index,
 )
+from loadgen.client.adapters.media_parts import responses_parts, with_media
+from loadgen.client.adapters.openai_common import read_usage
+from loadgen.client.adapters.tools import responses_fields
 
 if TYPE_CHECKING:
     from loadgen.workload.media import Media

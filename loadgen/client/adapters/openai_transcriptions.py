@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from loadgen.client.adapters.base import NO_HEADERS, Delta, RawBody, as_text, bearer
+from loadgen.client.adapters.event_values import MalformedEvent, obj, string
 from loadgen.client.adapters.openai_chat import read_chat_choice
 from loadgen.client.adapters.openai_common import parse_event, parse_events
-from loadgen.client.adapters.wire import MalformedEvent, obj, string
 
 if TYPE_CHECKING:
     from loadgen.workload.plan import RequestSpec

@@ -3,7 +3,7 @@
 A pooling API answers with one JSON body (``parse_body``); there is no stream
 to parse, so ``parse`` and ``parse_many`` refuse (the requester never calls
 them: ``TargetSpec.streams`` is False for these APIs). Every value is read
-through :mod:`loadgen.client.adapters.wire`.
+through :mod:`loadgen.client.adapters.event_values`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from loadgen.client.adapters.base import NO_HEADERS, Delta, bearer
-from loadgen.client.adapters.wire import MalformedEvent, count, error_message, obj
+from loadgen.client.adapters.event_values import MalformedEvent, count, error_message, obj
 
 __all__ = ["PoolingAdapter", "answer_of", "index_of", "read_usage"]
 

@@ -9,7 +9,7 @@ TGI reads generation settings only inside ``parameters``: keys of
 explicit ``parameters`` mapping, which wins); any other key stays top-level.
 Chat messages are sent as plain text, one ``<role>: <content>`` line each.
 
-Every value is read through :mod:`loadgen.client.adapters.wire`.
+Every value is read through :mod:`loadgen.client.adapters.event_values`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from loadgen.client.adapters.base import NO_HEADERS, Delta, as_text, bearer
-from loadgen.client.adapters.wire import (
+from loadgen.client.adapters.event_values import (
     MalformedEvent,
     count,
     error_message,

@@ -14,7 +14,7 @@ import pytest
 
 from loadgen.client.adapters import ADAPTERS, Adapter
 from loadgen.client.adapters.base import Delta
-from loadgen.client.adapters.wire import MalformedEvent
+from loadgen.client.adapters.event_values import MalformedEvent
 from loadgen.client.sse import ErrorEvent, SseSplitter
 from loadgen.workload.plan import Message, RequestSpec
 

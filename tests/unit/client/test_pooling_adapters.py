@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from loadgen.client.adapters import ADAPTERS, Delta
-from loadgen.client.adapters.wire import MalformedEvent
+from loadgen.client.adapters.event_values import MalformedEvent
 from loadgen.client.pooling import PoolingCheck
 from loadgen.workload.plan import RequestSpec
 

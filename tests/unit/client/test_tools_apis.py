@@ -10,7 +10,7 @@ import pytest
 
 from loadgen.client.adapters import ADAPTERS, WITH_OUTPUT, make_adapter
 from loadgen.client.adapters.base import Delta
-from loadgen.client.adapters.wire import MalformedEvent
+from loadgen.client.adapters.event_values import MalformedEvent
 from loadgen.client.validity import OutputCheck, ToolCalls
 from loadgen.workload.media import synthetic_image, synthetic_wav
 from loadgen.workload.plan import Message, RequestSpec

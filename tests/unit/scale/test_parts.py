@@ -9,8 +9,8 @@ import pickle
 import pytest
 
 from loadgen.execute.executor import StepOutcome
+from loadgen.scale.frames import frame, open_stream, read_frame
 from loadgen.scale.merge import merge_health
-from loadgen.scale.wire import frame, open_stream, read_frame
 from loadgen.summary import ClientHealth
 
 
