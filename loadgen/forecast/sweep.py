@@ -19,7 +19,7 @@ import numpy as np
 
 from loadgen.forecast.decide import Shortfall, bound_label, fewest_to_confirm, shortfalls
 from loadgen.forecast.timing import StepEstimate, StepShape, from_bounds, on_mock
-from loadgen.scenario.models import ConcurrencyLoad, RateLoad, Scenario
+from loadgen.scenario import ConcurrencyLoad, RateLoad, Scenario
 from loadgen.vocab import PERCENTILE_OF, confidence_text
 from loadgen.workload.describe import workload_report
 from loadgen.workload.source import Workload

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from loadgen.scenario.models import PercentileBounds, SlaSpec
+from loadgen.scenario import PercentileBounds, SlaSpec
 
 if TYPE_CHECKING:
     from loadgen.mock.config import Settings
