@@ -26,7 +26,7 @@ from loadgen.workload.source import Workload
 from loadgen.workload.step import NS_PER_S, Session, StepPlan, plan_step
 
 if TYPE_CHECKING:
-    from loadgen.mock.config import Settings
+    from loadgen.mock import Settings
 
 __all__ = ["Forecast", "StepForecast", "forecast", "forecast_report", "step_shape"]
 

@@ -112,7 +112,7 @@ NARROW: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "forecast": {
         "metrics": ("loadgen.metrics.confidence",),  # requests_needed, nothing that reads records
-        "mock": ("loadgen.mock.config", "loadgen.mock.model"),  # its settings and timing model
+        "mock": ("loadgen.mock", "loadgen.mock.config", "loadgen.mock.model"),  # settings, timing
         "target": ("loadgen.target.mock",),  # the mock's command line (mock_args)
     },
 }

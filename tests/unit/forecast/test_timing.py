@@ -6,7 +6,7 @@ import pytest
 
 from loadgen.forecast import StepShape, from_bounds, on_mock
 from loadgen.forecast.timing import bound_e2e_s
-from loadgen.mock.config import Settings
+from loadgen.mock import Settings
 from loadgen.mock.model import closed_loop
 from loadgen.scenario import SlaSpec
 
