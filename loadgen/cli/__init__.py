@@ -305,7 +305,7 @@ def workload(scenario: Path | None, **flags: Any) -> None:
       loadgen workload --url mock --rate 2,4
     """
     from loadgen.forecast import forecast_report
-    from loadgen.scenario.models import TraceLoad
+    from loadgen.scenario import TraceLoad
     from loadgen.workload.source import Workload
 
     sc = _scenario(scenario, flags)

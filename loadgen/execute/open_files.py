@@ -18,7 +18,7 @@ the ``ulimit -n`` to run. Where the load has no cap (an open loop without
 from __future__ import annotations
 
 from loadgen.errors import ScenarioError
-from loadgen.scenario.models import ConcurrencyLoad, OfflineLoad, RateLoad, Scenario
+from loadgen.scenario import ConcurrencyLoad, OfflineLoad, RateLoad, Scenario
 
 try:
     import resource

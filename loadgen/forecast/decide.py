@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 
 from loadgen.metrics.confidence import requests_needed
-from loadgen.scenario.models import SlaSpec
+from loadgen.scenario import SlaSpec
 from loadgen.vocab import PERCENTILE_OF, stat_label
 
 __all__ = ["Shortfall", "bound_label", "fewest_to_confirm", "shortfalls"]

@@ -19,14 +19,14 @@ import numpy as np
 
 from loadgen.forecast.decide import Shortfall, bound_label, fewest_to_confirm, shortfalls
 from loadgen.forecast.timing import StepEstimate, StepShape, from_bounds, on_mock
-from loadgen.scenario.models import ConcurrencyLoad, RateLoad, Scenario
+from loadgen.scenario import ConcurrencyLoad, RateLoad, Scenario
 from loadgen.vocab import PERCENTILE_OF, confidence_text
 from loadgen.workload.describe import workload_report
 from loadgen.workload.source import Workload
 from loadgen.workload.step import NS_PER_S, Session, StepPlan, plan_step
 
 if TYPE_CHECKING:
-    from loadgen.mock.config import Settings
+    from loadgen.mock import Settings
 
 __all__ = ["Forecast", "StepForecast", "forecast", "forecast_report", "step_shape"]
 

@@ -28,10 +28,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from loadgen.scenario.models import PercentileBounds, SlaSpec
+from loadgen.scenario import PercentileBounds, SlaSpec
 
 if TYPE_CHECKING:
-    from loadgen.mock.config import Settings
+    from loadgen.mock import Settings
 
 __all__ = ["StepEstimate", "StepShape", "bound_e2e_s", "from_bounds", "on_mock"]
 

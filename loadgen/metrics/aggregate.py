@@ -17,7 +17,7 @@ from loadgen.metrics import vector as v
 from loadgen.metrics.columns import NONE
 from loadgen.metrics.sla import per_request_bound
 from loadgen.metrics.window import MIN_STEADY_COMPLETIONS
-from loadgen.scenario.models import SlaSpec
+from loadgen.scenario import SlaSpec
 from loadgen.summary import PromptLengthCheck, TokenCounts
 
 __all__ = ["completed_in", "meets_sla", "prompt_length_check", "steady_window", "token_counts"]

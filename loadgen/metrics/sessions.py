@@ -43,7 +43,7 @@ from loadgen.clock import NS_PER_S
 from loadgen.metrics.confidence import rate_interval, requests_needed
 from loadgen.metrics.session_tally import NONE, SessionTally
 from loadgen.metrics.stats import distribution_ms
-from loadgen.scenario.models import SlaSpec
+from loadgen.scenario import SlaSpec
 from loadgen.summary import Distribution, SessionStats, SlaCheck
 from loadgen.vocab import PERCENTILE_OF, confidence_text
 

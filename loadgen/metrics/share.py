@@ -17,7 +17,7 @@ from loadgen.metrics import vector as v
 from loadgen.metrics.aggregate import completed_in, meets_sla
 from loadgen.metrics.columns import NONE, StepColumns
 from loadgen.metrics.profiles import Profile
-from loadgen.scenario.models import SlaSpec
+from loadgen.scenario import SlaSpec
 from loadgen.summary import ModelStats, StepSummary, Throughput
 
 __all__ = ["by_model", "part_throughput", "throughput"]

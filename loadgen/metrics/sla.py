@@ -27,7 +27,7 @@ from loadgen.metrics.profiles import PROFILES, Profile
 from loadgen.metrics.validity import METRIC as VALIDITY
 from loadgen.metrics.validity import validity_check
 from loadgen.records import Record
-from loadgen.scenario.models import PercentileBounds, SlaSpec
+from loadgen.scenario import PercentileBounds, SlaSpec
 from loadgen.summary import SlaCheck, SlaResult, StepSummary
 
 __all__ = ["SESSION_METRIC", "check_sla", "decide", "request_meets_sla"]

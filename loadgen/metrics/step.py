@@ -54,7 +54,7 @@ from loadgen.metrics.stats import distribution_ms
 from loadgen.metrics.tokens import PROMPT_TOLERANCE, short_output_warning, usage_ignored_warning
 from loadgen.metrics.validity import output_validity
 from loadgen.records import Record
-from loadgen.scenario.models import SlaSpec
+from loadgen.scenario import SlaSpec
 from loadgen.summary import (
     ClientHealth,
     Cost,

@@ -3,8 +3,7 @@
 Owns :func:`build_parser` (its help laid out as click's, :mod:`loadgen.clihelp`)
 and :func:`settings_from_argv` (flags checked, the profile's overrides applied,
 TLS loaded). The data it fills, the named engine profiles (``PROFILES``), the
-fault-rule syntax and ``Settings``, are :mod:`loadgen.mock.settings`'; every
-name of it is importable from here too.
+fault-rule syntax and ``Settings``, are :mod:`loadgen.mock.settings`'.
 """
 
 from __future__ import annotations
@@ -28,18 +27,7 @@ from loadgen.mock.settings import (
 )
 from loadgen.mock.spec import parse_spec_decode
 
-__all__ = [
-    "DEFAULT_PROFILE",
-    "FAULT_KINDS",
-    "PROFILES",
-    "REASONING_FIELDS",
-    "FaultRule",
-    "Profile",
-    "Settings",
-    "build_parser",
-    "parse_fault",
-    "settings_from_argv",
-]
+__all__ = ["build_parser", "settings_from_argv"]
 
 
 def _fault_arg(text: str) -> list[FaultRule]:

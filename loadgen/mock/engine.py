@@ -38,9 +38,9 @@ import time
 from collections import deque
 
 from loadgen.mock.cache import PrefixCache, block_hashes
-from loadgen.mock.config import Profile
 from loadgen.mock.gen import Gen
 from loadgen.mock.metrics import Metrics
+from loadgen.mock.settings import Profile
 from loadgen.mock.spec import SpecDecode
 from loadgen.mock.timer import SPIN_NS, Timer, spin_until
 

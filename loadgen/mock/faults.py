@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-from loadgen.mock.config import FaultRule
+from loadgen.mock.settings import FaultRule
 
 __all__ = [
     "AFTER_RESPONSE",

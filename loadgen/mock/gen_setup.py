@@ -15,7 +15,6 @@ from __future__ import annotations
 import random
 import time
 
-from loadgen.mock.config import Settings
 from loadgen.mock.events import SEQ_LEN, ChatEvents, CompletionEvents, Events
 from loadgen.mock.events_messages import MessagesEvents
 from loadgen.mock.events_responses import ResponsesEvents
@@ -33,6 +32,7 @@ from loadgen.mock.http import Request
 from loadgen.mock.pooling import NO_EVENTS, Pooler, PoolGen, PoolSpec
 from loadgen.mock.request import API_CHAT, API_TGI, GenSpec
 from loadgen.mock.request_apis import API_MESSAGES, API_RESPONSES, Conversations
+from loadgen.mock.settings import Settings
 from loadgen.mock.structured import Answer, JsonAnswerEvents, ToolCallEvents, plan_answer
 from loadgen.mock.transcribe import API_TRANSCRIPTIONS, TranscriptionEvents
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from loadgen.mock.config import Settings
 from loadgen.mock.engine import step_ns
+from loadgen.mock.settings import Settings
 
 __all__ = ["Steady", "closed_loop"]
 

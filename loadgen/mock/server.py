@@ -23,7 +23,7 @@ import time
 import orjson
 
 from loadgen.mock.cache import PrefixCache
-from loadgen.mock.config import Settings, settings_from_argv
+from loadgen.mock.config import settings_from_argv
 from loadgen.mock.engine import BatchEngine, FixedPacer
 from loadgen.mock.events import variant_sequence
 from loadgen.mock.faults import AFTER_RESPONSE, PRE_HEADER, FaultPlan
@@ -50,6 +50,7 @@ from loadgen.mock.request_apis import (
     parse_messages,
     parse_responses,
 )
+from loadgen.mock.settings import Settings
 from loadgen.mock.sock import listen
 from loadgen.mock.spec import SpecDecode
 from loadgen.mock.tokens import tokenize

@@ -4,7 +4,7 @@ Owns :class:`Profile` and the named ``PROFILES`` (docs/mock.md, "Profiles"),
 ``FAULT_KINDS`` and the fault-rule syntax (:class:`FaultRule`,
 :func:`parse_fault`), ``REASONING_FIELDS`` and :class:`Settings`, what the
 server runs with. The command line that fills them is
-:mod:`loadgen.mock.config`'s (which re-exports every name here).
+:mod:`loadgen.mock.config`'s.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ from loadgen.report.live_state import (
     Rolling,
     ServerNow,
 )
-from loadgen.scenario.models import PercentileBounds, SlaSpec
+from loadgen.scenario import PercentileBounds, SlaSpec
 
 __all__ = ["WIDTH", "LiveView", "sparkline"]
 

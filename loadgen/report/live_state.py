@@ -33,7 +33,7 @@ from typing import Any
 
 from loadgen.metrics.latency import FIRST_STAMP, Stamp, tpot_ns
 from loadgen.records import Record
-from loadgen.scenario.models import SlaSpec
+from loadgen.scenario import SlaSpec
 
 __all__ = [
     "ITL_GAPS",

@@ -16,7 +16,7 @@ from loadgen._version import __version__
 from loadgen.metrics import StepColumns, frontier_point, step_cost, summarize_step
 from loadgen.metrics.profiles import PROFILES
 from loadgen.results.sweep import Point
-from loadgen.scenario.models import OfflineLoad, RateLoad, Scenario, TraceLoad
+from loadgen.scenario import OfflineLoad, RateLoad, Scenario, TraceLoad
 from loadgen.summary import ClientHealth, ClockAnchor, LoadPoint, StepSummary, Summary
 
 __all__ = ["expects_full_output", "load_point", "start_summary", "step_summary"]

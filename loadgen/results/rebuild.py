@@ -26,15 +26,15 @@ from loadgen.metrics import StepColumns
 from loadgen.records import Record, read_records
 from loadgen.results.assemble import start_summary, step_summary
 from loadgen.results.sweep import make_sweep, verdict
-from loadgen.scenario import load_scenario
-from loadgen.scenario.load import DROP, Overrides
-from loadgen.scenario.models import (
+from loadgen.scenario import (
     ConcurrencyLoad,
     OfflineLoad,
     RateLoad,
     TargetSpec,
     TraceLoad,
+    load_scenario,
 )
+from loadgen.scenario.load import DROP, Overrides
 from loadgen.summary import ClockAnchor, Summary
 
 __all__ = ["can_rebuild", "rebuild_summary"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from loadgen.scenario.models import LoadSpec, OfflineLoad, RateLoad, TraceLoad
+from loadgen.scenario import LoadSpec, OfflineLoad, RateLoad, TraceLoad
 from loadgen.summary import StepSummary, Verdict
 from loadgen.vocab import confidence_text
 

@@ -36,8 +36,8 @@ from loadgen.run.setup import prepare_out_dir, start_exporter, start_telemetry
 from loadgen.run.signals import SignalStop
 from loadgen.run.step_loop import StepLoop
 from loadgen.scale.size import resolve_workers
+from loadgen.scenario import Scenario, TraceLoad
 from loadgen.scenario.checks import load_warnings
-from loadgen.scenario.models import Scenario, TraceLoad
 from loadgen.summary import ClockAnchor, PromptCalibration, Summary, WorkloadInfo
 from loadgen.target.endpoints import open_endpoints, preflight_all
 from loadgen.target.environment import environment_of

@@ -32,7 +32,7 @@ from loadgen.run.live_feed import Display, feed_view
 from loadgen.run.options import RunOptions
 from loadgen.run.signals import SignalStop
 from loadgen.scale.size import resolve_workers
-from loadgen.scenario.models import Scenario, TraceLoad
+from loadgen.scenario import Scenario, TraceLoad
 from loadgen.summary import StepSummary, Summary
 from loadgen.target.cache import prefix_cache_delta
 from loadgen.target.phases import time_split

@@ -7,13 +7,15 @@ in-flight series moved onto the parent's clock, their HTTP versions, and one
 per worker, so the worst of each figure, each worker's own, and the CPU and
 memory of every loadgen process added up), and moving a worker's record onto
 the parent's clock (:func:`shift_record`, every ``*_ns`` field in
-``_TIME_FIELDS``). Functions of what came over the wire and the parent's own
-CPU and memory, for :mod:`loadgen.scale.pool` (and so its Ray subclass).
+``_TIME_FIELDS``). Functions of what came over the wire (each report with its
+sender's index and clock offset: :class:`WorkerReport`, not the pool's worker)
+and the parent's own CPU and memory, for :mod:`loadgen.scale.pool` (and so its
+Ray subclass).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from loadgen.execute.executor import StepOutcome
 from loadgen.execute.monitor import rss_bytes
@@ -21,25 +23,33 @@ from loadgen.records import Record
 from loadgen.scale.messages import StepDone
 from loadgen.summary import ClientHealth
 
-if TYPE_CHECKING:
-    from loadgen.scale.pool import Worker
-
-__all__ = ["merge_health", "shift_record", "step_outcome"]
+__all__ = ["WorkerReport", "merge_health", "shift_record", "step_outcome"]
 
 
-def step_outcome(reports: list[tuple[Worker, StepDone | None]], parent_cpu: float) -> StepOutcome:
-    """One step outcome from the workers' done reports (None: the worker died)."""
+@dataclass(frozen=True, slots=True)
+class WorkerReport:
+    """One worker's done report, with what the parent knows of its sender."""
+
+    index: int
+    #: the worker's monotonic clock minus the parent's (0 on one machine)
+    offset_ns: int
+    #: None: the worker died before it reported
+    done: StepDone | None
+
+
+def step_outcome(reports: list[WorkerReport], parent_cpu: float) -> StepOutcome:
+    """One step outcome from the workers' done reports."""
     healths: list[tuple[int, ClientHealth]] = []
     outcome = StepOutcome(ClientHealth())
-    for w, report in reports:
+    for r in reports:
+        report = r.done
         if report is None:
             continue
         outcome.interrupted = outcome.interrupted or report.interrupted
         if report.sat_out or report.health is None:
             continue
-        healths.append((w.index, report.health))
-        shift = w.offset_ns
-        outcome.in_flight.append([(t - shift, n) for t, n in report.in_flight])
+        healths.append((r.index, report.health))
+        outcome.in_flight.append([(t - r.offset_ns, n) for t, n in report.in_flight])
         outcome.http_versions.update(report.http_versions)
     outcome.health = merge_health(healths, parent_cpu)
     return outcome

@@ -39,7 +39,7 @@ from loadgen.execute.live import Live
 from loadgen.execute.monitor import Pulse
 from loadgen.records import Record
 from loadgen.scale.frames import frame, open_stream, read_frame
-from loadgen.scale.merge import shift_record, step_outcome
+from loadgen.scale.merge import WorkerReport, shift_record, step_outcome
 from loadgen.scale.messages import Clock, Command, Exit, Go, Step, StepDone, Stop
 from loadgen.scale.worker import WorkerConfig, main
 from loadgen.scenario.models import Scenario
@@ -196,7 +196,9 @@ class WorkerPool:
             raise state.error
         wall = now_ns() - wall0
         parent_cpu = (cpu_ns() - cpu0) / wall if wall > 0 else 0.0
-        reports = [(w, w.done.result()) for w in alive if w.done is not None]
+        reports = [
+            WorkerReport(w.index, w.offset_ns, w.done.result()) for w in alive if w.done is not None
+        ]
         outcome = step_outcome(reports, parent_cpu)
         outcome.interrupted = outcome.interrupted or interrupted
         outcome.health.warnings += state.died

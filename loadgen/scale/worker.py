@@ -52,7 +52,7 @@ from loadgen.execute.requester import make_requester, pool_limit
 from loadgen.records import Record
 from loadgen.scale.frames import frame, open_stream, read_frame
 from loadgen.scale.messages import Clock, Command, Exit, Go, Step, StepDone, Stop
-from loadgen.scenario.models import Scenario, TraceLoad
+from loadgen.scenario import Scenario, TraceLoad
 from loadgen.workload.deal import deal
 from loadgen.workload.prompts import Calibration
 from loadgen.workload.source import Workload

@@ -38,8 +38,10 @@ from urllib.parse import urlsplit
 
 from loadgen.errors import ScenarioError
 from loadgen.redact import SAFE_HEADERS, set_secrets
+from loadgen.scenario.dists import EmpiricalDist
 from loadgen.scenario.limits import MAX_FILE_BYTES
-from loadgen.scenario.models import EmpiricalDist, Scenario, TraceLoad
+from loadgen.scenario.loadspec import TraceLoad
+from loadgen.scenario.models import Scenario
 
 __all__ = ["check_inputs", "scenario_secrets"]
 

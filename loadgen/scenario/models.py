@@ -8,8 +8,8 @@ in memory). The other sections have modules of their own: ``target``
 (:mod:`~loadgen.scenario.loadspec`), ``sla``
 (:mod:`~loadgen.scenario.sla_spec`), ``telemetry``
 (:mod:`~loadgen.scenario.telemetry_spec`) and the distributions
-(:mod:`~loadgen.scenario.dists`); their models are re-exported here, so
-``loadgen.scenario.models`` names every model of the file.
+(:mod:`~loadgen.scenario.dists`); callers outside the package reach them
+through :mod:`loadgen.scenario`.
 
 Pydantic models at the edge, strict (``extra="forbid"``), one description per
 field; ``docs/scenario.md`` documents the same fields. Nothing here does I/O.
@@ -21,101 +21,21 @@ import re
 
 from pydantic import Field, field_validator, model_validator
 
-from loadgen.scenario.agent_spec import AgentSpec, FanOutSpec
 from loadgen.scenario.cancel_spec import check_cancel
-from loadgen.scenario.dists import (
-    DatasetSpec,
-    Distribution,
-    EmpiricalDist,
-    FixedDist,
-    FloatDistribution,
-    LognormalDist,
-    NormalDist,
-    UniformDist,
-)
 from loadgen.scenario.limits import MAX_NAME
-from loadgen.scenario.loadspec import (
-    ConcurrencyLoad,
-    LoadSpec,
-    OfflineLoad,
-    RateLoad,
-    StopEarly,
-    StopOnErrors,
-    TraceLoad,
-)
+from loadgen.scenario.loadspec import LoadSpec, OfflineLoad, RateLoad, TraceLoad
 from loadgen.scenario.media_spec import media_fits
-from loadgen.scenario.output_spec import (
-    FORMAT_APIS,
-    OUTPUT_APIS,
-    SCHEMA_ONLY_APIS,
-    ResponseFormatSpec,
-    ToolsSpec,
-)
+from loadgen.scenario.output_spec import FORMAT_APIS, OUTPUT_APIS, SCHEMA_ONLY_APIS
 from loadgen.scenario.planned import BYTES_PER_TOKEN, MAX_PLANNED_BYTES, mean_length, media_bytes
 from loadgen.scenario.pooling import check_pooling
-from loadgen.scenario.sla_spec import PercentileBounds, SessionBounds, SlaSpec
-from loadgen.scenario.target_spec import (
-    MAX_ENDPOINTS,
-    MAX_MOCK_REPLICAS,
-    MOCK_MODEL,
-    ROUTING_POLICIES,
-    LimitsSpec,
-    MockSpec,
-    TargetSpec,
-    Timeouts,
-    TlsSpec,
-    check_base_url,
-)
-from loadgen.scenario.telemetry_sources import PrometheusSpec
+from loadgen.scenario.sla_spec import SlaSpec
+from loadgen.scenario.target_spec import TargetSpec
 from loadgen.scenario.telemetry_spec import TelemetrySpec
-from loadgen.scenario.workload_spec import PrefixSpec, SessionSpec, WorkloadSpec
+from loadgen.scenario.workload_spec import WorkloadSpec
 from loadgen.strict import Spec
-from loadgen.vocab import API_NAMES, CHAT_APIS
+from loadgen.vocab import CHAT_APIS
 
-__all__ = [
-    "AGENT_APIS",
-    "API_NAMES",
-    "MAX_ENDPOINTS",
-    "MAX_MOCK_REPLICAS",
-    "MAX_PLANNED_TOKENS",
-    "MOCK_MODEL",
-    "ROUTING_POLICIES",
-    "AgentSpec",
-    "ConcurrencyLoad",
-    "CostSpec",
-    "DatasetSpec",
-    "Distribution",
-    "EmpiricalDist",
-    "FanOutSpec",
-    "FixedDist",
-    "FloatDistribution",
-    "LimitsSpec",
-    "LoadSpec",
-    "LognormalDist",
-    "MockSpec",
-    "NormalDist",
-    "OfflineLoad",
-    "PercentileBounds",
-    "PrefixSpec",
-    "PrometheusSpec",
-    "RateLoad",
-    "ResponseFormatSpec",
-    "Scenario",
-    "SessionBounds",
-    "SessionSpec",
-    "SlaSpec",
-    "StopEarly",
-    "StopOnErrors",
-    "TargetSpec",
-    "TelemetrySpec",
-    "Timeouts",
-    "TlsSpec",
-    "ToolsSpec",
-    "TraceLoad",
-    "UniformDist",
-    "WorkloadSpec",
-    "check_base_url",
-]
+__all__ = ["AGENT_APIS", "MAX_PLANNED_TOKENS", "CostSpec", "Scenario"]
 
 
 #: a name that is safe as one path component

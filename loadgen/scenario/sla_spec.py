@@ -1,8 +1,8 @@
 """The ``sla`` section: bounds on latency, errors, valid output and session time.
 
 Owns :class:`SlaSpec` and its bounds (:class:`PercentileBounds` in ms,
-:class:`SessionBounds` in s); re-exported by :mod:`~loadgen.scenario.models`.
-The checks that need other sections (a session bound needs sessions) stay there.
+:class:`SessionBounds` in s). The checks that need other sections (a session
+bound needs sessions) are :mod:`~loadgen.scenario.models`'.
 """
 
 from __future__ import annotations

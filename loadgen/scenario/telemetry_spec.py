@@ -2,8 +2,7 @@
 
 Owns :class:`TelemetrySpec` and its checks on one section (URLs, the address
 loadgen serves its metrics on, a token beyond loopback); the cluster sources
-it names are in :mod:`~loadgen.scenario.telemetry_sources`. Re-exported by
-:mod:`~loadgen.scenario.models`.
+it names are in :mod:`~loadgen.scenario.telemetry_sources`.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from types import TracebackType
 
 from loadgen.clock import NS_PER_S, block_for, now_ns
 from loadgen.errors import TargetError
-from loadgen.scenario.models import TargetSpec
+from loadgen.scenario import TargetSpec
 
 __all__ = ["MockServer", "mock_args", "replica_args", "start_mocks"]
 

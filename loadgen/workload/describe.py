@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from loadgen.scenario.models import RateLoad, Scenario, TraceLoad
+from loadgen.scenario import RateLoad, Scenario, TraceLoad
 from loadgen.vocab import pace
 from loadgen.workload.agent import AgentPlan
 from loadgen.workload.describe_agent import agent_lines, describe_agent

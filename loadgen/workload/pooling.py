@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from loadgen.scenario.models import Distribution, FixedDist, WorkloadSpec
+from loadgen.scenario import Distribution, FixedDist, WorkloadSpec
 from loadgen.workload.lengths import sample_lengths
 from loadgen.workload.plan import RequestSpec
 

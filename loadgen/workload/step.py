@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from loadgen.scenario import ConcurrencyLoad, LoadSpec, OfflineLoad, RateLoad, TraceLoad
 from loadgen.scenario.cancel_spec import CancelSpec
-from loadgen.scenario.models import ConcurrencyLoad, LoadSpec, OfflineLoad, RateLoad, TraceLoad
 from loadgen.workload.agent import AgentPlan
 from loadgen.workload.arrivals import arrival_offsets_ns, ramped_offsets_ns
 from loadgen.workload.cancel import CancelPicker

@@ -12,7 +12,7 @@ import orjson
 import pytest
 from mockhttp import Conn, MockProc, Reply, completion_body, fetch_sync, read_truth
 
-from loadgen.mock.config import FaultRule, parse_fault
+from loadgen.mock.settings import FaultRule, parse_fault
 
 COMPLETIONS = "/v1/completions"
 Start = Callable[..., MockProc]

@@ -6,9 +6,9 @@ import dataclasses
 
 import pytest
 
-from loadgen.mock.config import PROFILES, Settings
 from loadgen.mock.engine import step_ns
 from loadgen.mock.model import closed_loop
+from loadgen.mock.settings import PROFILES, Settings
 
 TINY = PROFILES["tiny-cpu"]
 

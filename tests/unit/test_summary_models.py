@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from loadgen.scenario.models import SlaSpec
+from loadgen.scenario import SlaSpec
 from loadgen.summary import ClockAnchor, SlaBounds, Summary, WorkloadInfo
 from loadgen.telemetry.rows import GpuSample, HostSample, ServerScrape, parse_sample
 

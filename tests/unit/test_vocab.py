@@ -13,9 +13,8 @@ import loadgen.summary
 import loadgen.summary.run
 from loadgen import strict, vocab
 from loadgen.metrics import bigstats, profiles, stats
-from loadgen.scenario import dists, loadspec, target_spec, workload_spec
+from loadgen.scenario import PercentileBounds, SlaSpec, dists, loadspec, target_spec, workload_spec
 from loadgen.scenario import models as scenario_models
-from loadgen.scenario.models import PercentileBounds, SlaSpec
 from loadgen.summary import Distribution, Intervals, LatencyBounds, SlaBounds
 
 PKG = Path(vocab.__file__).parent

@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from loadgen.client.routing import POLICIES, Router
-from loadgen.scenario.models import ROUTING_POLICIES
+from loadgen.scenario.target_spec import ROUTING_POLICIES
 
 
 def test_the_scenario_offers_exactly_the_routers_policies() -> None:

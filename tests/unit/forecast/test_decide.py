@@ -6,7 +6,7 @@ import pytest
 
 from loadgen.forecast import fewest_to_confirm, shortfalls
 from loadgen.metrics.confidence import Interval, quantile_interval, quantile_ranks, verdict
-from loadgen.scenario.models import SlaSpec
+from loadgen.scenario import SlaSpec
 
 
 @pytest.mark.parametrize(("p", "fewest"), [(90, 36), (95, 72), (99, 368)])

@@ -6,9 +6,9 @@ import pytest
 
 from loadgen.forecast import StepShape, from_bounds, on_mock
 from loadgen.forecast.timing import bound_e2e_s
-from loadgen.mock.config import Settings
+from loadgen.mock import Settings
 from loadgen.mock.model import closed_loop
-from loadgen.scenario.models import SlaSpec
+from loadgen.scenario import SlaSpec
 
 E2E_1S = SlaSpec.model_validate({"e2e_ms": {"p99": 1000, "p50": 400}})
 

@@ -30,7 +30,7 @@ from loadgen.metrics.tokens import (
 )
 from loadgen.metrics.window import completed_in, steady_window
 from loadgen.records import Record
-from loadgen.scenario.models import SlaSpec
+from loadgen.scenario import SlaSpec
 from loadgen.summary import (
     ClientHealth,
     Distribution,

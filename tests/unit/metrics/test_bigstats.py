@@ -14,7 +14,7 @@ from loadgen.metrics import bigstats, summarize_step
 from loadgen.metrics.columns import StepColumns
 from loadgen.metrics.profiles import PROFILES
 from loadgen.metrics.stats import distribution_ms
-from loadgen.scenario.models import SlaSpec
+from loadgen.scenario import SlaSpec
 from loadgen.summary import LoadPoint
 from loadgen.vocab import PERCENTILE_OF, PERCENTILES
 

@@ -18,7 +18,7 @@ from loadgen.metrics.profiles import PROFILES
 from loadgen.metrics.stats import distribution_ms
 from loadgen.records import Record
 from loadgen.results.hints import TargetFacts, error_lines
-from loadgen.scenario.models import SlaSpec
+from loadgen.scenario import SlaSpec
 from loadgen.summary import LoadPoint
 from loadgen.vocab import PERCENTILE_OF, PERCENTILES
 

@@ -8,7 +8,7 @@ import pytest
 
 from loadgen.metrics import summarize_step
 from loadgen.records import Record
-from loadgen.scenario.models import SlaSpec
+from loadgen.scenario import SlaSpec
 from loadgen.summary import LoadPoint
 
 MS = 1_000_000

@@ -14,7 +14,7 @@ from loadgen.metrics import (
     ttft_ns,
 )
 from loadgen.records import Record
-from loadgen.scenario.models import PercentileBounds, SlaSpec
+from loadgen.scenario import PercentileBounds, SlaSpec
 from loadgen.summary import LoadPoint
 
 MS = 1_000_000

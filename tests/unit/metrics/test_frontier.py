@@ -17,7 +17,7 @@ from loadgen.metrics.frontier import (
 )
 from loadgen.metrics.step import step_cost, summarize_step
 from loadgen.records import Record
-from loadgen.scenario.models import SlaSpec
+from loadgen.scenario import SlaSpec
 from loadgen.summary import GpuTotal, LoadPoint, StepTelemetry, TelemetryWindow
 
 MS = 1_000_000

@@ -15,7 +15,7 @@ from loadgen.metrics import summarize_step
 from loadgen.metrics.profiles import PROFILES
 from loadgen.metrics.sla import request_meets_sla
 from loadgen.records import Record
-from loadgen.scenario.models import SlaSpec
+from loadgen.scenario import SlaSpec
 from loadgen.summary import ClientHealth, LoadPoint
 
 MS = 1_000_000

@@ -10,7 +10,7 @@ import pytest
 from loadgen.metrics import summarize_step
 from loadgen.metrics.columns import StepColumns
 from loadgen.records import Record
-from loadgen.scenario.models import SlaSpec
+from loadgen.scenario import SlaSpec
 from loadgen.summary import LoadPoint, StepSummary
 
 from .test_step_fields import MS, rec

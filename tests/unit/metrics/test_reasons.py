@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from loadgen.metrics import StepColumns, summarize_step
 from loadgen.results.outcome import judge
-from loadgen.scenario.models import SlaSpec
+from loadgen.scenario import SlaSpec
 from loadgen.summary import ClockAnchor, LoadPoint, Summary
 from tests.unit.metrics.test_columns import random_step
 

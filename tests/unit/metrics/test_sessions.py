@@ -10,7 +10,7 @@ import pytest
 from loadgen.metrics import StepColumns, summarize_step
 from loadgen.metrics.sessions import call_bucket, split_time
 from loadgen.records import Record
-from loadgen.scenario.models import SlaSpec
+from loadgen.scenario import SlaSpec
 from loadgen.summary import LoadPoint, SessionStats, StepSummary
 
 MS = 1_000_000

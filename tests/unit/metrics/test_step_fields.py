@@ -13,7 +13,7 @@ from loadgen.metrics import summarize_step
 from loadgen.metrics.profiles import PROFILES
 from loadgen.metrics.step import step_cost
 from loadgen.records import Record, read_records
-from loadgen.scenario.models import SlaSpec
+from loadgen.scenario import SlaSpec
 from loadgen.summary import Cost, LoadPoint, Mean, MeanMax, StepSummary, Summary, Throughput
 
 MS = 1_000_000

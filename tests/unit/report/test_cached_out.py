@@ -12,7 +12,7 @@ from loadgen.records import Record
 from loadgen.report.console import format_step
 from loadgen.report.csv_out import render_steps_csv
 from loadgen.report.writer import write_reports
-from loadgen.scenario.models import SlaSpec
+from loadgen.scenario import SlaSpec
 from loadgen.summary import LoadPoint, Summary
 
 from .conftest import RICH_N, T0, rich_records, write_run

@@ -9,7 +9,7 @@ from loadgen.cli import main
 from loadgen.metrics.step import summarize_step
 from loadgen.records import Record
 from loadgen.report import compare as cmp
-from loadgen.scenario.models import SlaSpec
+from loadgen.scenario import SlaSpec
 from loadgen.summary import Summary
 
 from .conftest import MS, SLA, T0, make_records

@@ -13,7 +13,7 @@ from loadgen.report.csv_out import render_steps_csv
 from loadgen.report.endpoints import CSV_FIELDS, HEADER, target_text
 from loadgen.report.html import render_html
 from loadgen.report.markdown import build_document, render_markdown
-from loadgen.scenario.models import SlaSpec
+from loadgen.scenario import SlaSpec
 from loadgen.summary import LoadPoint, Summary
 
 MS = 1_000_000

@@ -19,7 +19,7 @@ from loadgen.report.live_state import (
     LiveState,
     ServerNow,
 )
-from loadgen.scenario.models import SlaSpec
+from loadgen.scenario import SlaSpec
 
 MS = 1_000_000
 S = 1_000_000_000

@@ -26,7 +26,7 @@ from loadgen.report.csv_out import render_steps_csv
 from loadgen.report.html import render_html
 from loadgen.report.markdown import build_document, render_markdown
 from loadgen.results.sweep import make_sweep, verdict
-from loadgen.scenario.models import LoadSpec, SlaSpec
+from loadgen.scenario import LoadSpec, SlaSpec
 from loadgen.summary import ClientHealth, ClockAnchor, LoadPoint, StepSummary, Summary
 
 MS = 1_000_000

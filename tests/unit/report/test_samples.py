@@ -58,7 +58,7 @@ def test_samples_are_the_values_the_summary_was_made_of(
     from loadgen.metrics.profiles import PROFILES
     from loadgen.metrics.step import summarize_step
     from loadgen.report.samples import read_run_samples
-    from loadgen.scenario.models import SlaSpec
+    from loadgen.scenario import SlaSpec
     from loadgen.summary import LoadPoint
 
     from .conftest import MS, SLA, T0, bare_summary, make_records

@@ -8,7 +8,7 @@ from pydantic import TypeAdapter
 
 from loadgen.metrics.sla import decide
 from loadgen.results.sweep import Point, make_sweep, verdict
-from loadgen.scenario.models import LoadSpec
+from loadgen.scenario import LoadSpec
 from loadgen.summary import (
     Distribution,
     LoadPoint,

@@ -8,16 +8,10 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from loadgen.scenario.dists import DatasetSpec, EmpiricalDist, Histogram
-from loadgen.scenario.models import (
-    ConcurrencyLoad,
-    FixedDist,
-    PercentileBounds,
-    RateLoad,
-    Scenario,
-    TraceLoad,
-    UniformDist,
-)
+from loadgen.scenario.dists import DatasetSpec, EmpiricalDist, FixedDist, Histogram, UniformDist
+from loadgen.scenario.loadspec import ConcurrencyLoad, RateLoad, TraceLoad
+from loadgen.scenario.models import Scenario
+from loadgen.scenario.sla_spec import PercentileBounds
 from loadgen.scenario.workload_spec import PrefixSpec, SessionSpec
 
 DOC = (Path(__file__).parents[3] / "docs" / "scenario.md").read_text()

@@ -18,8 +18,8 @@ from loadgen.scenario.defaults import (
     no_file_scenario,
     safe_name,
 )
+from loadgen.scenario.dists import FixedDist
 from loadgen.scenario.loadspec import ConcurrencyLoad, RateLoad
-from loadgen.scenario.models import FixedDist
 from loadgen.scenario.overrides import check_lengths_apply, flag_overrides
 
 URL = "http://127.0.0.1:8000"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from loadgen.scenario.models import MOCK_MODEL, TargetSpec
+from loadgen.scenario.target_spec import MOCK_MODEL, TargetSpec
 from loadgen.target.mock import mock_args
 
 

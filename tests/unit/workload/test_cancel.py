@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
+from loadgen.scenario import LoadSpec, WorkloadSpec
 from loadgen.scenario.cancel_spec import CancelSpec
-from loadgen.scenario.models import LoadSpec, WorkloadSpec
 from loadgen.workload import RequestSpec, Workload, plan_step
 from loadgen.workload.cancel import CancelPicker
 from loadgen.workload.deal import deal

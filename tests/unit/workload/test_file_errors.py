@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from loadgen.errors import ScenarioError
-from loadgen.scenario import load_scenario
-from loadgen.scenario.models import TraceLoad
+from loadgen.scenario import TraceLoad, load_scenario
 from loadgen.workload import Workload
 
 LOAD = "load: {concurrency: [1], requests_per_step: 2}\n"

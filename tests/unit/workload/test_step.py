@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from pydantic import TypeAdapter
 
-from loadgen.scenario.models import LoadSpec, WorkloadSpec
+from loadgen.scenario import LoadSpec, WorkloadSpec
 from loadgen.workload import Workload, plan_step, ramped_offsets_ns
 from loadgen.workload.step import StepPlan
 

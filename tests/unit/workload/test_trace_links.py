@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
-from loadgen.scenario.models import LoadSpec, WorkloadSpec
+from loadgen.scenario import LoadSpec, WorkloadSpec
 from loadgen.workload import Workload, plan_step
 from loadgen.workload.deal import deal
 
