@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from loadgen.report import plots as p
 from loadgen.report import sample_series as ss
-from loadgen.report.bins import EXACT_UP_TO
 from loadgen.report.figstyle import (
     SLA_COLOUR,
     figure,
@@ -25,7 +24,8 @@ from loadgen.report.figstyle import (
     style,
     suptitle,
 )
-from loadgen.report.samples import RunSamples
+from loadgen.results.bins import EXACT_UP_TO
+from loadgen.results.samples import RunSamples
 from loadgen.summary import Summary
 from loadgen.vocab import PERCENTILE_OF, metric_label
 

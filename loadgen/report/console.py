@@ -1,7 +1,6 @@
 """Plain-text tables of step summaries for the terminal.
 
-Owns :func:`load_label` (how every output names a load point),
-:func:`format_run_header` (what the run sends, printed once before its
+Owns :func:`format_run_header` (what the run sends, printed once before its
 steps), :func:`format_step` (printed after each step, its warnings apart for
 stderr) and :func:`format_verdict` (the run's last lines).
 """
@@ -12,6 +11,7 @@ from loadgen.report import facts, frontier, mix, sessions, validity
 from loadgen.report.endpoints import console_lines, target_text
 from loadgen.report.pooling import throughput_parts
 from loadgen.report.wrap import CONSOLE_WIDTH, fit, phrases
+from loadgen.results.steps import load_label
 from loadgen.summary import Distribution, SlaCheck, StepSummary, Summary
 from loadgen.vocab import confidence_text
 
@@ -20,27 +20,8 @@ __all__ = [
     "format_step",
     "format_verdict",
     "interval_text",
-    "load_label",
     "step_warning_lines",
 ]
-
-
-def load_label(step: StepSummary) -> str:
-    """``concurrency 16``, ``rate 4 req/s (poisson)`` (``sessions/s`` where each arrival
-    starts a session or agent task), ``trace x0.5`` or ``offline (all in flight)``."""
-    load = step.load
-    if load.mode == "concurrency":
-        return f"concurrency {load.concurrency}"
-    if load.mode == "offline":
-        cap = f"at most {load.max_concurrency}" if load.max_concurrency else "all"
-        return f"offline ({cap} in flight)"
-    if load.mode == "trace":
-        scale = f" x{load.time_scale:g}" if load.time_scale is not None else ""
-        cap = f" (max {load.max_concurrency} in flight)" if load.max_concurrency else ""
-        return f"trace{scale}{cap}"
-    cap = f", max {load.max_concurrency} in flight" if load.max_concurrency else ""
-    unit = "sessions/s" if step.sessions is not None else "req/s"  # arrivals start sessions
-    return f"rate {load.rate:g} {unit} ({load.arrival}{cap})"
 
 
 def confidence_lines(step: StepSummary) -> list[str]:

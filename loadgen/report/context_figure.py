@@ -6,7 +6,7 @@ sessions (at most :data:`MAX_PANELS`, spread over the sweep), x = a call's
 prompt tokens, y = its TTFT (ms), each point coloured by the share of its prompt
 the server served from its cache (0 to 1 on one colour scale; grey where the
 server did not report cached tokens). The points are
-:class:`~loadgen.report.context_points.ContextPoints`.
+:class:`~loadgen.results.context_points.ContextPoints`.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import math
 from typing import TYPE_CHECKING
 
 from loadgen.report import plots as p
-from loadgen.report.context_points import MAX_POINTS
 from loadgen.report.figstyle import figure, style, suptitle
-from loadgen.report.samples import RunSamples
+from loadgen.results.context_points import MAX_POINTS
+from loadgen.results.samples import RunSamples
 from loadgen.summary import StepSummary, Summary
 
 if TYPE_CHECKING:

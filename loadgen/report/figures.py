@@ -31,12 +31,12 @@ from loadgen.report.figstyle import (
 )
 from loadgen.report.frontier_figure import draw_frontier, has_frontier
 from loadgen.report.load_figures import draw_curve, draw_telemetry, draw_throughput, load_ticks
-from loadgen.report.pooling import is_pooling
 from loadgen.report.pooling_figures import draw_pooling_curve, draw_pooling_throughput
 from loadgen.report.pooling_views import curve_points
-from loadgen.report.samples import RunSamples
 from loadgen.report.split_figure import draw_time_split, split_bars
 from loadgen.report.timeline_figure import SHADING_LABELS, draw_timeline
+from loadgen.results.samples import RunSamples
+from loadgen.results.steps import is_pooling
 from loadgen.summary import Summary
 from loadgen.vocab import CURVE_STATS
 

@@ -15,7 +15,7 @@ import datetime as dt
 from collections.abc import Sequence
 
 from loadgen.metrics.profiles import PROFILES
-from loadgen.report import facts, pooling, pooling_views, sessions
+from loadgen.report import facts, pooling_views, sessions
 from loadgen.report.blocks import (
     FAIL,
     PASS,
@@ -29,11 +29,11 @@ from loadgen.report.blocks import (
     pct,
     verdict_cell,
 )
-from loadgen.report.console import load_label
 from loadgen.report.endpoints import target_text
 from loadgen.report.frontier_view import best_text, frontier_view
 from loadgen.report.plots import curve_steps, tail_stat
 from loadgen.report.step_doc import step_blocks
+from loadgen.results.steps import is_pooling, load_label
 from loadgen.scenario.models import Scenario
 from loadgen.summary import SlaBounds, StepSummary, Summary
 from loadgen.vocab import metric_label
@@ -87,9 +87,7 @@ def _scenario_items(summary: Summary, scenario: Scenario | None) -> tuple[str, .
         )
         warmup = getattr(load, "warmup_requests", 0)  # a trace or an offline batch has none
         items.append(f"per step: {length}, {warmup} warm-up requests")
-    items.append(
-        f"metrics profile: {_profile_text(summary.metrics_profile, pooling.is_pooling(summary))}"
-    )
+    items.append(f"metrics profile: {_profile_text(summary.metrics_profile, is_pooling(summary))}")
     items += facts.run_facts(summary)
     if scenario is not None and summary.workload is None:
         work = scenario.workload
@@ -196,7 +194,7 @@ def _overview(summary: Summary) -> Table:
     Rows in load order (an sla-search runs 1, 64, 32, 16, ...), an ``auto`` sweep's probe
     first; the step column keeps the run order."""
     steps = [s for s in summary.steps if s.role == "probe"] + curve_steps(summary)
-    if pooling.is_pooling(summary):  # no token timing: requests, inputs, E2E
+    if is_pooling(summary):  # no token timing: requests, inputs, E2E
         return pooling_views.overview(summary, steps, load_label)
     tails = {m: tail_stat(summary, m) for m in _TAIL_COLUMNS.values()}
     header = overview_header(summary)

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 from loadgen.report import plots as p
 from loadgen.report.figstyle import SLA_COLOUR, STAT_STYLE, figure, style, suptitle
-from loadgen.report.pooling import inputs_word
 from loadgen.report.pooling_views import curve_points
+from loadgen.results.steps import inputs_word
 from loadgen.summary import Summary
 from loadgen.vocab import CURVE_STATS, metric_label
 

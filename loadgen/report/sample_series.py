@@ -4,8 +4,8 @@ Like :mod:`loadgen.report.plots` (whose step order and labels they use), each
 returns exactly the points handed to matplotlib:
 
 1. :func:`cdf_series`: the CDF of TTFT or ITL, one line per step; a step
-   binned in :class:`~loadgen.report.bins.ValueColumn` (more than
-   :data:`~loadgen.report.bins.EXACT_UP_TO` values) through the edges of its
+   binned in :class:`~loadgen.results.bins.ValueColumn` (more than
+   :data:`~loadgen.results.bins.EXACT_UP_TO` values) through the edges of its
    histogram (:func:`cdf_binned` names those steps).
 2. :func:`timeline_series`: requests in flight and output tokens/s over the
    run; server queue, KV-cache usage and GPU utilisation from telemetry.jsonl.
@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from loadgen.report.bins import LOG_EDGES, ValueColumn
 from loadgen.report.plots import Series, curve_steps, point_label
-from loadgen.report.samples import RunSamples
+from loadgen.results.bins import LOG_EDGES, ValueColumn
+from loadgen.results.samples import RunSamples
 from loadgen.summary import Summary
 
 __all__ = [
@@ -143,8 +143,8 @@ def timeline_series(
 
     ``in flight``: time-mean requests in flight per bin (warm-up included);
     ``output tokens/s``: token events per bin weighted by tokens per event (a run of
-    more than :data:`~loadgen.report.bins.EXACT_UP_TO` token events: from 1 ms bins or
-    wider, :class:`~loadgen.report.bins.TimeBins`);
+    more than :data:`~loadgen.results.bins.EXACT_UP_TO` token events: from 1 ms bins or
+    wider, :class:`~loadgen.results.bins.TimeBins`);
     from telemetry.jsonl, when present: ``server running``, ``server waiting``,
     ``KV cache usage`` (%) and ``GPU<n> util`` (%) per GPU.
     """

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from loadgen.report import sample_series as ss
-from loadgen.report.bins import EXACT_UP_TO
 from loadgen.report.figstyle import figure, style, suptitle
-from loadgen.report.samples import RunSamples
+from loadgen.results.bins import EXACT_UP_TO
+from loadgen.results.samples import RunSamples
 from loadgen.summary import Summary
 from loadgen.vocab import POOLING_APIS
 

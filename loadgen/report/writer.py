@@ -15,35 +15,15 @@ from pathlib import Path
 import pydantic
 import yaml
 
-from loadgen.errors import ScenarioError
 from loadgen.report.csv_out import render_steps_csv
-from loadgen.report.files import read_summary, write_atomic
-from loadgen.report.samples import read_run_samples, read_telemetry
+from loadgen.results.files import load_summary, write_atomic
+from loadgen.results.samples import read_run_samples, read_telemetry
 from loadgen.scenario.models import Scenario
-from loadgen.summary import Summary
 
-__all__ = ["REPORT_FILES", "load_summary", "write_reports"]
+__all__ = ["REPORT_FILES", "write_reports"]
 
 #: What write_reports writes, besides plots/*.png.
 REPORT_FILES = ("steps.csv", "report.md", "report.html")
-
-
-def load_summary(results_dir: Path) -> Summary:
-    """The summary of a results directory; bad input is a one-line ScenarioError."""
-    where = f"results dir {str(results_dir)!r}"
-    if not results_dir.is_dir():
-        msg = f"{where}: not a directory; expected the folder `loadgen run` wrote"
-        raise ScenarioError(msg)
-    path = results_dir / "summary.json"
-    if not path.is_file():
-        msg = f"{where}: no summary.json; expected the folder `loadgen run` wrote"
-        raise ScenarioError(msg)
-    try:
-        return read_summary(path)
-    except (pydantic.ValidationError, ValueError) as exc:
-        first = str(exc).splitlines()[0]
-        msg = f"{path}: not a loadgen summary ({first})"
-        raise ScenarioError(msg) from None
 
 
 def _read_scenario(path: Path) -> Scenario | None:

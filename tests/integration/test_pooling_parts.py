@@ -21,7 +21,7 @@ from loadgen.records import Record
 from loadgen.report import figures
 from loadgen.report.cdf_figure import draw_e2e_cdf
 from loadgen.report.console import format_step
-from loadgen.report.samples import samples_from_records
+from loadgen.results.samples import samples_from_records
 from loadgen.scenario import Scenario
 from loadgen.summary import Summary
 

@@ -7,8 +7,8 @@ import pytest
 
 from loadgen.records import Record
 from loadgen.report import figures, sample_series
-from loadgen.report.bins import LOG_EDGES, MAX_TIME_BINS, StampColumn, TimeBins, ValueColumn
-from loadgen.report.samples import RunSamples, samples_from_records
+from loadgen.results.bins import LOG_EDGES, MAX_TIME_BINS, StampColumn, TimeBins, ValueColumn
+from loadgen.results.samples import RunSamples, samples_from_records
 from loadgen.summary import Summary
 
 from .conftest import MS

@@ -20,7 +20,7 @@ from matplotlib.transforms import Bbox
 from loadgen.records import Record
 from loadgen.report import cdf_figure, figures, plots
 from loadgen.report.figstyle import STEP_COLOURS
-from loadgen.report.samples import samples_from_records
+from loadgen.results.samples import samples_from_records
 from loadgen.summary import Distribution, StepSummary, Summary, Verdict
 
 from .conftest import MS, T0, bare_step, bare_summary, make_records

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from loadgen.records import Record
 from loadgen.report import figures, plots, sample_series
-from loadgen.report.samples import samples_from_records
+from loadgen.results.samples import samples_from_records
 from loadgen.summary import Summary, Verdict
 
 from .conftest import MS, T0, bare_step, bare_summary, make_records

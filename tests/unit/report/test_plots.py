@@ -4,7 +4,7 @@ import pytest
 
 from loadgen.records import Record
 from loadgen.report import figures, plots, sample_series
-from loadgen.report.samples import samples_from_records
+from loadgen.results.samples import samples_from_records
 from loadgen.summary import Summary
 
 from .conftest import MS, T0

@@ -12,7 +12,7 @@ import pytest
 
 from loadgen.records import Record
 from loadgen.report import facts
-from loadgen.report.console import format_run_header, format_step, load_label
+from loadgen.report.console import format_run_header, format_step
 from loadgen.report.csv_out import BASE_COLUMNS, render_steps_csv
 from loadgen.report.markdown import (
     OVERVIEW_HEADER,
@@ -23,6 +23,7 @@ from loadgen.report.markdown import (
 )
 from loadgen.report.sessions import CSV_FIELDS as SESSION_COLUMNS
 from loadgen.report.writer import write_reports
+from loadgen.results.steps import load_label
 from loadgen.scenario.workload_spec import WorkloadSpec
 from loadgen.summary import StepSummary, Summary, TokenCounts
 

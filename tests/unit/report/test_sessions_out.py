@@ -14,7 +14,7 @@ from loadgen.report import csv_out, figures, sessions
 from loadgen.report.console import format_step
 from loadgen.report.context_figure import UNKNOWN_COLOUR, context_steps, draw_context
 from loadgen.report.markdown import build_document, render_markdown
-from loadgen.report.samples import samples_from_records
+from loadgen.results.samples import samples_from_records
 from loadgen.scenario.models import SlaSpec
 from loadgen.summary import LoadPoint, StepSummary, Summary
 

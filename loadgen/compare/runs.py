@@ -2,6 +2,8 @@
 
 Owns :class:`Run` (a results directory's summary and samples, or a
 ``--repeat`` directory's repeats with each compared figure their mean), the
+figures compared (:data:`TABLE_METRICS`; a pooling run's:
+:func:`loadgen.compare.pooling.table_metrics`), the
 names runs are known by (folder names, made unique), the refusal to compare
 runs measured under different metrics profiles, and the default output folder
 beside the first run.
@@ -14,16 +16,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from loadgen.compare.gate import step_value
+from loadgen.compare.pooling import table_metrics
+from loadgen.compare.repeats import RepeatSpread
 from loadgen.errors import ScenarioError
-from loadgen.report.compare_match import TABLE_METRICS
-from loadgen.report.gate import step_value
-from loadgen.report.pooling_compare import table_metrics
-from loadgen.report.repeats import RepeatSpread
-from loadgen.report.samples import RunSamples, read_run_samples
-from loadgen.report.writer import load_summary
+from loadgen.results.files import load_summary
+from loadgen.results.samples import RunSamples, read_run_samples
 from loadgen.summary import StepSummary, Summary
 
 __all__ = [
+    "TABLE_METRICS",
     "ProfileMismatchError",
     "Run",
     "check_profiles",
@@ -31,6 +33,22 @@ __all__ = [
     "load_runs",
     "profiles_text",
 ]
+
+#: (field path, table title, unit) of every metric the comparison tables show.
+TABLE_METRICS = (
+    ("ttft_ms.p50", "TTFT p50", "ms"),
+    ("ttft_ms.p99", "TTFT p99", "ms"),
+    ("tpot_ms.p50", "TPOT p50", "ms"),
+    ("tpot_ms.p99", "TPOT p99", "ms"),
+    ("itl_ms.p50", "ITL p50", "ms"),
+    ("itl_ms.p99", "ITL p99", "ms"),
+    ("e2e_ms.p50", "E2E p50", "ms"),
+    ("e2e_ms.p99", "E2E p99", "ms"),
+    ("throughput.requests_per_s", "requests/s", "req/s"),
+    ("throughput.goodput_requests_per_s", "goodput", "req/s"),
+    ("throughput.output_tokens_per_s", "output tokens/s", "tok/s"),
+    ("requests.error_rate", "error rate", "%"),
+)
 
 
 class ProfileMismatchError(ScenarioError):

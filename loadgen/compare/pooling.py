@@ -1,19 +1,20 @@
-"""What ``loadgen compare``, its gate and ``--repeat`` show of pooling runs (embeddings, rerank).
+"""What ``loadgen compare``, its gate and ``--repeat`` decide of pooling runs (embeddings, rerank).
 
 A pooling answer is one JSON body with no tokens generated
 (:mod:`loadgen.summary.pooling`): its steps have no TTFT, ITL or TPOT and no
 output tokens/s. Where every run compared is a pooling one, the comparison
-shows what :mod:`loadgen.report.pooling` shows for one run:
+decides on what :mod:`loadgen.report.pooling` shows for one run:
 
-- the tables: E2E p50 and p99, requests/s, goodput, inputs/s (documents/s for
-  rerank), input tokens/s and the error rate (:func:`table_metrics`);
-- the overlays: E2E against requests/s, and requests/s against the load
-  (:func:`overlay_x`, :func:`throughput_y`);
+- the figures compared: E2E p50 and p99, requests/s, goodput, inputs/s
+  (documents/s for rerank), input tokens/s and the error rate
+  (:func:`table_metrics`);
 - the gate: ``--fail-if`` on a token-timing field (``ttft_ms.p99``,
   ``throughput.output_tokens_per_s``, ...) of a pooling run is one line, exit 2,
   naming the fields it has (:func:`check_gates`), never a silent "not checked";
 - ``--repeat``: the spread of E2E, requests/s, inputs/s and input tokens/s
-  (:func:`repeat_metrics`, :func:`console_heads`).
+  (:func:`repeat_metrics`).
+
+The overlays' axes of pooling runs are drawn by :mod:`loadgen.report.comparison`.
 """
 
 from __future__ import annotations
@@ -22,23 +23,20 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from loadgen.errors import ScenarioError
-from loadgen.report.pooling import inputs_word, is_pooling
+from loadgen.results.steps import inputs_word, is_pooling
 from loadgen.summary import StepSummary, Summary
 from loadgen.summary.pooling import THROUGHPUT_FIELDS, TOKEN_TIMING_FIELDS
 
 if TYPE_CHECKING:
-    from loadgen.report.gate import Gate
+    from loadgen.compare.gate import Gate
 
 __all__ = [
     "POOLING_GATE_EXAMPLES",
     "POOLING_REPEAT_METRICS",
     "all_pooling",
     "check_gates",
-    "console_heads",
-    "overlay_x",
     "repeat_metrics",
     "table_metrics",
-    "throughput_y",
     "token_timing",
 ]
 
@@ -58,13 +56,6 @@ POOLING_GATE_EXAMPLES = (
     "throughput.inputs_per_s",
     "throughput.input_tokens_per_s",
     "requests.error_rate",
-)
-_GENERATIVE_HEADS = ("ttft_ms.p99", "itl_ms.p50", "e2e_ms.p50", "throughput.output_tokens_per_s")
-_POOLING_HEADS = (
-    "e2e_ms.p50",
-    "e2e_ms.p99",
-    "throughput.requests_per_s",
-    "throughput.inputs_per_s",
 )
 
 
@@ -96,20 +87,6 @@ def table_metrics(
     )
 
 
-def overlay_x(summaries: Sequence[Summary]) -> tuple[str, str]:
-    """The latency overlays' x: (the throughput field, its axis label)."""
-    if all_pooling(summaries):
-        return "requests_per_s", "requests/s"
-    return "output_tokens_per_s", "output tokens/s"
-
-
-def throughput_y(summaries: Sequence[Summary]) -> tuple[str, str, str]:
-    """The throughput overlay's y: (the field, its axis label, the figure's title)."""
-    if all_pooling(summaries):
-        return "requests_per_s", "req/s", "requests/s vs load"
-    return "output_tokens_per_s", "output tok/s", "output tokens/s vs load"
-
-
 def token_timing(path: str) -> bool:
     """Whether a gate's field is token timing or output tokens/s (none in a pooling run)."""
     head, _, rest = path.partition(".")
@@ -138,8 +115,3 @@ def repeat_metrics(steps: Sequence[StepSummary], generative: tuple[str, ...]) ->
     if steps and all(s.pooling is not None for s in steps):
         return POOLING_REPEAT_METRICS
     return generative
-
-
-def console_heads(metrics: Sequence[str]) -> tuple[str, ...]:
-    """The figures the console's spread line shows of a step whose spread has ``metrics``."""
-    return _POOLING_HEADS if "throughput.inputs_per_s" in metrics else _GENERATIVE_HEADS

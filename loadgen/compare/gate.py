@@ -12,11 +12,11 @@ FIELD is a dotted path to a number of a step in summary.json; OP is one of
 written for ``*_ms`` fields). The change, newest run minus baseline, is
 compared with BOUND by OP: ``> +10%`` fails when the newest run is more than
 10% higher. Where both runs have records and FIELD is a latency mean or
-percentile, a seeded bootstrap over requests (:mod:`loadgen.report.resample`:
+percentile, a seeded bootstrap over requests (:mod:`loadgen.compare.resample`:
 blocks of consecutive whole requests are drawn, never single gaps) gives a 95% interval of the
 difference; a change whose interval includes 0 is "not significant" and does
 not fail, and a side with too few requests to test the statistic
-(:func:`~loadgen.report.resample.untestable`) makes the step "inconclusive",
+(:func:`~loadgen.compare.resample.untestable`) makes the step "inconclusive",
 not failed. :func:`conclusions` is the one line per gate that ``compare``
 prints first.
 """
@@ -31,10 +31,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from loadgen.compare import resample
+from loadgen.compare.resample import CONFIDENCE, PerRequest, per_request
 from loadgen.errors import ScenarioError
-from loadgen.report import resample
-from loadgen.report.resample import CONFIDENCE, PerRequest
-from loadgen.report.samples import SAMPLED_METRICS, RunSamples
+from loadgen.results.samples import SAMPLED_METRICS, RunSamples
 from loadgen.summary import StepSummary
 from loadgen.vocab import PERCENTILE_OF
 
@@ -148,7 +148,7 @@ def bootstrap_diff(
     seed: int = 0,
 ) -> tuple[float, float]:
     """95% request-bootstrap interval of ``stat(new) - stat(base)``
-    (:func:`loadgen.report.resample.bootstrap_diff`; a plain sequence is one value a request)."""
+    (:func:`loadgen.compare.resample.bootstrap_diff`; a plain sequence is one value a request)."""
     return resample.bootstrap_diff(base, new, BOOTSTRAP_STATS[stat], resamples=resamples, seed=seed)
 
 
@@ -209,7 +209,7 @@ def _significance(
 ) -> tuple[tuple[float, float] | None, str | None]:
     """(the interval in the gate's terms, None where not tested; why the records are too
     few to test, None where they are not). Blocks of whole requests are resampled
-    (:func:`loadgen.report.resample.gate_interval`)."""
+    (:func:`loadgen.compare.resample.gate_interval`)."""
     metric, _, stat = gate.path.partition(".")
     base_samples, new_samples = samples
     if metric not in SAMPLED_METRICS or stat not in BOOTSTRAP_STATS:
@@ -220,8 +220,8 @@ def _significance(
         return None, None  # values made by different formulas (--allow-profile-mismatch)
     q = BOOTSTRAP_STATS[stat]
     sides = (
-        base_samples.step(steps[0].index).per_request(metric),
-        new_samples.step(steps[1].index).per_request(metric),
+        per_request(base_samples.step(steps[0].index), metric),
+        per_request(new_samples.step(steps[1].index), metric),
     )
     ci, untested = resample.gate_interval(*sides, stat, q, resamples=resamples, seed=seed)
     if ci is None:

@@ -1,16 +1,11 @@
-"""``loadgen compare``: runs side by side, overlay plots, and the regression gate.
+"""``loadgen compare``'s files: runs side by side, overlay plots, and the gate's conclusions.
 
 Owns the overlay plots (each run's latency and throughput curves on one
-panel), the gates run on the steps the baseline and the newest run share, and
-``comparison.md`` / ``comparison.html``. The runs are read, and runs under
-different metrics profiles refused, in :mod:`loadgen.report.compare_runs`;
-steps are matched across runs and the comparison tables made in
-:mod:`loadgen.report.compare_match` (both re-exported here).
-The environments side by side and the refusal of unequal workloads live in
-:mod:`loadgen.report.env_compare`.
-The gate's rule lives in :mod:`loadgen.report.gate`; what pooling runs
-(embeddings, rerank: no token timing) are compared by, in
-:mod:`loadgen.report.pooling_compare`.
+panel; pooling runs' on requests/s), the comparison tables (each figure for
+each run and its relative change from the first run, the baseline) with
+their plain-text layout for the terminal, and ``comparison.md`` /
+``comparison.html``. What is compared, and what the gate concludes, is
+decided in :mod:`loadgen.compare`.
 """
 
 from __future__ import annotations
@@ -18,86 +13,96 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from loadgen.report.blocks import Block, Figures, Heading, Items, Text
-from loadgen.report.compare_match import (
-    MATCH_TOLERANCE,
-    TABLE_METRICS,
-    comparison_tables,
-    format_table,
-    matched_steps,
-)
-from loadgen.report.compare_runs import (
-    ProfileMismatchError,
-    Run,
-    check_profiles,
-    default_out_dir,
-    load_runs,
-    profiles_text,
-)
-from loadgen.report.env_compare import environment_table
-from loadgen.report.gate import Gate, GateResult, conclusions, evaluate_gate
+from loadgen.compare.gate import GateResult, conclusions, step_value
+from loadgen.compare.match import MATCH_TOLERANCE, matched_steps
+from loadgen.compare.pooling import all_pooling, table_metrics
+from loadgen.compare.runs import TABLE_METRICS, Run, profiles_text
+from loadgen.report.blocks import Block, Figures, Heading, Items, Table, Text
+from loadgen.report.environment import environment_table
 from loadgen.report.markdown import render_markdown
 from loadgen.report.plots import Series, curve_steps, load_axis_label, load_x
-from loadgen.report.pooling_compare import check_gates, overlay_x, throughput_y
+from loadgen.summary import Summary
 from loadgen.vocab import CURVE_STATS, metric_label
 
 __all__ = [
-    "MATCH_TOLERANCE",
-    "TABLE_METRICS",
-    "ProfileMismatchError",
-    "Run",
-    "check_profiles",
     "comparison_tables",
-    "default_out_dir",
     "format_table",
-    "load_runs",
-    "matched_steps",
     "overlay_series",
-    "profiles_text",
-    "run_gates",
+    "overlay_x",
     "throughput_overlay",
+    "throughput_y",
     "write_comparison",
 ]
 
 OVERLAY_METRICS = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
 
 
-def run_gates(
-    gates: Sequence[Gate],
-    runs: Sequence[Run],
-    *,
-    seed: int = 0,
-    resamples: int = 1000,
-    tolerance: float = MATCH_TOLERANCE,
-) -> list[GateResult]:
-    """Every gate on every step the baseline (first run) and the newest (last run) share.
+def overlay_x(summaries: Sequence[Summary]) -> tuple[str, str]:
+    """The latency overlays' x: (the throughput field, its axis label)."""
+    if all_pooling(summaries):
+        return "requests_per_s", "requests/s"
+    return "output_tokens_per_s", "output tokens/s"
 
-    The bootstrap resamples values made by the runs' metrics profile (:func:`load_runs`
-    refuses runs under different profiles unless told). A gate on token timing where a run
-    is a pooling one is a one-line ScenarioError.
-    """
-    check_gates(gates, [r.name for r in runs], [r.summary for r in runs])
-    base, new = runs[0], runs[-1]
-    pairs = [
-        (label, (steps[0], steps[-1]))
-        for label, steps in matched_steps([base, new], tolerance=tolerance)
-        if steps[0] is not None and steps[-1] is not None
-    ]
-    return [
-        evaluate_gate(
-            gate,
-            label,
-            pair,
-            (base.samples, new.samples),
-            seed=seed,
-            resamples=resamples,
-            repeats=(base.repeat_steps(pair[0]), new.repeat_steps(pair[1]))
-            if base.repeats and new.repeats
-            else None,
+
+def throughput_y(summaries: Sequence[Summary]) -> tuple[str, str, str]:
+    """The throughput overlay's y: (the field, its axis label, the figure's title)."""
+    if all_pooling(summaries):
+        return "requests_per_s", "req/s", "requests/s vs load"
+    return "output_tokens_per_s", "output tok/s", "output tokens/s vs load"
+
+
+def _rel(base: float | None, new: float | None) -> str:
+    if base is None or new is None:
+        return "–"
+    if base == 0:
+        return "=" if new == 0 else "n/a"
+    return f"{(new - base) / abs(base) * 100:+.1f}%"
+
+
+def _fmt(v: float | None, path: str) -> str:
+    if v is None:
+        return "–"
+    return f"{100 * v:.2f}%" if path == "requests.error_rate" else f"{v:,.2f}"
+
+
+def comparison_tables(
+    runs: Sequence[Run], *, tolerance: float = MATCH_TOLERANCE
+) -> list[tuple[str, Table]]:
+    """Per metric: rows of load, each run's value, and each later run's change vs the baseline
+    (a pooling run's figures when every run is one: no token timing)."""
+    matches = matched_steps(runs, tolerance=tolerance)
+    tables = []
+    for path, title, unit in table_metrics([r.summary for r in runs], TABLE_METRICS):
+        header = (
+            "load",
+            *(f"{r.name} ({unit})" for r in runs),
+            *(f"Δ {r.name} (%)" for r in runs[1:]),
         )
-        for gate in gates
-        for label, pair in pairs
-    ]
+        rows = []
+        for label, steps in matches:
+            values = [step_value(s, path) if s is not None else None for s in steps]
+            rows.append(
+                (
+                    label,
+                    *(_fmt(v, path) for v in values),
+                    *(_rel(values[0], v) for v in values[1:]),
+                )
+            )
+        tables.append((f"{title} ({unit})", Table(header, tuple(rows))))
+    return tables
+
+
+def format_table(table: Table) -> str:
+    """Plain-text columns for the terminal."""
+    rows = [table.header, *table.rows]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(table.header))]
+    lines = []
+    for row in rows:
+        cells = zip(row, widths, strict=True)
+        lines.append(
+            "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(cells))
+        )
+    return "\n".join(lines)
 
 
 def overlay_series(runs: Sequence[Run], metric: str) -> Series:

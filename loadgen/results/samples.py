@@ -5,19 +5,19 @@ Owns one streaming pass over the records that keeps what the plots and
 is kept): per step, the TTFT, TPOT and E2E of each successful measured request
 (not warm-up, not ramp-up, as the metrics count them; TTFT to the first answer
 token in steps whose summary says ``ttft_of: answer``) and the ITL values (ms),
-each a :class:`~loadgen.report.bins.ValueColumn` of float64, and where each
+each a :class:`~loadgen.results.bins.ValueColumn` of float64, and where each
 request's ITL values end in that column (``itl_ends``, one int64 a request
 that has any), so ``compare``'s bootstrap can resample whole requests
-(:meth:`StepSamples.per_request`); for the context plot, each session call's
+(:func:`loadgen.compare.resample.per_request`); for the context plot, each session call's
 TTFT, prompt tokens and cached share
-(:class:`~loadgen.report.context_points.ContextPoints`); for the timeline,
+(:class:`~loadgen.results.context_points.ContextPoints`); for the timeline,
 every request's (sent, end) interval and every token event's arrival with its
 weight (the request's output tokens / its token events, so a server that sends
 several tokens per event is counted right), a
-:class:`~loadgen.report.bins.StampColumn`.
+:class:`~loadgen.results.bins.StampColumn`.
 
 ``exact_up_to``: the plots read a step's column exactly up to
-:data:`~loadgen.report.bins.EXACT_UP_TO` values and from a log-spaced histogram
+:data:`~loadgen.results.bins.EXACT_UP_TO` values and from a log-spaced histogram
 past that (the ITL of a 100,000-request step); ``compare``'s bootstrap reads
 with ``exact_up_to=None``: every value, as float64 (8 bytes a value). The
 timeline's token stamps are binned past the same bound whatever it is told:
@@ -48,9 +48,8 @@ from loadgen.errors import ScenarioError
 from loadgen.metrics.latency import first_answer, first_token
 from loadgen.metrics.profiles import PROFILES, Profile
 from loadgen.records import Record, read_records
-from loadgen.report.bins import EXACT_UP_TO, StampColumn, ValueColumn
-from loadgen.report.context_points import ContextPoints
-from loadgen.report.resample import PerRequest
+from loadgen.results.bins import EXACT_UP_TO, StampColumn, ValueColumn
+from loadgen.results.context_points import ContextPoints
 from loadgen.summary import Summary
 from loadgen.vocab import LATENCY_METRICS
 
@@ -105,15 +104,6 @@ class StepSamples:
     def values(self, metric: str) -> npt.NDArray[np.float64]:
         """Every value of ``metric``, in record order (a column that is not binned)."""
         return self.column(metric).values()
-
-    def per_request(self, metric: str) -> PerRequest:
-        """Every value of ``metric`` grouped by request: ITL's gaps by the request they
-        came from; TTFT, TPOT and E2E one value a request."""
-        values = self.values(metric)
-        if metric != "itl_ms":
-            return PerRequest.single(values)
-        ends = np.frombuffer(self.itl_ends, dtype=np.int64) if self.itl_ends else np.zeros(0)
-        return PerRequest(values, np.concatenate([[0], ends]).astype(np.int64))
 
 
 @dataclass(slots=True)

@@ -1,5 +1,8 @@
 """Files of a results directory: the resolved scenario and summary.json.
 
+Read back by :func:`load_summary`: a folder that is not a results directory, or
+a summary.json that does not validate, is a one-line ScenarioError.
+
 Both are written atomically (a temporary file, then ``os.replace``): a reader
 never sees half a file. The resolved scenario holds no secret: URL userinfo,
 header values (but harmless ones) and credential-like ``extra_body`` keys are
@@ -12,13 +15,16 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pydantic
 import yaml
 
+from loadgen.errors import ScenarioError
 from loadgen.redact import redact_body, redact_headers, strip_userinfo
 from loadgen.scenario.models import Scenario
 from loadgen.summary import Summary
 
 __all__ = [
+    "load_summary",
     "read_summary",
     "resolved_scenario",
     "write_atomic",
@@ -83,3 +89,21 @@ def write_atomic(path: Path, text: str) -> Path:
 
 def read_summary(path: Path) -> Summary:
     return Summary.model_validate_json(path.read_bytes())
+
+
+def load_summary(results_dir: Path) -> Summary:
+    """The summary of a results directory; bad input is a one-line ScenarioError."""
+    where = f"results dir {str(results_dir)!r}"
+    if not results_dir.is_dir():
+        msg = f"{where}: not a directory; expected the folder `loadgen run` wrote"
+        raise ScenarioError(msg)
+    path = results_dir / "summary.json"
+    if not path.is_file():
+        msg = f"{where}: no summary.json; expected the folder `loadgen run` wrote"
+        raise ScenarioError(msg)
+    try:
+        return read_summary(path)
+    except (pydantic.ValidationError, ValueError) as exc:
+        first = str(exc).splitlines()[0]
+        msg = f"{path}: not a loadgen summary ({first})"
+        raise ScenarioError(msg) from None

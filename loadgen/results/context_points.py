@@ -5,7 +5,7 @@ session (``Record.session`` set), its prompt tokens (``Record.prompt_tokens``:
 the context the server had to read), its TTFT (the profile's, as the step's
 ``ttft_ms`` and the CDFs) and the share of its prompt the server said it served
 from its prefix cache (``cached_tokens_server / prompt_tokens``; NaN when the
-server did not say). Filled by :class:`loadgen.report.samples.RunSamples` in
+server did not say). Filled by :class:`loadgen.results.samples.RunSamples` in
 its one pass over records.jsonl.
 """
 

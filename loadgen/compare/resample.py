@@ -48,6 +48,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from loadgen.results.samples import StepSamples
+
 __all__ = [
     "BLOCKS",
     "CONFIDENCE",
@@ -57,6 +59,7 @@ __all__ = [
     "PerRequest",
     "bootstrap_diff",
     "gate_interval",
+    "per_request",
     "resampled",
     "untestable",
 ]
@@ -123,6 +126,16 @@ class PerRequest:
         """The request (position) of each value."""
         out: Ints = np.repeat(np.arange(self.requests, dtype=np.int64), np.diff(self.offsets))
         return out
+
+
+def per_request(step: StepSamples, metric: str) -> PerRequest:
+    """Every value of ``metric`` in a step's samples grouped by request: ITL's gaps by the
+    request they came from; TTFT, TPOT and E2E one value a request."""
+    values = step.values(metric)
+    if metric != "itl_ms":
+        return PerRequest.single(values)
+    ends = np.frombuffer(step.itl_ends, dtype=np.int64) if step.itl_ends else np.zeros(0)
+    return PerRequest(values, np.concatenate([[0], ends]).astype(np.int64))
 
 
 def _percentile_of_weighted(sorted_values: Floats, weights: Ints, q: float) -> Floats:
