@@ -112,9 +112,9 @@ def compare(
     from loadgen.compare.runs import default_out_dir, load_runs
     from loadgen.compare.workloads import check_workloads
     from loadgen.redact import warn
-    from loadgen.report.compare_frontier import best_lines, compare_fronts
     from loadgen.report.comparison import comparison_tables, format_table, write_comparison
     from loadgen.report.environment import environment_table, hardware_warnings
+    from loadgen.report.plots.compare_frontier import best_lines, compare_fronts
 
     if len(runs) < 2:
         raise ScenarioError("compare: give at least two results dirs (the first is the baseline)")

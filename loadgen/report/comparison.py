@@ -18,9 +18,9 @@ from loadgen.compare.match import MATCH_TOLERANCE, matched_steps
 from loadgen.compare.pooling import all_pooling, table_metrics
 from loadgen.compare.runs import TABLE_METRICS, Run, profiles_text
 from loadgen.report.blocks import Block, Figures, Heading, Items, Table, Text
+from loadgen.report.documents.markdown import render_markdown
 from loadgen.report.environment import environment_table
-from loadgen.report.markdown import render_markdown
-from loadgen.report.plots import Series, curve_steps, load_axis_label, load_x
+from loadgen.report.plots.series import Series, curve_steps, load_axis_label, load_x
 from loadgen.summary import Summary
 from loadgen.vocab import CURVE_STATS, metric_label
 
@@ -108,7 +108,7 @@ def format_table(table: Table) -> str:
 def overlay_series(runs: Sequence[Run], metric: str) -> Series:
     """x = output tokens/s (pooling runs: requests/s), y = the metric's p50 and p99 (ms), per
     run: ``"<run> p99"``; each run's steps in load order, probes left out
-    (:func:`loadgen.report.plots.curve_steps`)."""
+    (:func:`loadgen.report.plots.series.curve_steps`)."""
     out: Series = {}
     x_field, _ = overlay_x([r.summary for r in runs])
     for run in runs:
@@ -124,7 +124,7 @@ def overlay_series(runs: Sequence[Run], metric: str) -> Series:
 
 
 def throughput_overlay(runs: Sequence[Run]) -> Series:
-    """x = the load (:func:`loadgen.report.plots.load_x`; a trace: achieved requests/s),
+    """x = the load (:func:`loadgen.report.plots.series.load_x`; a trace: achieved requests/s),
     y = output tokens/s (pooling runs: requests/s), per run."""
     y_field, _, _ = throughput_y([r.summary for r in runs])
     return {
@@ -159,9 +159,9 @@ def write_comparison(
     tolerance: float = MATCH_TOLERANCE,
 ) -> list[Path]:
     """Overlay plots, comparison.md and comparison.html under ``out_dir``; their paths."""
-    from loadgen.report.compare_frontier import FRONTS_FILE, FRONTS_TITLE, write_fronts
-    from loadgen.report.figures import draw_overlay, save_figure
-    from loadgen.report.html import render_html
+    from loadgen.report.documents.html import render_html
+    from loadgen.report.plots.compare_frontier import FRONTS_FILE, FRONTS_TITLE, write_fronts
+    from loadgen.report.plots.figures import draw_overlay, save_figure
 
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []

@@ -6,7 +6,7 @@ latency, requests/s, inputs/s (documents/s for rerank) and input tokens/s in
 their place (docs/metrics.md, "Pooling APIs"):
 
 - the console's throughput line (:func:`throughput_parts`); its latency table
-  keeps the E2E row only (:mod:`loadgen.report.console`); the per-endpoint and
+  keeps the E2E row only (:mod:`loadgen.report.terminal.console`); the per-endpoint and
   per-model breakdowns (console lines, report tables) show no TTFT, ITL or
   output tokens/s (:func:`keep_column`, :func:`kept_columns`,
   :func:`part_table`);
@@ -15,10 +15,10 @@ their place (docs/metrics.md, "Pooling APIs"):
   ``inputs_per_s``, ``inputs_total``, ``inputs_mean``, ``vector_dims`` beside
   the input tokens (:func:`csv_columns`, :func:`csv_fields`);
 - report.md/html: the overview's columns
-  (:func:`loadgen.report.pooling_views.overview`) and each step's latency
+  (:func:`loadgen.report.plots.pooling_views.overview`) and each step's latency
   table (E2E only: :data:`LATENCY_ROWS`);
-- the plots: :mod:`loadgen.report.pooling_figures`; the latency CDF draws E2E
-  only (:func:`loadgen.report.cdf_figure.draw_e2e_cdf`).
+- the plots: :mod:`loadgen.report.plots.pooling_figures`; the latency CDF draws E2E
+  only (:func:`loadgen.report.plots.cdf_figure.draw_e2e_cdf`).
 """
 
 from __future__ import annotations

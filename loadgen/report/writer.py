@@ -38,9 +38,9 @@ def _read_scenario(path: Path) -> Scenario | None:
 
 def write_reports(results_dir: Path) -> list[Path]:
     """(Re)write steps.csv, plots/*.png, report.md and report.html; return their paths."""
-    from loadgen.report.figures import write_plots
-    from loadgen.report.html import render_html
-    from loadgen.report.markdown import build_document, render_markdown
+    from loadgen.report.documents.html import render_html
+    from loadgen.report.documents.markdown import build_document, render_markdown
+    from loadgen.report.plots.figures import write_plots
 
     summary = load_summary(results_dir)
     samples = read_run_samples(results_dir, summary)

@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from loadgen.report.frontier_view import frontier_view
+from loadgen.report.plots.frontier_view import frontier_view
 from loadgen.report.writer import write_reports
 from tests.conftest import spawn_agent, stop_agent
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from loadgen.records import Record
-from loadgen.report import figures
-from loadgen.report.cdf_figure import draw_e2e_cdf
-from loadgen.report.console import format_step
+from loadgen.report.plots import figures
+from loadgen.report.plots.cdf_figure import draw_e2e_cdf
+from loadgen.report.terminal.console import format_step
 from loadgen.results.samples import samples_from_records
 from loadgen.scenario import Scenario
 from loadgen.summary import Summary

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from loadgen.records import Record
-from loadgen.report import figures, sample_series
+from loadgen.report.plots import figures, sample_series
 from loadgen.results.bins import LOG_EDGES, MAX_TIME_BINS, StampColumn, TimeBins, ValueColumn
 from loadgen.results.samples import RunSamples, samples_from_records
 from loadgen.summary import Summary

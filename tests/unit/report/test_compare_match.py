@@ -140,7 +140,7 @@ def test_runs_allowed_across_profiles_are_not_bootstrapped(
 
 
 def test_the_overview_lists_steps_in_load_order() -> None:
-    from loadgen.report.markdown import build_document
+    from loadgen.report.documents.markdown import build_document
 
     from .conftest import bare_step
 

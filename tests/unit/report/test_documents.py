@@ -7,7 +7,7 @@ import pytest
 
 from loadgen.errors import ScenarioError
 from loadgen.records import Record
-from loadgen.report.markdown import FAIL, PASS, Table, build_document, render_markdown
+from loadgen.report.documents.markdown import FAIL, PASS, Table, build_document, render_markdown
 from loadgen.report.writer import write_reports
 from loadgen.summary import Summary
 

@@ -18,8 +18,9 @@ from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
 from loadgen.records import Record
-from loadgen.report import cdf_figure, figures, plots
-from loadgen.report.figstyle import STEP_COLOURS
+from loadgen.report.plots import cdf_figure, figures
+from loadgen.report.plots import series as plots
+from loadgen.report.plots.figstyle import STEP_COLOURS
 from loadgen.results.samples import samples_from_records
 from loadgen.summary import Distribution, StepSummary, Summary, Verdict
 

@@ -21,10 +21,10 @@ from pydantic import TypeAdapter
 from loadgen.metrics.step import summarize_step
 from loadgen.records import Record
 from loadgen.report.blocks import verdict_cell
-from loadgen.report.console import format_step
 from loadgen.report.csv_out import render_steps_csv
-from loadgen.report.html import render_html
-from loadgen.report.markdown import build_document, render_markdown
+from loadgen.report.documents.html import render_html
+from loadgen.report.documents.markdown import build_document, render_markdown
+from loadgen.report.terminal.console import format_step
 from loadgen.results.sweep import make_sweep, verdict
 from loadgen.scenario.models import LoadSpec, SlaSpec
 from loadgen.summary import ClientHealth, ClockAnchor, LoadPoint, StepSummary, Summary
@@ -208,8 +208,9 @@ def test_the_interval_line_names_any_confidence_and_statistic() -> None:
 
 def test_the_tail_shown_is_the_percentile_the_sla_bounds() -> None:
     """A p90 bound: the overview's column, the curve's line and its SLA line are p90's."""
-    from loadgen.report import figures, plots
     from loadgen.report.blocks import Table
+    from loadgen.report.plots import figures
+    from loadgen.report.plots import series as plots
 
     summary = run()
     overview = next(b for b in build_document(summary) if isinstance(b, Table))

@@ -7,7 +7,8 @@ Checked through the data handed to matplotlib, not pixels.
 from __future__ import annotations
 
 from loadgen.records import Record
-from loadgen.report import figures, plots, sample_series
+from loadgen.report.plots import figures, sample_series
+from loadgen.report.plots import series as plots
 from loadgen.results.samples import samples_from_records
 from loadgen.summary import Summary, Verdict
 
@@ -118,7 +119,7 @@ def test_load_ticks_do_not_collide() -> None:
 def test_an_inconclusive_step_is_marked_on_the_curves_and_in_the_overview() -> None:
     from loadgen.metrics.sla import decide
     from loadgen.report.blocks import INCONCLUSIVE, Heading, Table
-    from loadgen.report.markdown import build_document
+    from loadgen.report.documents.markdown import build_document
 
     summary = _sla_search()
     saturated = summary.steps[1]  # c=64

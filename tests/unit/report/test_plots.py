@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 
 from loadgen.records import Record
-from loadgen.report import figures, plots, sample_series
+from loadgen.report.plots import figures, sample_series
+from loadgen.report.plots import series as plots
 from loadgen.results.samples import samples_from_records
 from loadgen.summary import Summary
 

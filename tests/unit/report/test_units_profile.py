@@ -14,7 +14,7 @@ from loadgen.records import Record
 from loadgen.report.blocks import Table
 from loadgen.report.comparison import comparison_tables
 from loadgen.report.csv_out import render_steps_csv
-from loadgen.report.markdown import build_document
+from loadgen.report.documents.markdown import build_document
 from loadgen.report.writer import write_reports
 from loadgen.summary import Summary
 

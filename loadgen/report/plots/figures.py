@@ -1,4 +1,4 @@
-"""Drawing: the series of :mod:`loadgen.report.plots` as matplotlib figures and PNG files.
+"""Drawing: the series of :mod:`loadgen.report.plots.series` as matplotlib figures and PNG files.
 
 Owns the file names under ``plots/``, which plots a run gets
 (:func:`write_plots`), the TTFT-by-turn plot and the overlays of
@@ -6,9 +6,9 @@ Owns the file names under ``plots/``, which plots a run gets
 (no pyplot, no global state) and saved with the Agg canvas; matplotlib is
 imported inside the functions, so importing this module costs nothing.
 Each ``draw_*`` returns the figure unsaved, so tests can read the lines back.
-The look shared by every plot is :mod:`loadgen.report.figstyle`'s; the plots
-over the load are drawn in :mod:`loadgen.report.load_figures`, the timeline in
-:mod:`loadgen.report.timeline_figure` (both re-exported here), the others in
+The look shared by every plot is :mod:`loadgen.report.plots.figstyle`'s; the plots
+over the load are drawn in :mod:`loadgen.report.plots.load_figures`, the timeline in
+:mod:`loadgen.report.plots.timeline_figure` (both re-exported here), the others in
 their own ``*_figure`` modules.
 """
 
@@ -17,10 +17,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from loadgen.report import plots as p
-from loadgen.report.cdf_figure import draw_cdf, draw_e2e_cdf
-from loadgen.report.context_figure import context_steps, draw_context
-from loadgen.report.figstyle import (
+from loadgen.report.plots import series as p
+from loadgen.report.plots.cdf_figure import draw_cdf, draw_e2e_cdf
+from loadgen.report.plots.context_figure import context_steps, draw_context
+from loadgen.report.plots.figstyle import (
     STAT_STYLE,
     figure,
     log_y_if_wide,
@@ -29,12 +29,17 @@ from loadgen.report.figstyle import (
     style,
     suptitle,
 )
-from loadgen.report.frontier_figure import draw_frontier, has_frontier
-from loadgen.report.load_figures import draw_curve, draw_telemetry, draw_throughput, load_ticks
-from loadgen.report.pooling_figures import draw_pooling_curve, draw_pooling_throughput
-from loadgen.report.pooling_views import curve_points
-from loadgen.report.split_figure import draw_time_split, split_bars
-from loadgen.report.timeline_figure import SHADING_LABELS, draw_timeline
+from loadgen.report.plots.frontier_figure import draw_frontier, has_frontier
+from loadgen.report.plots.load_figures import (
+    draw_curve,
+    draw_telemetry,
+    draw_throughput,
+    load_ticks,
+)
+from loadgen.report.plots.pooling_figures import draw_pooling_curve, draw_pooling_throughput
+from loadgen.report.plots.pooling_views import curve_points
+from loadgen.report.plots.split_figure import draw_time_split, split_bars
+from loadgen.report.plots.timeline_figure import SHADING_LABELS, draw_timeline
 from loadgen.results.samples import RunSamples
 from loadgen.results.steps import is_pooling
 from loadgen.summary import Summary
@@ -73,7 +78,7 @@ PLOT_FILES = {
 
 def draw_turns(summary: Summary) -> Figure:
     """TTFT p50 and p99 per turn of the sessions, one line per step (one colour each, in
-    :func:`loadgen.report.figstyle.step_style`'s order), one panel per stat."""
+    :func:`loadgen.report.plots.figstyle.step_style`'s order), one panel per stat."""
     from matplotlib.ticker import MaxNLocator
 
     fig = figure(11, 4.0, 1, 2, sharex=True)

@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from loadgen.report import plots as p
-from loadgen.report.figstyle import figure, style, suptitle
+from loadgen.report.plots import series as p
+from loadgen.report.plots.figstyle import figure, style, suptitle
 from loadgen.results.context_points import MAX_POINTS
 from loadgen.results.samples import RunSamples
 from loadgen.summary import StepSummary, Summary

@@ -1,6 +1,6 @@
 """The live terminal view of a run (rich), in place of the progress line on a terminal.
 
-:class:`LiveView` has :class:`~loadgen.report.progress.Progress`'s methods
+:class:`LiveView` has :class:`~loadgen.report.terminal.progress.Progress`'s methods
 (``start_step``, ``record``, ``print``, ``warn``, ``stop``) plus
 :meth:`LiveView.tick`, which the run calls four times a second from its
 event loop, between the load's callbacks: it takes loadgen's health and the
@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from loadgen.records import Record
-from loadgen.report.live_state import (
+from loadgen.report.terminal.live_state import (
     WINDOW_S,
     Figures,
     GpuNow,

@@ -8,16 +8,16 @@ against inputs/s (documents/s for rerank); the SLA's E2E bound as a line. The
 throughput plot (``plots/throughput.png``) shows requests/s and goodput, and
 inputs/s, against the load.
 
-matplotlib is imported inside the functions (loadgen.report.figstyle).
+matplotlib is imported inside the functions (loadgen.report.plots.figstyle).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from loadgen.report import plots as p
-from loadgen.report.figstyle import SLA_COLOUR, STAT_STYLE, figure, style, suptitle
-from loadgen.report.pooling_views import curve_points
+from loadgen.report.plots import series as p
+from loadgen.report.plots.figstyle import SLA_COLOUR, STAT_STYLE, figure, style, suptitle
+from loadgen.report.plots.pooling_views import curve_points
 from loadgen.results.steps import inputs_word
 from loadgen.summary import Summary
 from loadgen.vocab import CURVE_STATS, metric_label

@@ -1,6 +1,6 @@
 """The data of every plot, as pure functions: summary (and samples) in, series out.
 
-Owns what each plot shows; :mod:`loadgen.report.figures` (and the ``*_figure(s)``
+Owns what each plot shows; :mod:`loadgen.report.plots.figures` (and the ``*_figure(s)``
 modules it draws with) only draws it. A series is ``{legend label: [(x, y), ...]}``,
 exactly the points handed to matplotlib, so tests check the data rather than pixels.
 
@@ -12,7 +12,7 @@ exactly the points handed to matplotlib, so tests check the data rather than pix
 4. :func:`turn_series`: TTFT per turn of multi-turn sessions, one line per step.
 
 The plots drawn from the per-request samples (CDFs, the timeline) have their
-series in :mod:`loadgen.report.sample_series`.
+series in :mod:`loadgen.report.plots.sample_series`.
 
 "vs load" means :func:`load_x`: the concurrency or the offered rate, and for
 a trace replay the achieved requests/s (a time scale is not a load: x0.5 of

@@ -3,9 +3,9 @@
 Owns :data:`STEP_COLOURS` (one colour per step, distinct for up to 12 steps: tab10 and
 two dark ones; a step past the 12th reuses a colour with a dashed line, see
 :func:`step_style`), the SLA colour, the p50/p99 line styles, and the helpers the
-``draw_*`` functions of :mod:`loadgen.report.figures` and its drawing modules
-(:mod:`loadgen.report.load_figures`, :mod:`loadgen.report.timeline_figure`,
-:mod:`loadgen.report.cdf_figure`, ...) share. matplotlib is imported inside the functions.
+``draw_*`` functions of :mod:`loadgen.report.plots.figures` and its drawing modules
+(:mod:`loadgen.report.plots.load_figures`, :mod:`loadgen.report.plots.timeline_figure`,
+:mod:`loadgen.report.plots.cdf_figure`, ...) share. matplotlib is imported inside the functions.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from loadgen.metrics.frontier import best_under_sla, pareto_front
-from loadgen.report.plots import curve_steps, point_label
+from loadgen.report.plots.series import curve_steps, point_label
 from loadgen.summary import StepSummary, Summary
 
 __all__ = ["PER_GPU", "PER_RUN", "FrontierView", "best_text", "frontier_view", "shared_axis"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from loadgen.report.blocks import Table, num, verdict_cell
-from loadgen.report.plots import curve_steps, tail_stat
+from loadgen.report.plots.series import curve_steps, tail_stat
 from loadgen.results.steps import inputs_word
 from loadgen.summary import StepSummary, Summary
 from loadgen.vocab import metric_label

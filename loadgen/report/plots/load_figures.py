@@ -4,7 +4,7 @@ Owns ``latency_throughput.png`` (with its SLA lines, error bars, the
 sla-search's bracket, the verdict's star and the point labels),
 ``throughput.png`` and ``telemetry.png``, and the load axis's log2 ticks
 (:func:`load_ticks`, also the overlays'). The series come from
-:mod:`loadgen.report.plots`; matplotlib is imported inside the functions.
+:mod:`loadgen.report.plots.series`; matplotlib is imported inside the functions.
 """
 
 from __future__ import annotations
@@ -12,9 +12,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from loadgen.report import plots as p
-from loadgen.report.figstyle import SLA_COLOUR, STAT_STYLE, figure, log_y_if_wide, style, suptitle
-from loadgen.report.labels import place_labels
+from loadgen.report.plots import series as p
+from loadgen.report.plots.figstyle import (
+    SLA_COLOUR,
+    STAT_STYLE,
+    figure,
+    log_y_if_wide,
+    style,
+    suptitle,
+)
+from loadgen.report.plots.labels import place_labels
 from loadgen.summary import Summary
 from loadgen.vocab import confidence_text, metric_label
 
@@ -44,7 +51,7 @@ def _bracket(ax: Axes, series: p.Series) -> None:
 
 def load_ticks(ax: Axes, xs: Sequence[float]) -> None:
     """Log2 x axis when the sweep spans 8x or more, a tick at each load value that
-    :func:`loadgen.report.plots.thin_ticks` keeps apart."""
+    :func:`loadgen.report.plots.series.thin_ticks` keeps apart."""
     from matplotlib.ticker import FixedLocator, NullLocator
 
     values = sorted(set(xs))
@@ -91,7 +98,7 @@ def draw_curve(summary: Summary) -> Figure:
     TPOT and ITL, the same; x = output tokens/s; SLA lines;
     each point's confidence interval as an error bar; the verdict's point starred; each
     point of the p99 line labelled with its load where the label fits
-    (:func:`loadgen.report.labels.place_labels`)."""
+    (:func:`loadgen.report.plots.labels.place_labels`)."""
     series, bounds = p.curve_series(summary), p.sla_bounds(summary)
     fig = figure(11, 4.4, 1, 2)
     colours = {"ttft_ms": "#1f77b4", "tpot_ms": "#2ca02c", "itl_ms": "#9467bd"}
@@ -138,7 +145,7 @@ def draw_curve(summary: Summary) -> Figure:
 def draw_throughput(summary: Summary) -> Figure:
     """Panel 1: requests/s and goodput; panel 2: output tokens/s.
 
-    x = :func:`loadgen.report.plots.load_x`: the load, or a trace's achieved requests/s.
+    x = :func:`loadgen.report.plots.series.load_x`: the load, or a trace's achieved requests/s.
     """
     series = p.throughput_series(summary)
     fig = figure(11, 4.0, 1, 2)

@@ -6,7 +6,7 @@ renders the same blocks, so both reports always say the same thing. What the
 document holds: the scenario in brief (with where prompt lengths come from and
 the workload), the verdict, an overview table (a prefix-cache column when a
 step has a hit rate), the plots, and each step's section
-(:func:`loadgen.report.step_doc.step_blocks`).
+(:func:`loadgen.report.documents.step_doc.step_blocks`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import datetime as dt
 from collections.abc import Sequence
 
 from loadgen.metrics.profiles import PROFILES
-from loadgen.report import facts, pooling_views, sessions
+from loadgen.report import facts, sessions
 from loadgen.report.blocks import (
     FAIL,
     PASS,
@@ -29,10 +29,11 @@ from loadgen.report.blocks import (
     pct,
     verdict_cell,
 )
+from loadgen.report.documents.step_doc import step_blocks
 from loadgen.report.endpoints import target_text
-from loadgen.report.frontier_view import best_text, frontier_view
-from loadgen.report.plots import curve_steps, tail_stat
-from loadgen.report.step_doc import step_blocks
+from loadgen.report.plots import pooling_views
+from loadgen.report.plots.frontier_view import best_text, frontier_view
+from loadgen.report.plots.series import curve_steps, tail_stat
 from loadgen.results.steps import is_pooling, load_label
 from loadgen.scenario.models import Scenario
 from loadgen.summary import SlaBounds, StepSummary, Summary
@@ -175,7 +176,7 @@ def _sla_cell(step: StepSummary) -> str:
 
 def overview_header(summary: Summary) -> tuple[str, ...]:
     """:data:`OVERVIEW_HEADER` with each latency's tail the percentile the SLA bounds
-    (:func:`loadgen.report.plots.tail_stat`): ``TTFT p90 (ms)`` beside a p90 bound."""
+    (:func:`loadgen.report.plots.series.tail_stat`): ``TTFT p90 (ms)`` beside a p90 bound."""
     out = list(OVERVIEW_HEADER)
     for i, metric in _TAIL_COLUMNS.items():
         name = metric_label(metric, tail_stat(summary, metric))

@@ -1,6 +1,6 @@
 """The series of the plots drawn from the per-request samples: pure functions, samples in.
 
-Like :mod:`loadgen.report.plots` (whose step order and labels they use), each
+Like :mod:`loadgen.report.plots.series` (whose step order and labels they use), each
 returns exactly the points handed to matplotlib:
 
 1. :func:`cdf_series`: the CDF of TTFT or ITL, one line per step; a step
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from loadgen.report.plots import Series, curve_steps, point_label
+from loadgen.report.plots.series import Series, curve_steps, point_label
 from loadgen.results.bins import LOG_EDGES, ValueColumn
 from loadgen.results.samples import RunSamples
 from loadgen.summary import Summary

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from loadgen.report import plots as p
-from loadgen.report.figstyle import SLA_COLOUR, figure, style, suptitle
+from loadgen.report.plots import series as p
+from loadgen.report.plots.figstyle import SLA_COLOUR, figure, style, suptitle
 from loadgen.summary import PART_WORDS, PHASES, Summary
 
 if TYPE_CHECKING:

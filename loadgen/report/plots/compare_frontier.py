@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from loadgen.report.frontier_view import FrontierView, best_text, frontier_view, shared_axis
+from loadgen.report.plots.frontier_view import FrontierView, best_text, frontier_view, shared_axis
 from loadgen.summary import Summary
 
 __all__ = ["FRONTS_FILE", "FRONTS_TITLE", "best_lines", "compare_fronts", "write_fronts"]
@@ -36,8 +36,8 @@ def write_fronts(
 ) -> tuple[Path, list[str]] | None:
     """Draw the fronts of the runs that have points into ``out_dir``/:data:`FRONTS_FILE`;
     (its path, each run's best-point line), or None when no run has a point."""
-    from loadgen.report.figstyle import save_figure
-    from loadgen.report.frontier_figure import draw_fronts
+    from loadgen.report.plots.figstyle import save_figure
+    from loadgen.report.plots.frontier_figure import draw_fronts
 
     views = compare_fronts(summaries)
     if not any(v.points for v in views):

@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from loadgen.report import plots as p
-from loadgen.report import sample_series as ss
-from loadgen.report.figstyle import (
+from loadgen.report.plots import sample_series as ss
+from loadgen.report.plots import series as p
+from loadgen.report.plots.figstyle import (
     SLA_COLOUR,
     figure,
     figure_legend,
@@ -85,7 +85,7 @@ def _sla_marks(ax: Axes, summary: Summary, metric: str) -> list[float]:
 def _cdf_panel(
     ax: Axes, summary: Summary, series: p.Series, metric: str, xlabel: str, log_x: bool
 ) -> None:
-    """One line per step in :func:`loadgen.report.figstyle.step_style`'s colours, a step
+    """One line per step in :func:`loadgen.report.plots.figstyle.step_style`'s colours, a step
     function (the fraction holds between two samples). ``log_x``: a log x axis in plain
     numbers; otherwise the axis is cut at the 99.9th percentile when a long tail would
     squash the rest."""

@@ -6,7 +6,7 @@ region slower than the SLA's TPOT bound shaded, the best point under the SLA
 starred) and :func:`draw_fronts` (several runs on one panel, a colour each,
 each run's best point named, the points labelled by load where the labels fit).
 The points are
-:class:`~loadgen.report.frontier_view.FrontierView`'s.
+:class:`~loadgen.report.plots.frontier_view.FrontierView`'s.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from loadgen.report.figstyle import SLA_COLOUR, figure, style, suptitle
-from loadgen.report.frontier_view import FrontierView, frontier_view
-from loadgen.report.labels import place_labels
-from loadgen.report.plots import sla_bounds
+from loadgen.report.plots.figstyle import SLA_COLOUR, figure, style, suptitle
+from loadgen.report.plots.frontier_view import FrontierView, frontier_view
+from loadgen.report.plots.labels import place_labels
+from loadgen.report.plots.series import sla_bounds
 from loadgen.summary import Summary
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 GPUs over time, each step's window shaded.
 
 Owns ``timeline.png``'s panels, its step shading and the legend that names the
-shades; the series come from :mod:`loadgen.report.sample_series`. matplotlib is
+shades; the series come from :mod:`loadgen.report.plots.sample_series`. matplotlib is
 imported inside the functions.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from loadgen.report import sample_series as ss
-from loadgen.report.figstyle import figure, style, suptitle
+from loadgen.report.plots import sample_series as ss
+from loadgen.report.plots.figstyle import figure, style, suptitle
 from loadgen.results.bins import EXACT_UP_TO
 from loadgen.results.samples import RunSamples
 from loadgen.summary import Summary

@@ -1,4 +1,4 @@
-"""``report.html``: the blocks of :func:`loadgen.report.markdown.build_document` as one
+"""``report.html``: the blocks of :func:`loadgen.report.documents.markdown.build_document` as one
 self-contained page.
 
 Owns the page's markup and CSS. Everything is inline: the CSS in a
