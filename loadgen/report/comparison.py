@@ -161,7 +161,8 @@ def write_comparison(
     """Overlay plots, comparison.md and comparison.html under ``out_dir``; their paths."""
     from loadgen.report.documents.html import render_html
     from loadgen.report.plots.compare_frontier import FRONTS_FILE, FRONTS_TITLE, write_fronts
-    from loadgen.report.plots.figures import draw_overlay, save_figure
+    from loadgen.report.plots.figstyle import save_figure
+    from loadgen.report.plots.figures import draw_overlay
 
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []

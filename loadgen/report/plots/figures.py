@@ -8,8 +8,8 @@ imported inside the functions, so importing this module costs nothing.
 Each ``draw_*`` returns the figure unsaved, so tests can read the lines back.
 The look shared by every plot is :mod:`loadgen.report.plots.figstyle`'s; the plots
 over the load are drawn in :mod:`loadgen.report.plots.load_figures`, the timeline in
-:mod:`loadgen.report.plots.timeline_figure` (both re-exported here), the others in
-their own ``*_figure`` modules.
+:mod:`loadgen.report.plots.timeline_figure`, the others in their own ``*_figure``
+modules.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from loadgen.report.plots.load_figures import (
 from loadgen.report.plots.pooling_figures import draw_pooling_curve, draw_pooling_throughput
 from loadgen.report.plots.pooling_views import curve_points
 from loadgen.report.plots.split_figure import draw_time_split, split_bars
-from loadgen.report.plots.timeline_figure import SHADING_LABELS, draw_timeline
+from loadgen.report.plots.timeline_figure import draw_timeline
 from loadgen.results.samples import RunSamples
 from loadgen.results.steps import is_pooling
 from loadgen.summary import Summary
@@ -50,15 +50,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PLOT_FILES",
-    "SHADING_LABELS",
-    "draw_cdf",
-    "draw_curve",
     "draw_overlay",
-    "draw_telemetry",
-    "draw_throughput",
-    "draw_timeline",
     "draw_turns",
-    "save_figure",
     "write_plots",
 ]
 
