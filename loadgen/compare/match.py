@@ -5,7 +5,7 @@ value within a relative tolerance (rate 4 in one run with rate 4.1 in the
 other), an ``auto`` sweep's concurrency probe only with a probe. Each match
 is named by its loads (``rate 4 req/s ~ 4.1``); the gate judges the matched
 pairs (:mod:`loadgen.compare.regression`), the report lays them out in
-tables (:mod:`loadgen.report.comparison`).
+tables (:mod:`loadgen.report.documents.comparison`).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ decides on what :mod:`loadgen.report.pooling` shows for one run:
 - ``--repeat``: the spread of E2E, requests/s, inputs/s and input tokens/s
   (:func:`repeat_metrics`).
 
-The overlays' axes of pooling runs are drawn by :mod:`loadgen.report.comparison`.
+The overlays' axes of pooling runs are drawn by :mod:`loadgen.report.documents.comparison`.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ def report(results_dir: Path) -> None:
     Example:
       loadgen report results/baseline
     """
-    from loadgen.report.writer import write_reports
+    from loadgen.report.documents.writer import write_reports
 
     try:
         with _damaged_rows_said():
@@ -112,7 +112,11 @@ def compare(
     from loadgen.compare.runs import default_out_dir, load_runs
     from loadgen.compare.workloads import check_workloads
     from loadgen.redact import warn
-    from loadgen.report.comparison import comparison_tables, format_table, write_comparison
+    from loadgen.report.documents.comparison import (
+        comparison_tables,
+        format_table,
+        write_comparison,
+    )
     from loadgen.report.environment import environment_table, hardware_warnings
     from loadgen.report.plots.compare_frontier import best_lines, compare_fronts
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from loadgen.cli import main
-from loadgen.report.writer import write_reports
+from loadgen.report.documents.writer import write_reports
 from loadgen.results.files import read_summary
 
 from .conftest import Runner, make_scenario

@@ -10,8 +10,8 @@ from pathlib import Path
 from loadgen.metrics.step import summarize_step
 from loadgen.records import Record
 from loadgen.report.csv_out import render_steps_csv
+from loadgen.report.documents.writer import write_reports
 from loadgen.report.terminal.console import format_step
-from loadgen.report.writer import write_reports
 from loadgen.scenario.models import SlaSpec
 from loadgen.summary import LoadPoint, Summary
 

@@ -10,7 +10,7 @@ from loadgen.compare.match import matched_steps
 from loadgen.compare.runs import load_runs
 from loadgen.metrics.step import summarize_step
 from loadgen.records import Record
-from loadgen.report.comparison import (
+from loadgen.report.documents.comparison import (
     comparison_tables,
     format_table,
     overlay_series,

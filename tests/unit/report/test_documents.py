@@ -8,7 +8,7 @@ import pytest
 from loadgen.errors import ScenarioError
 from loadgen.records import Record
 from loadgen.report.documents.markdown import FAIL, PASS, Table, build_document, render_markdown
-from loadgen.report.writer import write_reports
+from loadgen.report.documents.writer import write_reports
 from loadgen.summary import Summary
 
 

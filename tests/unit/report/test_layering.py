@@ -32,7 +32,7 @@ def test_public_names_exist() -> None:
 
 
 def test_cli_help_does_not_import_matplotlib_or_numpy() -> None:
-    heavy = ("matplotlib", "numpy", "loadgen.report.writer")
+    heavy = ("matplotlib", "numpy", "loadgen.report.documents.writer")
     code = f"import sys, loadgen.cli; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

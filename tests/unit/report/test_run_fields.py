@@ -20,9 +20,9 @@ from loadgen.report.documents.markdown import (
     build_document,
     render_markdown,
 )
+from loadgen.report.documents.writer import write_reports
 from loadgen.report.sessions import CSV_FIELDS as SESSION_COLUMNS
 from loadgen.report.terminal.console import format_run_header, format_step
-from loadgen.report.writer import write_reports
 from loadgen.results.steps import load_label
 from loadgen.scenario.workload_spec import WorkloadSpec
 from loadgen.summary import StepSummary, Summary, TokenCounts
