@@ -14,7 +14,7 @@ httpx (used for HTTP/2; driven here over HTTP/1.1). The measurement is
         [--tls]        # https: a self-signed certificate made now with openssl
         [--live]       # with the live view drawn, as `loadgen run` on a terminal draws it
 
-``--live`` hands every record to a :class:`loadgen.report.live.LiveView` too
+``--live`` hands every record to a :class:`loadgen.report.terminal.live.LiveView` too
 and runs the run's own feed (:func:`loadgen.run.live_feed.feed_view`: a pulse
 and a redraw every 0.25 s) beside the load, drawing to a forced terminal on
 /dev/null (all the rendering, none of a real terminal's speed), so the
@@ -39,7 +39,7 @@ from loadgen.client.transport import TlsOptions
 from loadgen.clock import now_ns
 from loadgen.execute.loop import loop_factory
 from loadgen.execute.monitor import LoopMonitor, Pulse
-from loadgen.report.live import LiveView
+from loadgen.report.terminal.live import LiveView
 from loadgen.run.live_feed import feed_view
 from loadgen.target.mock import MockServer
 
@@ -94,7 +94,7 @@ def live_view(concurrency: int) -> TimedView:
 def record_cost_ns(tokens: int, n: int = 200_000) -> float:
     """CPU ns of one LiveState.record call, for a streamed answer of ``tokens`` token events."""
     from loadgen.records import Record
-    from loadgen.report.live_state import LiveState
+    from loadgen.report.terminal.live_state import LiveState
 
     stamps = list(range(1_000_000, 1_000_000 + tokens * 1000, 1000))
     rec = Record(0, 0, False, "r", 8, tokens, sent_ns=0, end_ns=stamps[-1] + 1, ok=True)

@@ -35,7 +35,7 @@ CHILD = """
 import json, sys, time
 from pathlib import Path
 from loadgen.run import RunOptions, run_scenario
-from loadgen.report.writer import write_reports
+from loadgen.report.documents.writer import write_reports
 from loadgen.scenario.models import Scenario
 def hwm_kib():
     for line in Path("/proc/self/status").read_text().splitlines():

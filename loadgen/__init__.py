@@ -26,9 +26,9 @@ _EXPORTS = {
     "TargetError": "loadgen.errors",
     "load_scenario": "loadgen.scenario",
     "read_records": "loadgen.records",
-    "read_summary": "loadgen.report.files",
+    "read_summary": "loadgen.results.files",
     "run_scenario": "loadgen.run",
-    "write_reports": "loadgen.report.writer",
+    "write_reports": "loadgen.report.documents.writer",
 }
 
 __all__ = [
@@ -51,8 +51,8 @@ __all__ = [
 if TYPE_CHECKING:
     from loadgen.errors import LoadgenError, ScenarioError, TargetError
     from loadgen.records import Record, read_records
-    from loadgen.report.files import read_summary
-    from loadgen.report.writer import write_reports
+    from loadgen.report.documents.writer import write_reports
+    from loadgen.results.files import read_summary
     from loadgen.run import RunOptions, run_scenario
     from loadgen.scenario import Scenario, load_scenario
     from loadgen.summary import StepSummary, Summary

@@ -45,7 +45,7 @@ def _rebuilding(report: click.Command) -> click.Command:
         import warnings
 
         from loadgen.records import DamagedRecords
-        from loadgen.report.files import write_summary
+        from loadgen.results.files import write_summary
         from loadgen.results.rebuild import PROFILE, can_rebuild, rebuild_summary
 
         if can_rebuild(results_dir):

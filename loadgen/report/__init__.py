@@ -1,15 +1,15 @@
-"""Outputs: console tables, progress, files and plots, made from the results.
+"""Outputs: console tables, progress, files and plots, rendered from the results.
 
-Owns every file and line a person reads: the console's step tables and
-verdict, the live progress line and the live view on a terminal (``live``,
-its state and rolling figures in ``live_state``), summary.json and scenario.yaml on disk,
-steps.csv, report.md, report.html, the plots, ``loadgen report`` and
-``loadgen compare``.
-
-May import: loadgen.errors, metrics (formulas for per-request samples, the frontier's front),
-records (streamed, never all held), redact, scenario (the typed resolved
-scenario), summary, vocab. Never the clock (the run passes the time in) nor
-any stage that sends load.
-
-Public names: write_reports, read_summary, Progress, format_step, format_verdict.
+Owns every file and line a person reads, in three rooms and the pieces they
+share: the terminal (``terminal``: the console's step tables and verdict,
+the live progress line and the live view), the documents (``documents``:
+report.md and report.html, every file of a results directory rewritten,
+``loadgen compare``'s folder) and the plots (``plots``: each plot's series,
+then its figure). At the top: steps.csv (``csv_out``), what each feature
+says in every output (``facts``, ``sessions``, ``validity``, ``endpoints``,
+``mix``, ``pooling``, ...), and what ``--repeat`` and compare's environment
+check decided, rendered (``repeats``, ``environment``); ``commands`` holds
+``loadgen report`` and ``loadgen compare``. Never reads the clock (the run
+passes the time in), never sends load, never judges a regression (that is
+:mod:`loadgen.compare`).
 """

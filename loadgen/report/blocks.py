@@ -1,8 +1,8 @@
 """The document model: blocks that report.md and report.html both render, and cell formats.
 
 A report is a list of blocks (headings, text, bullet lists, tables, figures);
-:mod:`loadgen.report.markdown` builds the run's document and writes Markdown,
-:mod:`loadgen.report.html` renders the same blocks as a page, so both say the
+:mod:`loadgen.report.documents.markdown` builds the run's document and writes Markdown,
+:mod:`loadgen.report.documents.html` renders the same blocks as a page, so both say the
 same thing.
 """
 

@@ -36,7 +36,7 @@ def report(results_dir: Path) -> None:
     Example:
       loadgen report results/baseline
     """
-    from loadgen.report.writer import write_reports
+    from loadgen.report.documents.writer import write_reports
 
     try:
         with _damaged_rows_said():
@@ -106,41 +106,49 @@ def compare(
     Example:
       loadgen compare results/fp16 results/int8 --fail-if "ttft_ms.p99 > +10%"
     """
+    from loadgen.compare.gate import conclusions, parse_gate
+    from loadgen.compare.match import matched_steps
+    from loadgen.compare.regression import run_gates
+    from loadgen.compare.runs import default_out_dir, load_runs
+    from loadgen.compare.workloads import check_workloads
     from loadgen.redact import warn
-    from loadgen.report import compare as cmp
-    from loadgen.report import env_compare as envcmp
-    from loadgen.report.compare_frontier import best_lines, compare_fronts
-    from loadgen.report.gate import conclusions, parse_gate
+    from loadgen.report.documents.comparison import (
+        comparison_tables,
+        format_table,
+        write_comparison,
+    )
+    from loadgen.report.environment import environment_table, hardware_warnings
+    from loadgen.report.plots.compare_frontier import best_lines, compare_fronts
 
     if len(runs) < 2:
         raise ScenarioError("compare: give at least two results dirs (the first is the baseline)")
     gates = [parse_gate(text) for text in fail_if]
     with _damaged_rows_said():
-        loaded = cmp.load_runs(runs, allow_profile_mismatch=allow_profile_mismatch)
-    lines = envcmp.check_workloads(loaded, allow_mismatch=allow_workload_mismatch)
-    for line in [*lines, *envcmp.hardware_warnings(loaded)]:
+        loaded = load_runs(runs, allow_profile_mismatch=allow_profile_mismatch)
+    lines = check_workloads(loaded, allow_mismatch=allow_workload_mismatch)
+    for line in [*lines, *hardware_warnings(loaded)]:
         warn(line)
-    results = cmp.run_gates(gates, loaded, seed=seed, resamples=resamples)
-    out = out_dir or cmp.default_out_dir(loaded)
+    results = run_gates(gates, loaded, seed=seed, resamples=resamples)
+    out = out_dir or default_out_dir(loaded)
     try:
-        cmp.write_comparison(loaded, out, results)
+        write_comparison(loaded, out, results)
     except OSError as exc:
         raise _unwritable(out, exc) from None
     if results:
         click.echo("\n".join(conclusions(results)) + "\n")
         click.echo("\n".join(r.message() for r in results) + "\n")
-    env_table, flagged = envcmp.environment_table(loaded)
-    click.echo(cmp.format_table(env_table))  # its header row is its title: "environment"
+    env_table, flagged = environment_table(loaded)
+    click.echo(format_table(env_table))  # its header row is its title: "environment"
     if flagged:
         click.echo(f"differs: {', '.join(flagged)}")
     click.echo("")
-    for title, table in cmp.comparison_tables(loaded):
-        click.echo(f"{title}\n{cmp.format_table(table)}\n")
+    for title, table in comparison_tables(loaded):
+        click.echo(f"{title}\n{format_table(table)}\n")
     views = compare_fronts([r.summary for r in loaded])
     if any(v.points for v in views):  # each run's best point under the SLA, named
         click.echo("\n".join(best_lines([r.name for r in loaded], views)) + "\n")
     click.echo(f"comparison: {out}")
-    if gates and not cmp.matched_steps([loaded[0], loaded[-1]]):
+    if gates and not matched_steps([loaded[0], loaded[-1]]):
         raise Regression("regression gate: the first and last runs share no load value")
     failed = [r for r in results if r.failed]
     if failed:

@@ -1,6 +1,6 @@
 """``steps.csv``: one row per step, flat columns that pandas or a spreadsheet read directly.
 
-Owns the column names (see docs/reports.md), :func:`load_value` and
+Owns the column names (see docs/reports.md) and
 :func:`telemetry_fields`, the flat view of a step's ``telemetry`` block that
 the plots and the Markdown report also use. Empty cells are values the step
 does not have (no successful request, no telemetry). Booleans are
@@ -24,6 +24,7 @@ from typing import Any
 
 from loadgen.report import frontier, mix, pooling, sessions, validity
 from loadgen.report.endpoints import csv_fields
+from loadgen.results.steps import is_pooling, load_value
 from loadgen.summary import Mean, MeanMax, StepSummary, Summary
 from loadgen.vocab import CURVE_STATS, DISTRIBUTION_STATS
 
@@ -35,7 +36,6 @@ __all__ = [
     "SPEC_DECODE_COLUMNS",
     "STATS",
     "csv_columns",
-    "load_value",
     "render_steps_csv",
     "step_row",
     "steps_table",
@@ -171,18 +171,6 @@ OPTIONAL_COLUMNS: tuple[tuple[tuple[str, ...], Callable[[list[Any]], bool]], ...
     (PHASE_COLUMNS, _some),
 )
 _OPTIONAL = {name for names, _ in OPTIONAL_COLUMNS for name in names}
-
-
-def load_value(step: StepSummary) -> float | None:
-    """The step's configured load: concurrency, rate in req/s, a trace's time scale, or
-    offline the cap on requests in flight (None: no cap)."""
-    load = step.load
-    value = {
-        "concurrency": load.concurrency,
-        "trace": load.time_scale,
-        "offline": load.max_concurrency,
-    }.get(load.mode, load.rate)
-    return None if value is None else float(value)
 
 
 def _mean_max(block: MeanMax | Mean | None, prefix: str, out: dict[str, float]) -> None:
@@ -354,7 +342,7 @@ def steps_table(summary: Summary) -> tuple[list[str], list[dict[str, Any]]]:
     Parquet export (loadgen.export) types the same rows."""
     rows = [step_row(s, summary.metrics_profile) for s in summary.steps]
     columns = csv_columns(rows)
-    if pooling.is_pooling(summary):  # no token timing; inputs/s and vector dimensions
+    if is_pooling(summary):  # no token timing; inputs/s and vector dimensions
         for step, row in zip(summary.steps, rows, strict=True):
             row.update(pooling.csv_fields(step))
         columns = pooling.csv_columns(columns)

@@ -2,7 +2,7 @@
 
 Owns :func:`csv_fields` (steps.csv's ``frontier_*`` columns) and :func:`step_text`
 (the step's ``frontier:`` line in the console and report.md). The formulas are
-:mod:`loadgen.metrics.frontier`'s; :mod:`loadgen.report.frontier_view` has the
+:mod:`loadgen.metrics.frontier`'s; :mod:`loadgen.report.plots.frontier_view` has the
 run's points and front.
 """
 

@@ -6,7 +6,7 @@ latency, requests/s, inputs/s (documents/s for rerank) and input tokens/s in
 their place (docs/metrics.md, "Pooling APIs"):
 
 - the console's throughput line (:func:`throughput_parts`); its latency table
-  keeps the E2E row only (:mod:`loadgen.report.console`); the per-endpoint and
+  keeps the E2E row only (:mod:`loadgen.report.terminal.console`); the per-endpoint and
   per-model breakdowns (console lines, report tables) show no TTFT, ITL or
   output tokens/s (:func:`keep_column`, :func:`kept_columns`,
   :func:`part_table`);
@@ -15,10 +15,10 @@ their place (docs/metrics.md, "Pooling APIs"):
   ``inputs_per_s``, ``inputs_total``, ``inputs_mean``, ``vector_dims`` beside
   the input tokens (:func:`csv_columns`, :func:`csv_fields`);
 - report.md/html: the overview's columns
-  (:func:`loadgen.report.pooling_views.overview`) and each step's latency
+  (:func:`loadgen.report.plots.pooling_views.overview`) and each step's latency
   table (E2E only: :data:`LATENCY_ROWS`);
-- the plots: :mod:`loadgen.report.pooling_figures`; the latency CDF draws E2E
-  only (:func:`loadgen.report.cdf_figure.draw_e2e_cdf`).
+- the plots: :mod:`loadgen.report.plots.pooling_figures`; the latency CDF draws E2E
+  only (:func:`loadgen.report.plots.cdf_figure.draw_e2e_cdf`).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from loadgen.summary import StepSummary, Summary
-from loadgen.vocab import POOLING_APIS
+from loadgen.results.steps import inputs_word
+from loadgen.summary import StepSummary
 
 __all__ = [
     "CSV_DROPPED",
@@ -36,8 +36,6 @@ __all__ = [
     "LATENCY_ROWS",
     "csv_columns",
     "csv_fields",
-    "inputs_word",
-    "is_pooling",
     "keep_column",
     "kept_columns",
     "part_table",
@@ -54,16 +52,6 @@ _PART_COLUMN = re.compile(r"(?:endpoint|model)\d+_(.*)")
 CSV_FIELDS = ("inputs_per_s", "inputs_total", "inputs_mean", "vector_dims")
 #: a pooling step's latency table in report.md: summary field -> row name
 LATENCY_ROWS = (("e2e_ms", "E2E"), ("e2e_from_sent_ms", "E2E from send"))
-
-
-def is_pooling(summary: Summary) -> bool:
-    """The run spoke a pooling API (its steps have no token timing)."""
-    return summary.api in POOLING_APIS
-
-
-def inputs_word(step: StepSummary) -> str:
-    """``documents`` for rerank, ``inputs`` for embeddings."""
-    return "documents" if step.pooling is not None and step.pooling.api == "rerank" else "inputs"
 
 
 def throughput_parts(step: StepSummary) -> list[str]:

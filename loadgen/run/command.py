@@ -7,7 +7,7 @@ run amounts to (:func:`loadgen.results.outcome.judge`), or
 (SIGHUP) when a signal cut it short. A results directory that already holds a
 run is refused unless ``--replace``. With ``--repeat N``, :func:`run_repeats`: each
 repeat writes a full results directory (``repeat-1`` ... ``repeat-N`` inside
-the run's folder, :func:`loadgen.report.repeats.repeat_dirs`); the repeats
+the run's folder, :func:`loadgen.compare.repeats.repeat_dirs`); the repeats
 that completed are compared step by step (``repeats.json``, ``repeats.md`` and
 a console table). An interrupted repeat ends the loop: what completed is still
 compared, then the interruption is raised. A repeat whose outcome is a failure
@@ -22,9 +22,10 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from loadgen.compare.repeats import repeat_dirs, spread
 from loadgen.errors import HungUp, Interrupted, LoadgenError, Terminated
-from loadgen.report.console import format_verdict
-from loadgen.report.repeats import render_console, repeat_dirs, spread, write_spread
+from loadgen.report.repeats import render_console, write_spread
+from loadgen.report.terminal.console import format_verdict
 from loadgen.results.outcome import judge
 from loadgen.run.options import RunOptions
 from loadgen.run.runner import run_scenario

@@ -1,9 +1,9 @@
 """Which display a run gets, and what feeds the live view while a step runs.
 
-:func:`make_display`: the live view (:class:`~loadgen.report.live.LiveView`)
+:func:`make_display`: the live view (:class:`~loadgen.report.terminal.live.LiveView`)
 on a terminal, unless ``--quiet``, ``--no-live`` or a CI environment
 (``CI`` set to anything but ``0``/``false``); otherwise today's progress
-line (:class:`~loadgen.report.progress.Progress`, itself silent off a
+line (:class:`~loadgen.report.terminal.progress.Progress`, itself silent off a
 terminal). :func:`feed_view`: four times a second, on the run's event
 loop, the executor's pulse (this process's monitor, or each worker's last
 report) and the telemetry collector's newest samples go to the view, which
@@ -18,9 +18,9 @@ import sys
 from typing import TYPE_CHECKING, Protocol
 
 from loadgen.clock import now_ns, pause
-from loadgen.report.live import LiveView
-from loadgen.report.live_state import GpuNow, HealthNow, ServerNow
-from loadgen.report.progress import Progress
+from loadgen.report.terminal.live import LiveView
+from loadgen.report.terminal.live_state import GpuNow, HealthNow, ServerNow
+from loadgen.report.terminal.progress import Progress
 from loadgen.run.options import RunOptions
 from loadgen.scenario.models import Scenario
 

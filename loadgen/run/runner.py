@@ -28,8 +28,8 @@ from loadgen.execute.loop import loop_factory, quiet_gc
 from loadgen.execute.open_files import ensure_open_files
 from loadgen.records import RecordWriter
 from loadgen.redact import warn
-from loadgen.report.files import write_resolved_scenario
 from loadgen.results.assemble import start_summary
+from loadgen.results.files import write_resolved_scenario
 from loadgen.run.live_feed import make_display
 from loadgen.run.options import RunOptions
 from loadgen.run.setup import prepare_out_dir, start_exporter, start_telemetry
@@ -60,7 +60,7 @@ def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
     with stop.installed(), _disk_errors(opts.out_dir):
         summary = _run(scenario, opts, stop)
         if opts.reports:
-            from loadgen.report.writer import write_reports
+            from loadgen.report.documents.writer import write_reports
 
             write_reports(opts.out_dir)
     return summary

@@ -21,11 +21,12 @@ from loadgen.metrics import StepColumns, with_gpus
 from loadgen.metrics.time_split import split_growth
 from loadgen.records import Record, RecordWriter
 from loadgen.redact import redact_text
-from loadgen.report.console import format_run_header, format_step, load_label, step_warning_lines
-from loadgen.report.files import write_summary
-from loadgen.report.live import LiveView
+from loadgen.report.terminal.console import format_run_header, format_step, step_warning_lines
+from loadgen.report.terminal.live import LiveView
 from loadgen.results.assemble import load_point, step_summary
+from loadgen.results.files import write_summary
 from loadgen.results.hints import TargetFacts, error_lines
+from loadgen.results.steps import load_label
 from loadgen.results.sweep import Point, make_sweep, verdict
 from loadgen.run.dead_target import DeadTargetWatch
 from loadgen.run.live_feed import Display, feed_view

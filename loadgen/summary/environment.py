@@ -7,7 +7,7 @@ agents saw (name, memory, driver, CUDA, the memory each compute process
 holds), loadgen's version and the client host. Every piece may be missing: it
 is then null, and :attr:`Environment.missing` says why, keyed by the field's
 name. Gathered by :mod:`loadgen.target.environment`; compared by
-:mod:`loadgen.report.env_compare`.
+:mod:`loadgen.compare.workloads`.
 """
 
 from __future__ import annotations

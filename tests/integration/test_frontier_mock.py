@@ -7,8 +7,8 @@ import statistics
 
 import pytest
 
-from loadgen.report.frontier_view import frontier_view
-from loadgen.report.writer import write_reports
+from loadgen.report.documents.writer import write_reports
+from loadgen.report.plots.frontier_view import frontier_view
 from tests.conftest import spawn_agent, stop_agent
 
 from .conftest import Runner, make_scenario

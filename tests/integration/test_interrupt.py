@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from loadgen.report.files import read_summary
+from loadgen.results.files import read_summary
 
 SCENARIO = """
 name: interrupted

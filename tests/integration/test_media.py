@@ -164,7 +164,7 @@ def test_the_media_are_described_in_the_summary_and_every_report(
 ) -> None:
     """summary.json's workload names the images and audio asked for; report.md and
     report.html give the step's inputs line beside prompt tokens; the console wraps it."""
-    from loadgen.report.console import format_step
+    from loadgen.report.terminal.console import format_step
 
     sc = scenario(
         target={"mock": {"args": MEDIA_ARGS}},

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from loadgen.compare.repeats import spread
 from loadgen.records import Record
-from loadgen.report.repeats import render_console, spread
+from loadgen.report.repeats import render_console
 from loadgen.scenario import Scenario
 from loadgen.summary import Summary
 

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from loadgen.records import Record
-from loadgen.report import figures
-from loadgen.report.cdf_figure import draw_e2e_cdf
-from loadgen.report.console import format_step
-from loadgen.report.samples import samples_from_records
+from loadgen.report.plots import figures, timeline_figure
+from loadgen.report.plots.cdf_figure import draw_e2e_cdf
+from loadgen.report.terminal.console import format_step
+from loadgen.results.samples import samples_from_records
 from loadgen.scenario import Scenario
 from loadgen.summary import Summary
 
@@ -90,7 +90,7 @@ def test_a_pooling_steps_parts_have_no_token_timing(
     written, notes = figures.write_plots(summary, samples, [], tmp_path)
     assert "cdf" in written and not notes, notes
     # the timeline has no output tokens/s panel (the report showed an empty one)
-    timeline = figures.draw_timeline(summary, samples, [])
+    timeline = timeline_figure.draw_timeline(summary, samples, [])
     assert [ax.get_ylabel() for ax in timeline.axes] == ["requests in flight"]
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from loadgen.cli import main
-from loadgen.report.files import read_summary
-from loadgen.report.writer import write_reports
+from loadgen.report.documents.writer import write_reports
+from loadgen.results.files import read_summary
 
 from .conftest import Runner, make_scenario
 

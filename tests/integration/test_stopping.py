@@ -20,7 +20,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from loadgen.report.files import read_summary
+from loadgen.results.files import read_summary
 
 #: a run long enough to be stopped in its middle (about 12 s a step at 4 streams)
 LONG = """

@@ -21,7 +21,7 @@ from typing import ClassVar
 import pytest
 
 from loadgen.cli import main
-from loadgen.report.progress import Progress
+from loadgen.report.terminal.progress import Progress
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -17,7 +17,7 @@ import pytest
 from aiohttp import web
 
 from loadgen.client.transport import TlsOptions
-from loadgen.report.console import format_run_header
+from loadgen.report.terminal.console import format_run_header
 from loadgen.summary import ClockAnchor, PromptCalibration, Summary
 from loadgen.target.tokenize import calibrate
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from loadgen.records import read_records
-from loadgen.report.files import read_summary
+from loadgen.results.files import read_summary
 from loadgen.scenario import Scenario
 from loadgen.workload import Workload, plan_step
 

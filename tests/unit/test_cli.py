@@ -275,12 +275,12 @@ def test_the_readme_table_of_exit_codes_is_the_one_the_classes_render() -> None:
 def test_report_into_an_unwritable_folder_is_one_line_and_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import loadgen.report.writer
+    import loadgen.report.documents.writer
 
     def refuse(results_dir: Path) -> list[Path]:
         raise PermissionError(13, "Permission denied", str(results_dir / "report.md"))
 
-    monkeypatch.setattr(loadgen.report.writer, "write_reports", refuse)
+    monkeypatch.setattr(loadgen.report.documents.writer, "write_reports", refuse)
     code, _, err = run_cli(["report", str(tmp_path)], capsys)
     assert code == 2
     assert err == (

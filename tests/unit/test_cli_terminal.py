@@ -11,8 +11,8 @@ import pytest
 from loadgen.clock import NS_PER_S
 from loadgen.errors import TargetError
 from loadgen.records import Record
-from loadgen.report.console import format_step, format_verdict, step_warning_lines
-from loadgen.report.progress import WIDTH, Progress
+from loadgen.report.terminal.console import format_step, format_verdict, step_warning_lines
+from loadgen.report.terminal.progress import WIDTH, Progress
 from loadgen.results.hints import TargetFacts, error_lines, hint, unusable_reason
 from loadgen.summary import (
     ClientHealth,

@@ -1,7 +1,7 @@
 """Imports flow one way: the stages of docs/architecture.md, each importing only those below it.
 
 scenario -> workload -> client -> records -> metrics -> summary -> results ->
-report; the target, execute, scale and run stages drive it; the mock and the
+compare -> report; the target, execute, scale and run stages drive it; the mock and the
 GPU agent stand apart. Read from the source with ``ast`` (nothing is imported), so
 the rule holds for lazy imports inside functions too. The list of parts is
 taken from the tree: a package or module added to ``loadgen/`` without an
@@ -47,7 +47,12 @@ ALLOWED: dict[str, set[str]] = {
         "summary",
         "vocab",
     },
-    "report": {"errors", "metrics", "records", "redact", "scenario", "summary", "vocab"},
+    # runs compared: what compare and the gate decide; report renders it
+    "compare": {"errors", "results", "summary", "vocab"},
+    "report": {
+        *{"compare", "errors", "metrics", "records", "redact", "results", "scenario", "summary"},
+        "vocab",
+    },
     "target": {
         *{"_version", "client", "clock", "control", "errors", "redact", "scenario", "summary"},
         *{"telemetry", "vocab", "workload"},
@@ -68,10 +73,10 @@ ALLOWED: dict[str, set[str]] = {
     "run": {
         *{"clock", "errors", "redact", "records", "scenario", "workload", "client", "metrics"},
         *{"summary", "results", "target", "execute", "scale", "telemetry", "report"},
-        "prom_endpoint",
+        *{"compare", "prom_endpoint"},
     },
     # a finished results directory into Parquet files and an MLflow run
-    "export": {"errors", "records", "redact", "report", "summary"},
+    "export": {"errors", "records", "redact", "report", "results", "summary"},
     "ceiling": {"client", "clock", "execute", "records", "scenario", "target", "workload"},
     # `loadgen workload`'s forecast: the plans, the confidence math, the mock's timing model
     "forecast": {"metrics", "mock", "scenario", "target", "vocab", "workload"},
@@ -84,7 +89,9 @@ ALLOWED: dict[str, set[str]] = {
     },
     "__main__": {"cli"},
     # the public door re-exports (lazily) what users import
-    "__init__": {"_version", "errors", "records", "report", "run", "scenario", "summary"},
+    "__init__": {
+        *{"_version", "errors", "records", "report", "results", "run", "scenario", "summary"},
+    },
     # standalone programs: the mock shares only the kernel-stamp leaf, the GPU agent a token check
     "mock": {"netstamp", "clihelp"},
     "gpu_agent": {"bearer", "clihelp"},  # its --help laid out as click's; the token check

@@ -9,7 +9,7 @@ import yaml
 
 from loadgen.errors import ScenarioError
 from loadgen.redact import REDACTED, redact_body, redact_headers, redact_text, strip_userinfo
-from loadgen.report.files import write_resolved_scenario
+from loadgen.results.files import write_resolved_scenario
 from loadgen.scenario.load import parse_scenario
 from loadgen.summary import ClockAnchor, Summary
 

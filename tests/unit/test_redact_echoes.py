@@ -30,7 +30,7 @@ from loadgen.redact import (
     set_secrets,
     strip_userinfo,
 )
-from loadgen.report.files import write_resolved_scenario
+from loadgen.results.files import write_resolved_scenario
 from loadgen.scenario.load import parse_scenario
 
 LOAD = "load: {concurrency: [1], requests_per_step: 1}\n"

@@ -17,7 +17,7 @@ import pytest
 from loadgen.metrics.sla import check_sla
 from loadgen.metrics.step import summarize_step
 from loadgen.records import Record
-from loadgen.report.files import write_resolved_scenario, write_summary
+from loadgen.results.files import write_resolved_scenario, write_summary
 from loadgen.scenario import Scenario, SlaSpec
 from loadgen.summary import (
     Cost,

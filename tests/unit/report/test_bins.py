@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from loadgen.records import Record
-from loadgen.report import figures, sample_series
-from loadgen.report.bins import LOG_EDGES, MAX_TIME_BINS, StampColumn, TimeBins, ValueColumn
-from loadgen.report.samples import RunSamples, samples_from_records
+from loadgen.report.plots import cdf_figure, sample_series, timeline_figure
+from loadgen.results.bins import LOG_EDGES, MAX_TIME_BINS, StampColumn, TimeBins, ValueColumn
+from loadgen.results.samples import RunSamples, samples_from_records
 from loadgen.summary import Summary
 
 from .conftest import MS
@@ -57,9 +57,9 @@ def test_the_cdf_figure_says_which_steps_are_binned(
     run_data: tuple[Summary, list[Record]],
 ) -> None:
     summary, records = run_data
-    title = figures.draw_cdf(summary, samples_from_records(records))._suptitle
+    title = cdf_figure.draw_cdf(summary, samples_from_records(records))._suptitle
     assert title is not None and "bins" not in title.get_text()
-    fig = figures.draw_cdf(summary, samples_from_records(records, exact_up_to=50))
+    fig = cdf_figure.draw_cdf(summary, samples_from_records(records, exact_up_to=50))
     assert fig._suptitle is not None
     text = fig._suptitle.get_text()
     assert "from log-spaced bins" in text and "ITL of c=1, c=4, c=16" in text  # 80 gaps each
@@ -98,7 +98,7 @@ def test_binned_stamps_draw_the_exact_timeline_closely(
     # a 1 ms bin across an edge of the 0.1 s bins holds one token event at most (they are 2 ms
     # apart): at most one token moves, 10 tokens/s
     assert np.abs(b - a).max() <= 10 + 1e-9
-    title = figures.draw_timeline(summary, binned_samples, [])._suptitle
+    title = timeline_figure.draw_timeline(summary, binned_samples, [])._suptitle
     assert title is not None and "output tokens/s from time bins" in title.get_text()
 
 

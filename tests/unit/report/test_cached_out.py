@@ -9,9 +9,9 @@ from pathlib import Path
 
 from loadgen.metrics.step import summarize_step
 from loadgen.records import Record
-from loadgen.report.console import format_step
 from loadgen.report.csv_out import render_steps_csv
-from loadgen.report.writer import write_reports
+from loadgen.report.documents.writer import write_reports
+from loadgen.report.terminal.console import format_step
 from loadgen.scenario import SlaSpec
 from loadgen.summary import LoadPoint, Summary
 

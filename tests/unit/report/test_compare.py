@@ -6,9 +6,16 @@ from pathlib import Path
 import pytest
 
 from loadgen.cli import main
+from loadgen.compare.match import matched_steps
+from loadgen.compare.runs import load_runs
 from loadgen.metrics.step import summarize_step
 from loadgen.records import Record
-from loadgen.report import compare as cmp
+from loadgen.report.documents.comparison import (
+    comparison_tables,
+    format_table,
+    overlay_series,
+    throughput_overlay,
+)
 from loadgen.scenario import SlaSpec
 from loadgen.summary import Summary
 
@@ -31,16 +38,16 @@ def test_tables_match_steps_by_load(
     make_run: Callable[..., Path], run_data: tuple[Summary, list[Record]]
 ) -> None:
     a, b = _runs(make_run, run_data)
-    runs = cmp.load_runs([a, b])
-    matches = cmp.matched_steps(runs)
+    runs = load_runs([a, b])
+    matches = matched_steps(runs)
     assert [label for label, _ in matches] == ["concurrency 1", "concurrency 4", "concurrency 32"]
-    tables = dict(cmp.comparison_tables(runs))
+    tables = dict(comparison_tables(runs))
     ttft = tables["TTFT p99 (ms)"]
     assert ttft.header == ("load", "A (ms)", "B (ms)", "Δ B (%)")
     assert ttft.rows[0] == ("concurrency 1", "28.81", "28.81", "+0.0%")
     assert ttft.rows[1] == ("concurrency 4", "38.81", "58.81", "+51.5%")
     assert ttft.rows[2] == ("concurrency 32", "–", "–", "–")
-    text = cmp.format_table(ttft)
+    text = format_table(ttft)
     assert text.splitlines()[2].split() == ["concurrency", "4", "38.81", "58.81", "+51.5%"]
 
 
@@ -48,11 +55,11 @@ def test_overlay_series(
     make_run: Callable[..., Path], run_data: tuple[Summary, list[Record]]
 ) -> None:
     a, b = _runs(make_run, run_data)
-    runs = cmp.load_runs([a, b])
-    series = cmp.overlay_series(runs, "ttft_ms")
+    runs = load_runs([a, b])
+    series = overlay_series(runs, "ttft_ms")
     assert set(series) == {"A p50", "A p99", "B p50", "B p99"}
     assert [y for _, y in series["B p99"]] == pytest.approx([28.81, 58.81])
-    assert [x for x, _ in cmp.throughput_overlay(runs)["A"]] == [1.0, 4.0, 16.0, 32.0]
+    assert [x for x, _ in throughput_overlay(runs)["A"]] == [1.0, 4.0, 16.0, 32.0]
 
 
 def test_compare_command_exit_codes(
@@ -183,11 +190,11 @@ def test_trace_steps_match_by_time_scale(
     other = summary.model_copy(deep=True)
     other.steps[0].load = LoadPoint(mode="trace", time_scale=1.0)
     b = make_run("B", other, records)
-    runs = cmp.load_runs([a, b])
+    runs = load_runs([a, b])
     assert runs[0].samples is not None and runs[0].samples.answer_steps == frozenset({0})
-    assert [label for label, _ in cmp.matched_steps(runs)] == ["trace x0.5"]
+    assert [label for label, _ in matched_steps(runs)] == ["trace x0.5"]
     trace = summary.steps[1]
-    overlay = cmp.throughput_overlay(runs)
+    overlay = throughput_overlay(runs)
     assert overlay["A"][-1] == (
         trace.throughput.requests_per_s,
         trace.throughput.output_tokens_per_s,

@@ -7,8 +7,8 @@ import pytest
 
 from loadgen.errors import ScenarioError
 from loadgen.records import Record
-from loadgen.report.markdown import FAIL, PASS, Table, build_document, render_markdown
-from loadgen.report.writer import write_reports
+from loadgen.report.documents.markdown import FAIL, PASS, Table, build_document, render_markdown
+from loadgen.report.documents.writer import write_reports
 from loadgen.summary import Summary
 
 
@@ -129,7 +129,7 @@ def test_the_report_reads_the_typed_scenario(
 ) -> None:
     """What report.md says of the scenario comes from the validated scenario.yaml; a file
     that does not validate (another loadgen's) leaves it out instead of failing."""
-    from loadgen.report.files import write_resolved_scenario
+    from loadgen.results.files import write_resolved_scenario
 
     from .conftest import SCENARIO, write_run
 

@@ -9,13 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from loadgen.report.env_compare import (
-    WorkloadMismatchError,
-    check_workloads,
-    environment_table,
-    hardware_warnings,
-    workload_differences,
-)
+from loadgen.compare.workloads import WorkloadMismatchError, check_workloads, workload_differences
+from loadgen.report.environment import environment_table, hardware_warnings
 from loadgen.summary import ClientHost, EnvGpu, Environment, Summary
 
 CLIENT = ClientHost(hostname="h", cpu_count=2, python="3.11", os="Linux")

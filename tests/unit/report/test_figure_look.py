@@ -18,9 +18,10 @@ from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
 from loadgen.records import Record
-from loadgen.report import cdf_figure, figures, plots
-from loadgen.report.figstyle import STEP_COLOURS
-from loadgen.report.samples import samples_from_records
+from loadgen.report.plots import cdf_figure, load_figures, timeline_figure
+from loadgen.report.plots import series as plots
+from loadgen.report.plots.figstyle import STEP_COLOURS
+from loadgen.results.samples import samples_from_records
 from loadgen.summary import Distribution, StepSummary, Summary, Verdict
 
 from .conftest import MS, T0, bare_step, bare_summary, make_records
@@ -91,7 +92,7 @@ def assert_labels_clear(fig: Figure) -> list[list[str]]:
 
 
 def test_demo_labels_at_the_knee_are_all_drawn_clear_of_each_other_and_the_border() -> None:
-    drawn = assert_labels_clear(figures.draw_curve(demo_summary()))
+    drawn = assert_labels_clear(load_figures.draw_curve(demo_summary()))
     every = sorted(f"c={c}" for c, *_ in DEMO)
     assert drawn == [every, every]  # c=16, 32 and 64 within 31 tok/s, each labelled
 
@@ -103,7 +104,7 @@ def test_a_crowded_knee_leaves_labels_out_rather_than_overlap_them() -> None:
         s.throughput.output_tokens_per_s = 400.0 + i
         steps.append(s)
     summary = bare_summary(steps, Verdict(mode="concurrency", max_passing=8))
-    drawn = assert_labels_clear(figures.draw_curve(summary))[0]
+    drawn = assert_labels_clear(load_figures.draw_curve(summary))[0]
     assert {"c=1", "c=8", "c=256"} <= set(drawn)  # the verdict's and both ends first
     assert len(drawn) < len(steps)
 
@@ -113,7 +114,7 @@ def _line(ax: Axes, label: str) -> object:
 
 
 def test_the_verdict_point_is_starred_on_both_panels_in_the_legend() -> None:
-    fig = figures.draw_curve(demo_summary())
+    fig = load_figures.draw_curve(demo_summary())
     label = plots.VERDICT_LABEL.format("c=16")
     assert label == "verdict: c=16 (highest load meeting the SLA)"
     ttft, tpot = (_line(ax, label) for ax in fig.axes)
@@ -122,7 +123,7 @@ def test_the_verdict_point_is_starred_on_both_panels_in_the_legend() -> None:
     for ax in fig.axes:
         legend = ax.get_legend()
         assert legend is not None and label in [t.get_text() for t in legend.get_texts()]
-    none = figures.draw_curve(demo_summary(max_passing=None))
+    none = load_figures.draw_curve(demo_summary(max_passing=None))
     assert not any(line.get_label().startswith("verdict") for line in none.axes[0].get_lines())
 
 
@@ -132,11 +133,11 @@ def _legend_texts(ax: Axes) -> list[str]:
 
 
 def test_the_error_bars_are_explained_in_the_legend() -> None:
-    fig = figures.draw_curve(demo_summary())
+    fig = load_figures.draw_curve(demo_summary())
     for ax in fig.axes:
         assert "error bars: 95% confidence interval" in _legend_texts(ax)
         assert ax.collections  # the bars themselves
-    bare = figures.draw_curve(demo_summary(ci=False))
+    bare = load_figures.draw_curve(demo_summary(ci=False))
     assert not any("error bars" in t for t in _legend_texts(bare.axes[0]))
 
 
@@ -154,7 +155,7 @@ def test_the_cdf_is_on_a_tail_scale_with_the_sla_bound(
     run_data: tuple[Summary, list[Record]],
 ) -> None:
     summary, records = run_data  # SLA: TTFT p50 <= 50 ms, TPOT p50 <= 10 ms, no ITL bound
-    fig = figures.draw_cdf(summary, samples_from_records(records))
+    fig = cdf_figure.draw_cdf(summary, samples_from_records(records))
     ttft, itl = fig.axes
     for ax in (ttft, itl):
         ticks = dict(
@@ -192,7 +193,7 @@ def test_twelve_steps_get_twelve_colours_told_apart() -> None:
 
     loads = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
     summary = bare_summary([bare_step(i, "concurrency", c, 10.0) for i, c in enumerate(loads)])
-    fig = figures.draw_cdf(summary, samples_from_records(_samples(summary, 10)))
+    fig = cdf_figure.draw_cdf(summary, samples_from_records(_samples(summary, 10)))
     steps = [line for line in fig.axes[0].get_lines() if line.get_label().startswith("c=")]
     colours = [to_rgb(line.get_color()) for line in steps]  # type: ignore[arg-type]
     assert len(steps) == 12 and len(set(colours)) == 12
@@ -207,10 +208,10 @@ def test_the_timeline_legend_explains_its_shading() -> None:
     step.steady_started_ns, step.steady_ended_ns = T0 + 2_000 * MS, T0 + 8_000 * MS
     summary = bare_summary([step])
     samples = samples_from_records(make_records(0, 5, 1.0, 2.0, T0 + 1_000 * MS))
-    fig = figures.draw_timeline(summary, samples, [])
+    fig = timeline_figure.draw_timeline(summary, samples, [])
     assert len(fig.legends) == 1
     texts = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert texts == list(figures.SHADING_LABELS)
+    assert texts == list(timeline_figure.SHADING_LABELS)
     assert "grey" in texts[0] and "steady" in texts[1]
     handles = fig.legends[0].legend_handles
     steady = next(p for p in fig.axes[0].patches if p.get_gid() == "steady")

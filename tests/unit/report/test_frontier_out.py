@@ -9,18 +9,18 @@ from pathlib import Path
 import pytest
 
 from loadgen.cli import main
+from loadgen.compare.runs import load_runs
 from loadgen.metrics.columns import StepColumns
 from loadgen.metrics.frontier import frontier_point
 from loadgen.records import Record
-from loadgen.report import compare as cmp
-from loadgen.report import figures
-from loadgen.report.compare_frontier import FRONTS_FILE, compare_fronts
 from loadgen.report.csv_out import steps_table
-from loadgen.report.files import write_summary
+from loadgen.report.documents.writer import write_reports
 from loadgen.report.frontier import step_text
-from loadgen.report.frontier_figure import MISS_COLOUR, draw_frontier, draw_fronts
-from loadgen.report.frontier_view import PER_GPU, PER_RUN, frontier_view
-from loadgen.report.writer import write_reports
+from loadgen.report.plots import figures
+from loadgen.report.plots.compare_frontier import FRONTS_FILE, compare_fronts
+from loadgen.report.plots.frontier_figure import MISS_COLOUR, draw_frontier, draw_fronts
+from loadgen.report.plots.frontier_view import PER_GPU, PER_RUN, frontier_view
+from loadgen.results.files import write_summary
 from loadgen.summary import FrontierPoint, Summary
 
 from .conftest import bare_step, bare_summary
@@ -145,7 +145,7 @@ def test_compare_overlays_two_runs_fronts_and_names_each_best(
     summary, records = run_data
     a = make_run("A", _with_points(summary, records, 1.0), records)
     b = make_run("B", _with_points(summary, records, 2.0), records)
-    runs = cmp.load_runs([a, b])
+    runs = load_runs([a, b])
     views = compare_fronts([r.summary for r in runs])
     # c=32 failed every request: no point; c=1, 4 met the SLA, c=16 missed it
     assert [[v.label(i) for i in range(len(v.points))] for v in views] == [

@@ -3,17 +3,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from loadgen.compare.gate import bootstrap_diff, conclusions, evaluate_gate, parse_gate, step_value
+from loadgen.compare.resample import PerRequest, gate_interval, resampled, untestable
 from loadgen.errors import ScenarioError
 from loadgen.records import Record
-from loadgen.report.gate import (
-    bootstrap_diff,
-    conclusions,
-    evaluate_gate,
-    parse_gate,
-    step_value,
-)
-from loadgen.report.resample import PerRequest, gate_interval, resampled, untestable
-from loadgen.report.samples import samples_from_records
+from loadgen.results.samples import samples_from_records
 from loadgen.summary import Summary
 
 

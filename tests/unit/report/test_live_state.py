@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from loadgen.records import Record
-from loadgen.report.live import LiveView, sparkline
-from loadgen.report.live_state import (
+from loadgen.report.terminal.live import LiveView, sparkline
+from loadgen.report.terminal.live_state import (
     ITL_RING,
     RING,
     WINDOW_S,

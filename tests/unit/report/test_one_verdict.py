@@ -21,10 +21,11 @@ from pydantic import TypeAdapter
 from loadgen.metrics.step import summarize_step
 from loadgen.records import Record
 from loadgen.report.blocks import verdict_cell
-from loadgen.report.console import format_step
 from loadgen.report.csv_out import render_steps_csv
-from loadgen.report.html import render_html
-from loadgen.report.markdown import build_document, render_markdown
+from loadgen.report.documents.html import render_html
+from loadgen.report.documents.markdown import build_document, render_markdown
+from loadgen.report.plots import load_figures
+from loadgen.report.terminal.console import format_step
 from loadgen.results.sweep import make_sweep, verdict
 from loadgen.scenario import LoadSpec, SlaSpec
 from loadgen.summary import ClientHealth, ClockAnchor, LoadPoint, StepSummary, Summary
@@ -208,8 +209,8 @@ def test_the_interval_line_names_any_confidence_and_statistic() -> None:
 
 def test_the_tail_shown_is_the_percentile_the_sla_bounds() -> None:
     """A p90 bound: the overview's column, the curve's line and its SLA line are p90's."""
-    from loadgen.report import figures, plots
     from loadgen.report.blocks import Table
+    from loadgen.report.plots import series as plots
 
     summary = run()
     overview = next(b for b in build_document(summary) if isinstance(b, Table))
@@ -217,6 +218,6 @@ def test_the_tail_shown_is_the_percentile_the_sla_bounds() -> None:
     assert "TPOT p99 (ms)" in overview.header  # no TPOT bound: the p99
     assert plots.tail_stat(summary, "ttft_ms") == "p90"
     assert {"TTFT p50", "TTFT p90"} <= set(plots.curve_series(summary))
-    ax = figures.draw_curve(summary).axes[0]
+    ax = load_figures.draw_curve(summary).axes[0]
     labels = [line.get_label() for line in ax.get_lines()]
     assert "TTFT p90" in labels and "SLA TTFT p90 ≤ 50 ms" in labels

@@ -7,8 +7,9 @@ Checked through the data handed to matplotlib, not pixels.
 from __future__ import annotations
 
 from loadgen.records import Record
-from loadgen.report import figures, plots, sample_series
-from loadgen.report.samples import samples_from_records
+from loadgen.report.plots import cdf_figure, load_figures, sample_series, timeline_figure
+from loadgen.report.plots import series as plots
+from loadgen.results.samples import samples_from_records
 from loadgen.summary import Summary, Verdict
 
 from .conftest import MS, T0, bare_step, bare_summary, make_records
@@ -33,9 +34,9 @@ def test_sla_search_points_are_joined_in_load_order() -> None:
         "c=1", "c=16", "c=24", "c=32", "c=64",
     ]  # fmt: skip
     assert [y for _, y in plots.curve_series(summary)["TTFT p99"]] == [10, 60, 150, 400, 900]
-    fig = figures.draw_curve(summary)
+    fig = load_figures.draw_curve(summary)
     assert list(_line(fig.axes[0], "TTFT p99").get_ydata()) == [10, 60, 150, 400, 900]  # type: ignore[attr-defined]
-    fig = figures.draw_throughput(summary)
+    fig = load_figures.draw_throughput(summary)
     assert list(_line(fig.axes[0], "throughput (req/s)").get_xdata()) == [1, 16, 24, 32, 64]  # type: ignore[attr-defined]
 
 
@@ -49,9 +50,9 @@ def test_sla_search_bracket_is_marked() -> None:
         "SLA passes (c=16)": [(160.0, 60.0)],
         "SLA fails (c=24)": [(200.0, 150.0)],
     }
-    fig = figures.draw_curve(summary)
+    fig = load_figures.draw_curve(summary)
     assert list(_line(fig.axes[0], "SLA fails (c=24)").get_ydata()) == [150.0]  # type: ignore[attr-defined]
-    fig = figures.draw_throughput(summary)
+    fig = load_figures.draw_throughput(summary)
     assert list(_line(fig.axes[0], "SLA passes (c=16)").get_xdata()) == [16.0]  # type: ignore[attr-defined]
     # a list sweep has no bracket
     assert plots.bracket_marks(bare_summary(summary.steps)) == []
@@ -66,7 +67,7 @@ def test_auto_sweep_probe_is_not_a_point_of_the_rate_curve() -> None:
         "2 r/s", "4 r/s", "6 r/s",
     ]  # fmt: skip
     assert plots.point_label(probe) == "probe c=64"
-    fig = figures.draw_throughput(summary)
+    fig = load_figures.draw_throughput(summary)
     assert fig.axes[0].get_xlabel() == "offered rate (req/s)"
     assert 64 not in list(_line(fig.axes[0], "throughput (req/s)").get_xdata())  # type: ignore[attr-defined]
 
@@ -78,7 +79,7 @@ def _records() -> list[Record]:
 def test_ttft_cdf_has_a_log_x_axis_and_itl_keeps_a_linear_one() -> None:
     steps = [bare_step(0, "concurrency", 1, 20.0), bare_step(1, "concurrency", 64, 519.0)]
     summary = bare_summary(steps)
-    fig = figures.draw_cdf(summary, samples_from_records(_records()))
+    fig = cdf_figure.draw_cdf(summary, samples_from_records(_records()))
     assert fig.axes[0].get_xscale() == "log"
     assert fig.axes[0].get_xlabel() == "TTFT (ms, log scale)"
     assert fig.axes[1].get_xscale() == "linear"
@@ -97,10 +98,10 @@ def test_every_plot_names_the_metrics_profile() -> None:
     summary.metrics_profile = "vllm"
     samples = samples_from_records(make_records(0, 5, 1.0, 2.0, T0))
     drawn = [
-        figures.draw_curve(summary),
-        figures.draw_throughput(summary),
-        figures.draw_cdf(summary, samples),
-        figures.draw_timeline(summary, samples, []),
+        load_figures.draw_curve(summary),
+        load_figures.draw_throughput(summary),
+        cdf_figure.draw_cdf(summary, samples),
+        timeline_figure.draw_timeline(summary, samples, []),
     ]
     for fig in drawn:
         assert fig.get_suptitle().endswith("metrics profile: vllm")
@@ -108,7 +109,7 @@ def test_every_plot_names_the_metrics_profile() -> None:
 
 def test_load_ticks_do_not_collide() -> None:
     steps = [bare_step(i, "concurrency", c, 10.0) for i, c in enumerate((1, 16, 20, 24, 64))]
-    fig = figures.draw_throughput(bare_summary(steps))
+    fig = load_figures.draw_throughput(bare_summary(steps))
     ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
     assert ticks == ["1", "16", "24", "64"]  # 20 would sit on 16 and 24
     assert plots.thin_ticks([1, 2, 4, 8, 16, 20, 24, 32, 64]) == [1, 2, 4, 8, 16, 24, 32, 64]
@@ -118,7 +119,7 @@ def test_load_ticks_do_not_collide() -> None:
 def test_an_inconclusive_step_is_marked_on_the_curves_and_in_the_overview() -> None:
     from loadgen.metrics.sla import decide
     from loadgen.report.blocks import INCONCLUSIVE, Heading, Table
-    from loadgen.report.markdown import build_document
+    from loadgen.report.documents.markdown import build_document
 
     summary = _sla_search()
     saturated = summary.steps[1]  # c=64
@@ -128,8 +129,8 @@ def test_an_inconclusive_step_is_marked_on_the_curves_and_in_the_overview() -> N
     label = plots.INCONCLUSIVE_LABEL
     assert plots.curve_inconclusive(summary, "ttft_ms", "p99") == {label: [(200.0, 900.0)]}
     assert plots.throughput_inconclusive(summary) == {label: [(64.0, 20.0)]}
-    assert list(_line(figures.draw_curve(summary).axes[0], label).get_ydata()) == [900.0]  # type: ignore[attr-defined]
-    assert list(_line(figures.draw_throughput(summary).axes[0], label).get_xdata()) == [64.0]  # type: ignore[attr-defined]
+    assert list(_line(load_figures.draw_curve(summary).axes[0], label).get_ydata()) == [900.0]  # type: ignore[attr-defined]
+    assert list(_line(load_figures.draw_throughput(summary).axes[0], label).get_xdata()) == [64.0]  # type: ignore[attr-defined]
     overview = next(b for b in build_document(summary) if isinstance(b, Table))
     assert [row[-1] for row in overview.rows if row[0] == "1"] == [INCONCLUSIVE]
     headings = [b.text for b in build_document(summary) if isinstance(b, Heading)]
@@ -143,6 +144,6 @@ def test_the_timeline_shades_the_steady_window() -> None:
     summary = bare_summary([step])
     assert sample_series.steady_spans(summary, T0) == [(2.0, 8.0, "c=4")]
     samples = samples_from_records(make_records(0, 5, 1.0, 2.0, T0 + 1_000 * MS))
-    fig = figures.draw_timeline(summary, samples, [])
+    fig = timeline_figure.draw_timeline(summary, samples, [])
     shaded = [p for p in fig.axes[0].patches if p.get_gid() == "steady"]
     assert len(shaded) == 1 and "steady window" in fig.legends[0].get_texts()[1].get_text()

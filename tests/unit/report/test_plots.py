@@ -3,8 +3,9 @@ from __future__ import annotations
 import pytest
 
 from loadgen.records import Record
-from loadgen.report import figures, plots, sample_series
-from loadgen.report.samples import samples_from_records
+from loadgen.report.plots import cdf_figure, figures, load_figures, sample_series, timeline_figure
+from loadgen.report.plots import series as plots
+from loadgen.results.samples import samples_from_records
 from loadgen.summary import Summary
 
 from .conftest import MS, T0
@@ -32,7 +33,7 @@ def test_curve_figure_holds_the_series_and_sla_lines(
     run_data: tuple[Summary, list[Record]],
 ) -> None:
     summary, _ = run_data
-    fig = figures.draw_curve(summary)
+    fig = load_figures.draw_curve(summary)
     ax1, ax2 = fig.axes
     verdict = "verdict: c=4 (highest load meeting the SLA)"
     assert set(_labels(ax1)) == {"TTFT p50", "TTFT p99", "SLA TTFT p50 ≤ 50 ms", verdict}
@@ -58,7 +59,7 @@ def test_throughput_series_and_figure(run_data: tuple[Summary, list[Record]]) ->
     series = plots.throughput_series(summary)
     assert [x for x, _ in series["throughput"]] == [1.0, 4.0, 16.0, 32.0]
     assert series["goodput"][2] == (16.0, 0.0)
-    fig = figures.draw_throughput(summary)
+    fig = load_figures.draw_throughput(summary)
     assert _labels(fig.axes[0]) == ["throughput (req/s)", "goodput (req/s)"]
     assert _labels(fig.axes[1]) == ["output tokens/s"]
     assert fig.axes[0].get_xlabel() == "concurrency (requests in flight)"
@@ -77,7 +78,7 @@ def test_cdf_series_from_records(run_data: tuple[Summary, list[Record]]) -> None
     assert [x for x, _ in itl["c=4"]] == pytest.approx([3.0] * 80)  # 20 requests x 4 gaps
     small = sample_series.cdf_series(summary, samples, "ttft_ms", max_points=5)
     assert len(small["c=1"]) == 5 and small["c=1"][-1] == (pytest.approx(29.0), 1.0)
-    fig = figures.draw_cdf(summary, samples)
+    fig = cdf_figure.draw_cdf(summary, samples)
     assert [x for x in _labels(fig.axes[0]) if x.startswith("c=")] == ["c=1", "c=4", "c=16"]
 
 
@@ -110,7 +111,7 @@ def test_timeline_with_telemetry(run_data: tuple[Summary, list[Record]]) -> None
     assert series["server waiting"] == [(2.0, 1.0)]
     assert series["KV cache usage"] == [(2.0, 50.0)]
     assert series["GPU0 util"] == [(1.0, 70.0)]
-    fig = figures.draw_timeline(summary, samples_from_records(records), rows)
+    fig = timeline_figure.draw_timeline(summary, samples_from_records(records), rows)
     ylabels = [ax.get_ylabel() for ax in fig.axes]
     assert ylabels == [
         "requests in flight",
@@ -128,7 +129,7 @@ def test_telemetry_series_vs_load(run_data: tuple[Summary, list[Record]]) -> Non
     assert series["GPU util mean"] == [(1.0, 40.0), (4.0, 80.0)]
     assert series["GPU memory peak"] == [(1.0, 8.0)]
     assert series["GPU power mean"] == [(1.0, 150.0)]
-    fig = figures.draw_telemetry(summary)
+    fig = load_figures.draw_telemetry(summary)
     assert [ax.get_title() for ax in fig.axes] == ["GPU utilisation", "GPU memory", "GPU power"]
     assert _labels(fig.axes[0]) == ["GPU util mean", "GPU util max"]
 
@@ -194,7 +195,7 @@ def test_trace_steps_are_placed_at_their_achieved_rate(
     ]
     assert series["output tokens/s"][0][0] == trace.throughput.requests_per_s
     assert plots.load_axis_label(summary) == "achieved rate (req/s), trace replay"
-    fig = figures.draw_throughput(summary)
+    fig = load_figures.draw_throughput(summary)
     assert fig.axes[0].get_xlabel() == "achieved rate (req/s), trace replay"
     assert list(fig.axes[0].get_lines()[0].get_xdata()) == [trace.throughput.requests_per_s]
     # the latency-throughput curve: x stays output tokens/s, the point says the time scale

@@ -5,16 +5,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from loadgen.report.repeats import (
-    REPEAT_METRICS,
-    RepeatSpread,
-    Spread,
-    render_console,
-    render_markdown,
-    repeat_dirs,
-    spread,
-    write_spread,
-)
+from loadgen.compare.repeats import REPEAT_METRICS, RepeatSpread, Spread, repeat_dirs, spread
+from loadgen.report.repeats import render_console, render_markdown, write_spread
 from loadgen.summary import Distribution, StepSummary, Summary
 
 from .conftest import bare_step, bare_summary

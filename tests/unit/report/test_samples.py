@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from loadgen.records import Record
-from loadgen.report.samples import read_samples, samples_from_records
+from loadgen.results.samples import read_samples, samples_from_records
 from loadgen.summary import Summary
 
 from .conftest import RICH_N, write_run
@@ -57,7 +57,7 @@ def test_samples_are_the_values_the_summary_was_made_of(
 
     from loadgen.metrics.profiles import PROFILES
     from loadgen.metrics.step import summarize_step
-    from loadgen.report.samples import read_run_samples
+    from loadgen.results.samples import read_run_samples
     from loadgen.scenario import SlaSpec
     from loadgen.summary import LoadPoint
 

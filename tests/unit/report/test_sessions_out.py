@@ -10,11 +10,12 @@ import numpy as np
 
 from loadgen.metrics import summarize_step
 from loadgen.records import Record
-from loadgen.report import csv_out, figures, sessions
-from loadgen.report.console import format_step
-from loadgen.report.context_figure import UNKNOWN_COLOUR, context_steps, draw_context
-from loadgen.report.markdown import build_document, render_markdown
-from loadgen.report.samples import samples_from_records
+from loadgen.report import csv_out, sessions
+from loadgen.report.documents.markdown import build_document, render_markdown
+from loadgen.report.plots import figures
+from loadgen.report.plots.context_figure import UNKNOWN_COLOUR, context_steps, draw_context
+from loadgen.report.terminal.console import format_step
+from loadgen.results.samples import samples_from_records
 from loadgen.scenario import SlaSpec
 from loadgen.summary import LoadPoint, StepSummary, Summary
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from loadgen.records import Record
 from loadgen.report.blocks import Table
-from loadgen.report.html import render_html
-from loadgen.report.markdown import render_markdown
-from loadgen.report.step_doc import step_blocks
+from loadgen.report.documents.html import render_html
+from loadgen.report.documents.markdown import render_markdown
+from loadgen.report.documents.step_doc import step_blocks
 from loadgen.summary import Distribution, Summary
 
 from .conftest import bare_step

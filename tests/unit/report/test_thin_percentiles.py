@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from loadgen.records import Record
 from loadgen.report.blocks import Items, Table
-from loadgen.report.markdown import render_markdown
-from loadgen.report.step_doc import resolves, step_blocks
+from loadgen.report.documents.markdown import render_markdown
+from loadgen.report.documents.step_doc import resolves, step_blocks
 from loadgen.summary import Summary
 
 

@@ -9,8 +9,9 @@ import pytest
 
 from loadgen.metrics.time_split import split_growth
 from loadgen.records import Record
-from loadgen.report import facts, figures
-from loadgen.report.split_figure import PART_COLOURS, draw_time_split, split_bars
+from loadgen.report import facts
+from loadgen.report.plots import figures
+from loadgen.report.plots.split_figure import PART_COLOURS, draw_time_split, split_bars
 from loadgen.summary import PhaseTime, Summary, TimeSplit
 
 

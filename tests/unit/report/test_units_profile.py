@@ -8,13 +8,14 @@ import io
 import re
 from pathlib import Path
 
+from loadgen.compare.runs import load_runs
 from loadgen.metrics.profiles import PROFILES
 from loadgen.records import Record
 from loadgen.report.blocks import Table
-from loadgen.report.compare import comparison_tables, load_runs
 from loadgen.report.csv_out import render_steps_csv
-from loadgen.report.markdown import build_document
-from loadgen.report.writer import write_reports
+from loadgen.report.documents.comparison import comparison_tables
+from loadgen.report.documents.markdown import build_document
+from loadgen.report.documents.writer import write_reports
 from loadgen.summary import Summary
 
 from .conftest import write_run

@@ -41,7 +41,7 @@ def test_report_modules_spell_out_no_stat_list_or_metric_label() -> None:
 
 
 def test_an_open_interval_reads_as_a_bound_not_a_dash_and_dots() -> None:
-    from loadgen.report.console import interval_text
+    from loadgen.report.terminal.console import interval_text
 
     assert interval_text(18.914, None) == "≥ 18.91"
     assert interval_text(None, 19.1) == "≤ 19.10"
@@ -58,7 +58,7 @@ def test_a_time_scale_says_whether_the_replay_is_slower_or_faster() -> None:
 
 
 def test_console_lines_fit_80_columns_and_break_only_between_phrases() -> None:
-    from loadgen.report.console import fit
+    from loadgen.report.terminal.console import fit
 
     parts = ["14.93 req/s", "840 output tok/s", "2,434 input tok/s", "goodput 4.68 req/s"]
     lines = fit("  throughput ", parts, " · ")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from loadgen.report.live import LiveView
-from loadgen.report.progress import Progress
+from loadgen.report.terminal.live import LiveView
+from loadgen.report.terminal.progress import Progress
 from loadgen.run.live_feed import make_display
 from loadgen.run.options import RunOptions
 from loadgen.scenario.models import Scenario

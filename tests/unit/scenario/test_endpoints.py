@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from loadgen.errors import ScenarioError
-from loadgen.report.files import resolved_scenario, write_resolved_scenario
+from loadgen.results.files import resolved_scenario, write_resolved_scenario
 from loadgen.scenario.load import load_scenario, parse_scenario
 from loadgen.scenario.overrides import flag_overrides
 from loadgen.scenario.target_spec import MAX_ENDPOINTS, MAX_MOCK_REPLICAS, TargetSpec

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from loadgen.cli import main
-from loadgen.report.files import resolved_scenario
+from loadgen.results.files import resolved_scenario
 from loadgen.scenario import load_scenario
 
 LOAD = "load: {mode: concurrency, concurrency: [1], requests_per_step: 2}\n"

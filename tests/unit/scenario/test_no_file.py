@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from loadgen.errors import ScenarioError
-from loadgen.report.files import resolved_scenario
+from loadgen.results.files import resolved_scenario
 from loadgen.scenario import Scenario, load_scenario, parse_scenario
 from loadgen.scenario.defaults import (
     DEFAULT_CONCURRENCY,

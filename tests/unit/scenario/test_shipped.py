@@ -46,7 +46,7 @@ def test_what_a_shipped_scenario_needs_is_said_at_load(
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
 def test_the_resolved_scenario_loads_back(path: Path, tmp_path: Path) -> None:
     """scenario.yaml in a results directory lists every default and must load as it was."""
-    from loadgen.report.files import write_resolved_scenario
+    from loadgen.results.files import write_resolved_scenario
 
     sc = load_scenario(path, check_inputs=False)
     out = tmp_path / "scenario.yaml"

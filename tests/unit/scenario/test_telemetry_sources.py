@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from loadgen.errors import ScenarioError
-from loadgen.report.files import resolved_scenario
+from loadgen.results.files import resolved_scenario
 from loadgen.scenario import Scenario, load_scenario
 from loadgen.scenario.inputs import scenario_secrets
 from loadgen.scenario.telemetry_sources import dcgm_metrics_url
