@@ -3,7 +3,7 @@
 ``loadgen run`` rewrites summary.json after every step, so only a run killed
 (kill -9, a crash, a power cut) before its first step ended has none. From
 the records and the resolved ``scenario.yaml`` each step is summarised again
-with :func:`loadgen.metrics.summarize_step`, the sweep replayed over the
+with :func:`loadgen.results.assemble.step_summary`, the sweep replayed over the
 rebuilt steps to name each one's load (auto and sla-search sweeps included),
 and the last step and the run are marked interrupted. What only the live run
 saw is absent: client health and in-flight sampling, telemetry, the
@@ -22,10 +22,10 @@ import yaml
 from pydantic import BaseModel
 
 from loadgen.errors import ScenarioError
-from loadgen.metrics import StepColumns
 from loadgen.records import Record, read_records
 from loadgen.results.assemble import start_summary, step_summary
 from loadgen.results.sweep import make_sweep, verdict
+from loadgen.results.tally import StepTally
 from loadgen.scenario import (
     ConcurrencyLoad,
     OfflineLoad,
@@ -61,24 +61,14 @@ def rebuild_summary(results_dir: Path) -> Summary:
         msg = f"cannot rebuild summary.json: {exc}"
         raise ScenarioError(msg) from None
     records_path = results_dir / "records.jsonl"
-    # Each record is read, added to its step's columns and dropped: memory stays small.
-    by_step: dict[int, StepColumns] = defaultdict(StepColumns)
+    # Each record is read, added to its step's tally and dropped: memory stays small.
+    urls = _endpoint_names(scenario.target)
+    names = [name for name, _ in scenario.target.mix]
+    by_step: dict[int, StepTally] = defaultdict(lambda: StepTally.of(len(urls), names))
     firsts: dict[int, Record] = {}  # per step, the first record to start
     last_end = 0
-    urls = _endpoint_names(scenario.target)
-    # several endpoints: each one's columns too, per step, for the breakdown
-    parts: dict[int, list[StepColumns]] = defaultdict(lambda: [StepColumns() for _ in urls])
-    # a model mix: each model's columns too, per step
-    names = [name for name, _ in scenario.target.mix]
-    mixed: dict[int, dict[str, StepColumns]] = defaultdict(
-        lambda: {name: StepColumns() for name in names}
-    )
     for r in read_records(records_path):
         by_step[r.step].add(r)
-        if len(urls) > 1 and r.endpoint is not None and 0 <= r.endpoint < len(urls):
-            parts[r.step][r.endpoint].add(r)
-        if names and r.model in names:
-            mixed[r.step][r.model].add(r)
         if r.step not in firsts or r.start_ns < firsts[r.step].start_ns:
             firsts[r.step] = r
         last_end = max(last_end, r.end_ns)
@@ -101,11 +91,9 @@ def rebuild_summary(results_dir: Path) -> Summary:
             scenario,
             index,
             point,
-            by_step.get(index) or StepColumns(),
+            by_step[index],
             metrics_profile=PROFILE,
             endpoints=urls,
-            endpoint_columns=parts[index] if len(urls) > 1 else (),
-            model_columns=list(mixed[index].values()) if names else (),
             interrupted=index == last,
         )
         sweep.observe(point, step)

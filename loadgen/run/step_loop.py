@@ -11,23 +11,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from loadgen.clock import NS_PER_MS, NS_PER_S
 from loadgen.errors import OutputError
 from loadgen.execute.executor import Executor, LocalExecutor
 from loadgen.execute.requester import make_requester, pool_limit
-from loadgen.metrics import StepColumns, with_gpus
-from loadgen.metrics.time_split import split_growth
 from loadgen.records import Record, RecordWriter
 from loadgen.redact import redact_text
 from loadgen.report.terminal.console import format_run_header, format_step, step_warning_lines
 from loadgen.report.terminal.live import LiveView
-from loadgen.results.assemble import load_point, step_summary
+from loadgen.results.assemble import ServerCounters, StepExtras, load_point, step_summary
 from loadgen.results.files import write_summary
 from loadgen.results.hints import TargetFacts, error_lines
 from loadgen.results.steps import load_label
 from loadgen.results.sweep import Point, make_sweep, verdict
+from loadgen.results.tally import StepTally
 from loadgen.run.dead_target import DeadTargetWatch
 from loadgen.run.live_feed import Display, feed_view
 from loadgen.run.options import RunOptions
@@ -246,27 +246,22 @@ class StepLoop:
     async def run_step(self, executor: Executor, index: int, at: Point) -> StepSummary:
         sc = self.scenario
         plan = plan_step(self.workload, sc.load, at.mode, at.value, index)
-        columns = StepColumns()  # what the summary needs of each record; the record is dropped
-        # several endpoints: each one's own columns too, for its breakdown
-        parts = [StepColumns() for _ in self.urls] if len(self.urls) > 1 else []
-        # a model mix: each model's own columns too, for its breakdown
-        mixed = {name: StepColumns() for name, _ in sc.target.mix}
-        exporter = self.exporter
+        # what the summary needs of each record (the step's, each endpoint's, each model's)
+        tally = StepTally.of(len(self.urls), [name for name, _ in sc.target.mix])
+        # every record, as it finishes, to each of these in turn; then it is dropped
+        sinks: list[Callable[[Record], None]] = [
+            scrub,  # first: nothing below sees what the server echoed of a secret
+            self._write,
+            tally.add,
+            self.progress.record,
+        ]
+        if self.exporter is not None:
+            sinks.append(self.exporter.metrics.record)
+        sinks.append(self._watch_errors)
 
         def on_record(rec: Record) -> None:
-            scrub(rec)
-            self.writer.write(rec)
-            self._flush_soon()
-            columns.add(rec)
-            if parts and rec.endpoint is not None and 0 <= rec.endpoint < len(parts):
-                parts[rec.endpoint].add(rec)
-            if mixed and rec.model in mixed:
-                mixed[rec.model].add(rec)
-            self.progress.record(rec)
-            if exporter is not None:
-                exporter.metrics.record(rec)
-            if self.dead.observe(rec) and self._task is not None:
-                self._task.cancel()  # as Ctrl-C does: the step ends, its records are kept
+            for sink in sinks:
+                sink(rec)
 
         lp = load_point(sc, at)
         n: int | None = None  # progress counts requests: unknown ahead for sessions
@@ -280,6 +275,7 @@ class StepLoop:
         duration = plan.duration_ns / NS_PER_S if plan.duration_ns else None
         self.progress.start_step(f"[{index + 1}{of}] {lp.mode} {at.value:g}", n, duration)
         before = scrape_boundary(sc, self.urls)  # one GET /metrics per endpoint
+        exporter = self.exporter
         if exporter is not None:
             exporter.metrics.start_step(index, lp.mode, at.value, self.steps_planned)
         view = self.progress
@@ -302,35 +298,42 @@ class StepLoop:
                 f"only {plan.measured} measured {what} for concurrency {at.value:g}: "
                 "the step never ran at its concurrency (raise requests_per_step)"
             )
-        start, end = columns.span()
+        start, end = tally.whole.span()
         if self.dead.reason is not None:
             self.summary.stopped_on_errors = self.dead.reason
+        after = scrape_boundary(sc, self.urls)
+        server = ServerCounters(
+            prefix_cache=prefix_cache_delta(before.prefix_cache, after.prefix_cache),
+            shares_prefixes=self._shares_prefixes,
+            spec_decode=spec_decode_delta(before.spec_decode, after.spec_decode),
+            time_split=time_split(before.phases, after.phases, None),
+        )
         step = step_summary(
             sc,
             index,
             at,
-            columns,
+            tally,
             metrics_profile=self.opts.metrics_profile,
             endpoints=self.urls,
-            endpoint_columns=parts,
-            model_columns=list(mixed.values()),
-            client=health,
-            mean_in_flight=outcome.mean_in_flight(start, end),
             interrupted=interrupted,
+            extras=StepExtras(
+                client=health,
+                mean_in_flight=outcome.mean_in_flight(start, end),
+                server=server,
+                telemetry=self.telemetry,
+                earlier=self.summary.steps,
+            ),
         )
-        self.step_errors = error_lines(columns.failures, self.facts)
-        after = scrape_boundary(sc, self.urls)
-        cache = prefix_cache_delta(before.prefix_cache, after.prefix_cache)
-        if cache is not None and (self._shares_prefixes or (cache.hits_tokens or 0) > 0):
-            step.prefix_cache = cache  # a run of unique prompts shows it only if something hit
-        tk = step.tokens
-        per_event = tk.output_total / tk.output_events_total if tk.output_events_total else None
-        step.spec_decode = spec_decode_delta(before.spec_decode, after.spec_decode, per_event)
-        step.time_split = time_split(before.phases, after.phases, step.e2e_ms.mean)
-        if step.time_split is not None:
-            step.time_split.grew_most = split_growth(step, self.summary.steps)
-        if self.telemetry is not None and end > start:
-            step.telemetry = self.telemetry.step_stats(start, end, step.tokens.output_total)
-            if step.frontier is not None:  # the GPUs the telemetry saw, per GPU
-                step.frontier = with_gpus(step, step.frontier, sc.cost.gpus)
+        self.step_errors = error_lines(tally.whole.failures, self.facts)
         return step
+
+    def _write(self, rec: Record) -> None:
+        """The record into records.jsonl's buffer, flushed within FLUSH_AFTER_S."""
+        self.writer.write(rec)
+        self._flush_soon()
+
+    def _watch_errors(self, rec: Record) -> None:
+        """load.stop_on_errors: a target down from the start ends the step, as Ctrl-C does
+        (its records are kept)."""
+        if self.dead.observe(rec) and self._task is not None:
+            self._task.cancel()

@@ -75,6 +75,17 @@ class TimeSplit(Strict):
         "exports all four.",
     )
 
+    def seen_by_client(self, client_e2e_mean_ms: float | None) -> TimeSplit:
+        """This split with the client's E2E mean beside it, and the network + client part
+        (client E2E mean - server E2E mean) where both are known."""
+        e2e = self.server_e2e
+        network = None
+        if e2e is not None and e2e.mean_ms is not None and client_e2e_mean_ms is not None:
+            network = client_e2e_mean_ms - e2e.mean_ms
+        return self.model_copy(
+            update={"client_e2e_mean_ms": client_e2e_mean_ms, "network_ms": network}
+        )
+
     def part_means(self) -> dict[str, float]:
         """The mean of each part the split has, ms (server frontend and network + client:
         the differences), in :data:`PHASES` order."""

@@ -136,15 +136,6 @@ def time_split(
                 found[part] = _phase(delta, metric)
         if not found:
             continue
-        e2e = found.get("server_e2e")
-        network = None
-        if e2e is not None and e2e.mean_ms is not None and client_e2e_mean_ms is not None:
-            network = client_e2e_mean_ms - e2e.mean_ms
-        return TimeSplit(
-            engine=engine,
-            client_e2e_mean_ms=client_e2e_mean_ms,
-            network_ms=network,
-            frontend_ms=_frontend(found),
-            **found,
-        )
+        split = TimeSplit(engine=engine, frontend_ms=_frontend(found), **found)
+        return split.seen_by_client(client_e2e_mean_ms)
     return None
