@@ -20,8 +20,9 @@ from typing import Any
 import pytest
 import uvloop
 
-from loadgen.client import h1_exchange, make_transport
-from loadgen.client.h1_transport import H1Transport
+from loadgen.client import make_transport
+from loadgen.client.h1 import H1Transport
+from loadgen.client.h1 import exchange as h1_exchange
 from loadgen.client.transport import HttpRequest, TlsOptions, Transport, TransportError
 
 MS = 1_000_000

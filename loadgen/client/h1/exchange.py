@@ -1,13 +1,13 @@
 """An h1 connection without its socket: its answer's parsing and its reuse.
 
 Owns :class:`Core`, the part of a connection that does no I/O (sans-I/O, as
-h11): it holds the connection's one ``h1_state.State`` and moves it, is the
+h11): it holds the connection's one ``state.State`` and moves it, is the
 httptools (llhttp) callback target, bounds a header block and a chunked
 body's trailer (``MAX_HEADER_BYTES``), pauses a body the caller falls behind on, and decides
 reuse (``Connection: close``, ``Keep-Alive: max=…, timeout=…``, a request cut
 short by a refusal, a body left unread, bytes past the answer's last event).
-What it fills is one request's answer as data, ``h1_answer.Exchange`` (the h1
-transport's ``Response``); ``h1_conn.Conn`` is a :class:`Core` with a socket.
+What it fills is one request's answer as data, ``answer.Exchange`` (the h1
+transport's ``Response``); ``connection.Conn`` is a :class:`Core` with a socket.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import asyncio
 
 import httptools
 
-from loadgen.client.h1_answer import Exchange
-from loadgen.client.h1_state import Event, State, advance
+from loadgen.client.h1.answer import Exchange
+from loadgen.client.h1.state import Event, State, advance
 from loadgen.client.transport import TransportError, describe
 
 __all__ = [
@@ -63,7 +63,7 @@ _TRAILER = "the chunked body's trailer (what follows its last chunk)"
 class Core:
     """A connection's state and parsing, fed one read at a time; also the httptools target.
 
-    ``pause`` and ``resume`` only say whether the connection reads; ``h1_conn.Conn``
+    ``pause`` and ``resume`` only say whether the connection reads; ``connection.Conn``
     does the reading, and the closing (through :meth:`end`).
     """
 

@@ -11,9 +11,9 @@ stream machinery, which was half of the client's CPU time (docs/performance.md).
 
 HTTP parsing is httptools (llhttp, the parser of Node.js and uvicorn). This
 module owns the pool, connecting (TLS handshake included) and the request
-bytes; one connection's socket is ``h1_conn``, its parsing, its one state
-and whether it can be reused ``h1_exchange`` and ``h1_state``, one answer
-as data ``h1_answer``, when a large body's last byte left ``h1_large_body``.
+bytes; one connection's socket is ``connection``, its parsing, its one state
+and whether it can be reused ``exchange`` and ``state``, one answer
+as data ``answer``, when a large body's last byte left ``body``.
 Keep-alive connections are pooled per host; a pooled connection the server
 has closed is dropped as soon as the close arrives, and each one is checked
 (a peek at the socket) before it is reused. ``Connection: close`` and
@@ -51,9 +51,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from loadgen.client.h1_answer import Exchange, refused
-from loadgen.client.h1_conn import Conn, Key, Tls
-from loadgen.client.h1_large_body import LARGE_BODY, drained, send_last
+from loadgen.client.h1.answer import Exchange, refused
+from loadgen.client.h1.body import LARGE_BODY, drained, send_last
+from loadgen.client.h1.connection import Conn, Key, Tls
 from loadgen.client.transport import (
     STALE_STATUS,
     HttpRequest,

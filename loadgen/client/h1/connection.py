@@ -4,14 +4,14 @@ Owns a socket from connect to close. It reads with ``recvmsg`` and keeps the
 kernel's receive stamp (``SO_TIMESTAMPNS``, through ``loadgen.netstamp``) of
 each read, decrypts TLS in memory (``ssl.MemoryBIO``, so a read keeps the
 stamp of its encrypted bytes), and feeds each read to its :class:`Core`
-(``h1_exchange``: the parsing, the reuse decisions, the connection's one
-``h1_state.State``), which hands the read's body to the caller as one
-stamped piece of the ``Exchange`` (``h1_answer``). It pauses reading when the caller falls
+(``exchange``: the parsing, the reuse decisions, the connection's one
+``state.State``), which hands the read's body to the caller as one
+stamped piece of the ``Exchange`` (``answer``). It pauses reading when the caller falls
 far behind, drains an answer its caller stopped reading (within
 ``DRAIN_S``), and sends through one queue so nothing cuts into a request on
 its way out. Where the kernel gives no stamp (not
 Linux), a read is stamped when it is made. The pool around it is
-``h1_transport``, which asks it whether it can be reused.
+``transport``, which asks it whether it can be reused.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import ssl
 from collections import deque
 from typing import Protocol
 
-from loadgen.client.h1_exchange import Core
-from loadgen.client.h1_state import State
+from loadgen.client.h1.exchange import Core
+from loadgen.client.h1.state import State
 from loadgen.client.transport import ReadLag, TransportError, describe
 from loadgen.clock import from_kernel_ns, now_ns
 from loadgen.netstamp import ANC_SIZE, kernel_ns

@@ -13,8 +13,8 @@ import asyncio
 import socket
 import sys
 
-from loadgen.client.h1_answer import Exchange
-from loadgen.client.h1_conn import Conn
+from loadgen.client.h1.answer import Exchange
+from loadgen.client.h1.connection import Conn
 from loadgen.client.transport import TransportError, describe
 from loadgen.clock import from_kernel_ns, now_ns
 from loadgen.netstamp import TX_SENT, tx_arm, tx_disarm, tx_stamps

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from loadgen.client import h1_exchange
-from loadgen.client.h1_answer import Exchange, refused
-from loadgen.client.h1_exchange import IDLE_MARGIN_MAX_NS, MAX_HEADER_BYTES, Core, keep_alive
-from loadgen.client.h1_state import TRANSITIONS, Event, State, advance
+from loadgen.client.h1 import exchange as h1_exchange
+from loadgen.client.h1.answer import Exchange, refused
+from loadgen.client.h1.exchange import IDLE_MARGIN_MAX_NS, MAX_HEADER_BYTES, Core, keep_alive
+from loadgen.client.h1.state import TRANSITIONS, Event, State, advance
 from loadgen.client.transport import TransportError
 
 S, E = State, Event

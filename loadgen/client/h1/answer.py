@@ -4,9 +4,9 @@ Owns what the caller sees of an answer: its status, the stamped body pieces
 waiting for the caller (handed over a read's worth at a time by
 :meth:`Exchange.chunks`), the error it ended with, its request phases, and
 whether the answer says no (:func:`refused`). It does no I/O and parses
-nothing: its connection (``h1_exchange.Core``, ``h1_conn.Conn`` with its
+nothing: its connection (``exchange.Core``, ``connection.Conn`` with its
 socket) fills it, and how far the answer has got is that connection's one
-``h1_state.State``.
+``state.State``.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from loadgen.client.h1_state import State
+from loadgen.client.h1.state import State
 from loadgen.client.transport import Phases, TransportError
 
 if TYPE_CHECKING:
-    from loadgen.client.h1_exchange import Core
+    from loadgen.client.h1.exchange import Core
 
 __all__ = ["Exchange", "refused"]
 

@@ -3,9 +3,9 @@
 Owns :class:`State` (a connection's life: a request goes out, its answer's
 head comes, perhaps after 1xx answers, then its body; then the pool, a drain
 of a body the caller left unread, or the close), :class:`Event` and
-``TRANSITIONS``. The connection (``h1_exchange.Core``, ``h1_conn.Conn``)
+``TRANSITIONS``. The connection (``exchange.Core``, ``connection.Conn``)
 owns the value and moves it only through :func:`advance`; the answer
-(``h1_answer.Exchange``) reads it.
+(``answer.Exchange``) reads it.
 """
 
 from __future__ import annotations
