@@ -13,8 +13,7 @@ import asyncio
 import socket
 import sys
 
-from loadgen.client.h1.answer import Exchange
-from loadgen.client.h1.connection import Conn
+from loadgen.client.h1.connection import Connection, Exchange
 from loadgen.client.transport import TransportError, describe
 from loadgen.clock import from_kernel_ns, now_ns
 from loadgen.netstamp import TX_SENT, tx_arm, tx_disarm, tx_stamps
@@ -42,7 +41,7 @@ def unsent(sock: socket.socket) -> int:
     return int(struct.unpack("i", out)[0])
 
 
-async def drained(conn: Conn, ex: Exchange) -> None:
+async def drained(conn: Connection, ex: Exchange) -> None:
     """Yield to the loop until the send queue is empty (or an answer or a close came);
     then the last byte has left: stamp ``sent``. No clock sleep: one loop turn a check."""
     if sys.platform != "linux":
@@ -63,7 +62,7 @@ TX_KIND = TX_SENT
 TX_WAIT_NS = 10_000_000_000
 
 
-async def send_last(conn: Conn, ex: Exchange, last: bytes) -> bool:
+async def send_last(conn: Connection, ex: Exchange, last: bytes) -> bool:
     """Send a large body's ``last`` byte with the kernel asked to stamp it (SO_TIMESTAMPING),
     and take ``sent`` from that stamp: True if it came within ``TX_WAIT_NS``.
 

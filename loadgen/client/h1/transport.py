@@ -11,9 +11,9 @@ stream machinery, which was half of the client's CPU time (docs/performance.md).
 
 HTTP parsing is httptools (llhttp, the parser of Node.js and uvicorn). This
 module owns the pool, connecting (TLS handshake included) and the request
-bytes; one connection's socket is ``connection``, its parsing, its one state
-and whether it can be reused ``exchange`` and ``state``, one answer
-as data ``answer``, when a large body's last byte left ``body``.
+bytes; one connection (its socket, its one state, its parsing, whether it can
+be reused, its answer as data) is ``connection``, when a large body's last
+byte left ``body``.
 Keep-alive connections are pooled per host; a pooled connection the server
 has closed is dropped as soon as the close arrives, and each one is checked
 (a peek at the socket) before it is reused. ``Connection: close`` and
@@ -51,9 +51,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from loadgen.client.h1.answer import Exchange, refused
 from loadgen.client.h1.body import LARGE_BODY, drained, send_last
-from loadgen.client.h1.connection import Conn, Key, Tls
+from loadgen.client.h1.connection import Connection, Exchange, Key, Tls, refused
 from loadgen.client.transport import (
     STALE_STATUS,
     HttpRequest,
@@ -85,8 +84,8 @@ class H1Transport:
         self._tls_context = (tls or TlsOptions()).context(alpn=["http/1.1"])
         self._connect_timeout_s = connect_timeout_s
         self._limit = limit  # idle connections kept per host; 0: no limit
-        self._idle: dict[Key, list[Conn]] = {}
-        self._all: set[Conn] = set()
+        self._idle: dict[Key, list[Connection]] = {}
+        self._all: set[Connection] = set()
         self._targets: dict[str, _Target] = {}
         self._addrs: dict[Key, list[tuple[int, int, int, Any]]] = {}
         #: TCP connections opened so far (keep-alive working: about the concurrency)
@@ -124,7 +123,7 @@ class H1Transport:
             raise
         conn.let_go()
 
-    async def _attempt(self, conn: Conn, payload: bytes) -> Exchange:
+    async def _attempt(self, conn: Connection, payload: bytes) -> Exchange:
         """Send the request on ``conn`` and wait for the answer's headers (else close it)."""
         ex = conn.start()
         try:
@@ -135,7 +134,7 @@ class H1Transport:
             raise
         return ex
 
-    async def _send(self, conn: Conn, ex: Exchange, payload: bytes) -> None:
+    async def _send(self, conn: Connection, ex: Exchange, payload: bytes) -> None:
         large = len(payload) >= LARGE_BODY
         # a large plain body: its last byte goes alone, stamped by the kernel (send_last)
         held = large and conn.tls is None and conn.writer is None and sys.platform == "linux"
@@ -157,13 +156,13 @@ class H1Transport:
             await drained(conn, ex)
 
     @staticmethod
-    def _write(conn: Conn, data: bytes) -> asyncio.Task[None] | None:
+    def _write(conn: Connection, data: bytes) -> asyncio.Task[None] | None:
         try:
             return conn.write(data)
         except OSError as exc:
             raise TransportError("disconnected", describe(exc)) from None
 
-    async def _send_rest(self, conn: Conn, ex: Exchange, pending: asyncio.Task[None]) -> None:
+    async def _send_rest(self, conn: Connection, ex: Exchange, pending: asyncio.Task[None]) -> None:
         """The socket took only part of the request: wait until the rest is out, or
         until a refusal comes first (a 413 for a body too large, say); then the rest
         is dropped and the connection is never reused. An early 1xx-2xx answer (a
@@ -183,7 +182,7 @@ class H1Transport:
                 raise ex.error or TransportError("disconnected", "closed while sending")
             ex.sent = now_ns()  # the last byte left now, with no answer yet
 
-    def release(self, conn: Conn) -> None:
+    def release(self, conn: Connection) -> None:
         """Pool a connection that may carry another request, if its host's pool has room."""
         idle = self._idle.setdefault(conn.key, [])
         if 0 < self._limit <= len(idle):
@@ -192,11 +191,11 @@ class H1Transport:
         conn.pool(now_ns())
         idle.append(conn)
 
-    def forget(self, conn: Conn) -> None:
+    def forget(self, conn: Connection) -> None:
         """A connection closed itself."""
         self._all.discard(conn)
 
-    async def _acquire(self, key: Key) -> tuple[Conn, bool]:
+    async def _acquire(self, key: Key) -> tuple[Connection, bool]:
         """A connection for ``key`` and whether it carried a request before."""
         idle = self._idle.get(key)
         if idle:
@@ -210,7 +209,7 @@ class H1Transport:
         self._all.add(conn)
         return conn, False
 
-    async def _connect(self, key: Key) -> Conn:
+    async def _connect(self, key: Key) -> Connection:
         host, port, tls = key
         addrs = self._addrs.get(key)
         if addrs is None:
@@ -255,7 +254,7 @@ class H1Transport:
             self.connects += 1
             if i:  # try the address that answered first next time (e.g. IPv4 for localhost)
                 self._addrs[key] = [entry, *(a for a in self._addrs[key] if a != entry)]
-            conn = Conn(sock, key, self, session)
+            conn = Connection(sock, key, self, session)
             conn.connect_start_ns, conn.connect_ns, conn.tls_ns = began, connected, secured
             return conn
         reason = describe(last) if last is not None else "no address"
