@@ -36,6 +36,7 @@ from typing import Protocol
 
 import httptools
 
+from loadgen.client.h1.tls import Session
 from loadgen.client.transport import Phases, ReadLag, TransportError, describe
 from loadgen.clock import from_kernel_ns, now_ns
 from loadgen.netstamp import ANC_SIZE, kernel_ns
@@ -53,7 +54,6 @@ __all__ = [
     "Key",
     "Owner",
     "State",
-    "Tls",
     "advance",
     "keep_alive",
     "refused",
@@ -77,9 +77,6 @@ IDLE_MARGIN_MAX_NS = 1_000_000_000
 
 #: (host, port, TLS): one pool each
 Key = tuple[str, int, bool]
-
-#: A TLS session kept in memory: the object, its incoming and outgoing bytes
-Tls = tuple[ssl.SSLObject, ssl.MemoryBIO, ssl.MemoryBIO]
 
 
 # -- the state
@@ -198,13 +195,13 @@ class Connection:
         "sock",
         "state",
         "tls",
-        "tls_in",
         "tls_ns",
-        "tls_out",
         "writer",
     )
 
-    def __init__(self, sock: socket.socket, key: Key, owner: Owner, tls: Tls | None = None) -> None:
+    def __init__(
+        self, sock: socket.socket, key: Key, owner: Owner, tls: Session | None = None
+    ) -> None:
         self.loop = owner.loop
         self.state = State.NEW
         self.ex: Exchange | None = None  # the request in hand, until the connection is pooled
@@ -223,11 +220,7 @@ class Connection:
         self.connect_ns = 0
         self.tls_ns = 0
         self.sock = sock
-        self.tls: ssl.SSLObject | None = None
-        self.tls_in: ssl.MemoryBIO | None = None
-        self.tls_out: ssl.MemoryBIO | None = None
-        if tls is not None:
-            self.tls, self.tls_in, self.tls_out = tls
+        self.tls = tls  # https: the session its reads are decrypted in (``tls``)
         self.fd = sock.fileno()
         self.key = key
         self.owner = owner
@@ -270,10 +263,11 @@ class Connection:
         eof = not data
         if self.tls is not None and data:
             try:
-                data, eof = self._decrypt(data)
+                data, eof = self.tls.decrypt(data)
             except ssl.SSLError as exc:
                 self.lost(TransportError("protocol_error", f"TLS: {describe(exc)}"))
                 return
+            self._flush_tls()  # a key update or an alert the read produced
             if not data and not eof:
                 return  # TLS housekeeping only (a session ticket): nothing for HTTP
         ex = self.ex
@@ -291,31 +285,11 @@ class Connection:
         else:
             ex.wake()
 
-    def _decrypt(self, raw: bytes) -> tuple[bytes, bool]:
-        """TLS records in, plaintext out; True once the server has closed the session."""
-        assert self.tls is not None and self.tls_in is not None
-        self.tls_in.write(raw)
-        out: list[bytes] = []
-        eof = False
-        while True:
-            try:
-                chunk = self.tls.read(READ_SIZE)
-            except ssl.SSLWantReadError:
-                break
-            except ssl.SSLZeroReturnError:
-                eof = True
-                break
-            if not chunk:
-                eof = True
-                break
-            out.append(chunk)
-        self._flush_tls()  # a key update or an alert the read produced
-        return b"".join(out), eof
-
     def _flush_tls(self) -> None:
-        if self.tls_out is not None and self.tls_out.pending:
+        tls = self.tls
+        if tls is not None and tls.outgoing.pending:
             with contextlib.suppress(OSError):  # the read side will see the connection go
-                self.write(self.tls_out.read())
+                self.write(tls.outgoing.read())
 
     def write(self, data: bytes) -> asyncio.Task[None] | None:
         """Send ``data`` after anything still queued; returns the task still sending it.
@@ -350,10 +324,8 @@ class Connection:
             self.writer = None
 
     def encrypt(self, payload: bytes) -> bytes:
-        if self.tls is None or self.tls_out is None:
-            return payload
-        self.tls.write(payload)
-        return self.tls_out.read()
+        tls = self.tls
+        return payload if tls is None else tls.encrypt(payload)
 
     def alive(self) -> bool:
         """Not closed by the server, even if the loop has not yet told us (one syscall)."""

@@ -10,10 +10,10 @@ socket, whatever the loop was doing then. It also skips aiohttp's per-chunk
 stream machinery, which was half of the client's CPU time (docs/performance.md).
 
 HTTP parsing is httptools (llhttp, the parser of Node.js and uvicorn). This
-module owns the pool, connecting (TLS handshake included) and the request
-bytes; one connection (its socket, its one state, its parsing, whether it can
-be reused, its answer as data) is ``connection``, when a large body's last
-byte left ``body``.
+module owns the pool, connecting and the request bytes; one connection (its
+socket, its one state, its parsing, whether it can be reused, its answer as
+data) is ``connection``, its TLS session (the handshake included) ``tls``,
+when a large body's last byte left ``body``.
 Keep-alive connections are pooled per host; a pooled connection the server
 has closed is dropped as soon as the close arrives, and each one is checked
 (a peek at the socket) before it is reused. ``Connection: close`` and
@@ -52,7 +52,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from loadgen.client.h1.body import LARGE_BODY, drained, send_last
-from loadgen.client.h1.connection import Connection, Exchange, Key, Tls, refused
+from loadgen.client.h1.connection import Connection, Exchange, Key, refused
+from loadgen.client.h1.tls import handshake
 from loadgen.client.transport import (
     STALE_STATUS,
     HttpRequest,
@@ -234,7 +235,9 @@ class H1Transport:
                 async with asyncio.timeout(self._connect_timeout_s):
                     await self.loop.sock_connect(sock, addr)
                     connected = now_ns()
-                    session = await self._handshake(sock, host) if tls else None
+                    session = (
+                        await handshake(self.loop, sock, self._tls_context, host) if tls else None
+                    )
                     secured = now_ns() if tls else 0
             except TimeoutError:
                 sock.close()
@@ -259,25 +262,6 @@ class H1Transport:
             return conn
         reason = describe(last) if last is not None else "no address"
         raise TransportError("connect_error", f"{host}:{port}: {reason}")
-
-    async def _handshake(self, sock: socket.socket, host: str) -> Tls:
-        incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
-        session = self._tls_context.wrap_bio(incoming, outgoing, server_hostname=host)
-        while True:
-            try:
-                session.do_handshake()
-                break
-            except ssl.SSLWantReadError:
-                pass
-            if outgoing.pending:
-                await self.loop.sock_sendall(sock, outgoing.read())
-            data = await self.loop.sock_recv(sock, 65536)
-            if not data:
-                raise ConnectionResetError("the server closed the connection in the TLS handshake")
-            incoming.write(data)
-        if outgoing.pending:
-            await self.loop.sock_sendall(sock, outgoing.read())
-        return session, incoming, outgoing
 
     def _target(self, url: str) -> _Target:
         """Parsed once per distinct URL (a run has one or two), not once per request."""
