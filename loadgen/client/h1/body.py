@@ -1,8 +1,13 @@
-"""A large request body's send on h1: when its last byte left, not when it was handed off.
+"""A request's bytes on their way out on h1, and when their last byte left.
 
-Owns ``LARGE_BODY`` and the two ways its ``sent`` stamp is taken once the rest
-of the body is written (``H1Transport._send``): the kernel's transmit stamp of
-the last byte sent alone (:func:`send_last`, ``SO_TIMESTAMPING`` through
+Owns :func:`send`: the request goes out through its connection's one write
+path; if the socket takes only part of it, the rest waits, unless a refusal
+(:func:`refused`: a 413 for a body too large, say) comes first, and then the
+rest is dropped and the connection is never reused. ``sent`` is stamped as
+the first byte is handed off, and again when the last byte left: for a
+request the socket took only in part, the moment the rest was out; for a
+body of ``LARGE_BODY`` or more, the kernel's transmit stamp of its last byte
+sent alone (:func:`send_last`, ``SO_TIMESTAMPING`` through
 ``loadgen.netstamp``), else the moment the socket's send queue is empty
 (:func:`drained`, Linux ``SIOCOUTQNSD``). Once a request, never per read.
 """
@@ -18,7 +23,16 @@ from loadgen.client.transport import TransportError, describe
 from loadgen.clock import from_kernel_ns, now_ns
 from loadgen.netstamp import TX_SENT, tx_arm, tx_disarm, tx_stamps
 
-__all__ = ["LARGE_BODY", "TX_KIND", "TX_WAIT_NS", "drained", "send_last", "unsent"]
+__all__ = [
+    "LARGE_BODY",
+    "TX_KIND",
+    "TX_WAIT_NS",
+    "drained",
+    "refused",
+    "send",
+    "send_last",
+    "unsent",
+]
 
 
 #: a body this large may still sit in the kernel's send queue once written: its ``sent``
@@ -27,6 +41,66 @@ __all__ = ["LARGE_BODY", "TX_KIND", "TX_WAIT_NS", "drained", "send_last", "unsen
 #: leaving, not from its hand-off (an 8 MB body on loopback: up to 7 ms apart)
 LARGE_BODY = 1024 * 1024
 _SIOCOUTQNSD = 0x894B  # bytes not yet sent (SIOCOUTQ also counts sent, unacked ones)
+
+
+async def send(conn: Connection, ex: Exchange, payload: bytes) -> None:
+    """Send the request ``payload`` on ``conn``, whose answer is ``ex``; stamp ``ex.sent``.
+
+    Raises ``TransportError`` (``disconnected``) if the socket refuses, or the
+    connection closes while the rest waits with no answer.
+    """
+    large = len(payload) >= LARGE_BODY
+    # a large plain body: its last byte goes alone, stamped by the kernel (send_last)
+    held = large and conn.tls is None and conn.writer is None and sys.platform == "linux"
+    try:
+        ex.sent = now_ns()
+        pending = conn.write(conn.encrypt(payload[:-1] if held else payload))
+    except OSError as exc:
+        raise TransportError("disconnected", describe(exc)) from None
+    if pending is not None:
+        await _send_rest(conn, ex, pending)
+    stamped = False
+    if held and not ex.cut and not conn.closed:
+        if conn.head_in():  # an early answer: it gets the whole body, no stamp
+            if (pending := _write(conn, payload[-1:])) is not None:
+                await _send_rest(conn, ex, pending)
+        else:
+            stamped = await send_last(conn, ex, payload[-1:])
+    if large and not stamped and not conn.closed and not conn.head_in():
+        await drained(conn, ex)
+
+
+def _write(conn: Connection, data: bytes) -> asyncio.Task[None] | None:
+    try:
+        return conn.write(data)
+    except OSError as exc:
+        raise TransportError("disconnected", describe(exc)) from None
+
+
+async def _send_rest(conn: Connection, ex: Exchange, pending: asyncio.Task[None]) -> None:
+    """The socket took only part of the request: wait until the rest is out, or
+    until a refusal comes first (a 413 for a body too large, say); then the rest
+    is dropped and the connection is never reused. An early 1xx-2xx answer (a
+    server streaming headers before it has read the body) gets the whole body."""
+    while not pending.done() and not refused(ex) and ex.error is None:
+        waiter = ex.waiter = conn.loop.create_future()
+        try:  # neither wait's cancellation (a close) is ours
+            await asyncio.wait({pending, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ex.waiter = None
+    if not pending.done():  # refused before it had the whole request
+        conn.drop_unsent()
+        pending.cancel()
+        await asyncio.wait({pending})  # let the loop unregister it before any close
+    elif not conn.head_in():
+        if conn.closed:
+            raise ex.error or TransportError("disconnected", "closed while sending")
+        ex.sent = now_ns()  # the last byte left now, with no answer yet
+
+
+def refused(ex: Exchange) -> bool:
+    """The answer is in and says no: the rest of the request is not wanted."""
+    return ex.status >= 300  # set only once the head is in
 
 
 def unsent(sock: socket.socket) -> int:
@@ -71,7 +145,7 @@ async def send_last(conn: Connection, ex: Exchange, last: bytes) -> bool:
     disarming, and the error queue is read by polling it each loop turn. Nothing is
     lost meanwhile: an answer waits in the socket with its kernel receive stamp, and
     none can come before the server has the last byte (a refusal has come before:
-    ``H1Transport._send_rest``). The poll's lateness does not matter: the stamp is the
+    ``_send_rest``). The poll's lateness does not matter: the stamp is the
     kernel's.
     Only this one send is stamped, so the first stamp of ``TX_KIND`` is its stamp.
     """

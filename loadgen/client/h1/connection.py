@@ -56,7 +56,6 @@ __all__ = [
     "State",
     "advance",
     "keep_alive",
-    "refused",
 ]
 
 READ_SIZE = 256 * 1024
@@ -709,11 +708,6 @@ class Exchange:
         except TransportError:
             pass
         return out[:limit]
-
-
-def refused(ex: Exchange) -> bool:
-    """The answer is in and says no: the rest of the request is not wanted."""
-    return ex.status >= 300  # set only once the head is in
 
 
 def keep_alive(value: bytes) -> tuple[int | None, int | None]:

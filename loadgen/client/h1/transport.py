@@ -13,7 +13,8 @@ HTTP parsing is httptools (llhttp, the parser of Node.js and uvicorn). This
 module owns the pool, connecting and the request bytes; one connection (its
 socket, its one state, its parsing, whether it can be reused, its answer as
 data) is ``connection``, its TLS session (the handshake included) ``tls``,
-when a large body's last byte left ``body``.
+the request's bytes on their way out (a refusal that cuts them short, when a
+large body's last byte left) ``body``.
 Keep-alive connections are pooled per host; a pooled connection the server
 has closed is dropped as soon as the close arrives, and each one is checked
 (a peek at the socket) before it is reused. ``Connection: close`` and
@@ -44,15 +45,14 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from loadgen.client.h1.body import LARGE_BODY, drained, send_last
-from loadgen.client.h1.connection import Connection, Exchange, Key, refused
+from loadgen.client.h1.body import send
+from loadgen.client.h1.connection import Connection, Exchange, Key
 from loadgen.client.h1.tls import handshake
 from loadgen.client.transport import (
     STALE_STATUS,
@@ -128,60 +128,12 @@ class H1Transport:
         """Send the request on ``conn`` and wait for the answer's headers (else close it)."""
         ex = conn.start()
         try:
-            await self._send(conn, ex, payload)
+            await send(conn, ex, payload)
             await ex.wait_headers()
         except BaseException:
             conn.close()
             raise
         return ex
-
-    async def _send(self, conn: Connection, ex: Exchange, payload: bytes) -> None:
-        large = len(payload) >= LARGE_BODY
-        # a large plain body: its last byte goes alone, stamped by the kernel (send_last)
-        held = large and conn.tls is None and conn.writer is None and sys.platform == "linux"
-        try:
-            ex.sent = now_ns()
-            pending = conn.write(conn.encrypt(payload[:-1] if held else payload))
-        except OSError as exc:
-            raise TransportError("disconnected", describe(exc)) from None
-        if pending is not None:
-            await self._send_rest(conn, ex, pending)
-        stamped = False
-        if held and not ex.cut and not conn.closed:
-            if conn.head_in():  # an early answer: it gets the whole body, no stamp
-                if (pending := self._write(conn, payload[-1:])) is not None:
-                    await self._send_rest(conn, ex, pending)
-            else:
-                stamped = await send_last(conn, ex, payload[-1:])
-        if large and not stamped and not conn.closed and not conn.head_in():
-            await drained(conn, ex)
-
-    @staticmethod
-    def _write(conn: Connection, data: bytes) -> asyncio.Task[None] | None:
-        try:
-            return conn.write(data)
-        except OSError as exc:
-            raise TransportError("disconnected", describe(exc)) from None
-
-    async def _send_rest(self, conn: Connection, ex: Exchange, pending: asyncio.Task[None]) -> None:
-        """The socket took only part of the request: wait until the rest is out, or
-        until a refusal comes first (a 413 for a body too large, say); then the rest
-        is dropped and the connection is never reused. An early 1xx-2xx answer (a
-        server streaming headers before it has read the body) gets the whole body."""
-        while not pending.done() and not refused(ex) and ex.error is None:
-            waiter = ex.waiter = self.loop.create_future()
-            try:  # neither wait's cancellation (a close) is ours
-                await asyncio.wait({pending, waiter}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                ex.waiter = None
-        if not pending.done():  # refused before it had the whole request
-            conn.drop_unsent()
-            pending.cancel()
-            await asyncio.wait({pending})  # let the loop unregister it before any close
-        elif not conn.head_in():
-            if conn.closed:
-                raise ex.error or TransportError("disconnected", "closed while sending")
-            ex.sent = now_ns()  # the last byte left now, with no answer yet
 
     def release(self, conn: Connection) -> None:
         """Pool a connection that may carry another request, if its host's pool has room."""

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from loadgen.client.h1 import connection as h1_connection
+from loadgen.client.h1.body import refused
 from loadgen.client.h1.connection import (
     IDLE_MARGIN_MAX_NS,
     MAX_HEADER_BYTES,
@@ -23,7 +24,6 @@ from loadgen.client.h1.connection import (
     State,
     advance,
     keep_alive,
-    refused,
 )
 from loadgen.client.transport import ReadLag, TransportError
 
