@@ -63,7 +63,7 @@ def make_transport(
 ) -> Transport:
     """The transport ``kind`` (see :func:`transport_kind`); must run inside the event loop."""
     if kind == "h1":
-        from loadgen.client.h1_transport import H1Transport
+        from loadgen.client.h1 import H1Transport
 
         return H1Transport(limit=limit, connect_timeout_s=connect_timeout_s, tls=tls)
     if kind == "httpx":

@@ -24,7 +24,7 @@ import pytest
 import uvloop
 
 from loadgen.client import ADAPTERS, Requester, RequestTimeouts
-from loadgen.client.h1_transport import H1Transport
+from loadgen.client.h1 import H1Transport
 from loadgen.records import ERROR_KINDS, Record
 from loadgen.workload.plan import RequestSpec
 

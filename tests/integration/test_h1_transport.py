@@ -20,8 +20,9 @@ from typing import Any
 import pytest
 import uvloop
 
-from loadgen.client import h1_exchange, make_transport
-from loadgen.client.h1_transport import H1Transport
+from loadgen.client import make_transport
+from loadgen.client.h1 import H1Transport
+from loadgen.client.h1 import connection as h1_connection
 from loadgen.client.transport import HttpRequest, TlsOptions, Transport, TransportError
 
 MS = 1_000_000
@@ -311,7 +312,7 @@ def test_a_header_with_a_line_break_is_refused(serve: Any) -> None:
 def test_a_slow_reader_pauses_the_socket_and_loses_nothing(
     serve: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(h1_exchange, "PAUSE_BYTES", 64 * 1024)
+    monkeypatch.setattr(h1_connection, "PAUSE_BYTES", 64 * 1024)
     pieces = [bytes([65 + i % 26]) * 4096 for i in range(512)]  # 2 MiB
 
     def script(conn: socket.socket, _: int) -> None:

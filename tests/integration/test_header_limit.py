@@ -18,7 +18,7 @@ import uvloop
 
 from loadgen.client import ADAPTERS, Requester, RequestTimeouts
 from loadgen.client.aiohttp_transport import AiohttpTransport
-from loadgen.client.h1_transport import H1Transport
+from loadgen.client.h1 import H1Transport
 from loadgen.records import ERROR_KINDS, Record
 from loadgen.workload.plan import RequestSpec
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from loadgen.client.h1_conn import READ_SIZE
+from loadgen.client.h1.connection import READ_SIZE
 from loadgen.records import Record
 from loadgen.scenario import Scenario
 from loadgen.summary import Summary

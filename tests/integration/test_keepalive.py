@@ -20,7 +20,7 @@ import pytest
 import uvloop
 
 from loadgen.client.aiohttp_transport import AiohttpTransport
-from loadgen.client.h1_transport import H1Transport
+from loadgen.client.h1 import H1Transport
 from loadgen.client.transport import HttpRequest, TransportError
 
 OK = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"

@@ -161,7 +161,7 @@ def _import_nodes(tree: ast.Module, top_level_only: bool) -> Iterator[ast.stmt]:
 
 
 def part_of(module: str) -> str:
-    """``loadgen.client.h1_conn`` -> ``client``; ``loadgen`` -> ``__init__``."""
+    """``loadgen.client.h1.connection`` -> ``client``; ``loadgen`` -> ``__init__``."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "__init__"
 

@@ -18,8 +18,8 @@ import httpx
 import pytest
 
 from loadgen.client import ADAPTERS, Requester, RequestTimeouts
-from loadgen.client.h1_conn import DRAIN_S
-from loadgen.client.h1_transport import H1Transport
+from loadgen.client.h1 import H1Transport
+from loadgen.client.h1.connection import DRAIN_S
 from loadgen.records import Record, read_records
 from loadgen.run import RunOptions, run_scenario
 from loadgen.scenario import Scenario

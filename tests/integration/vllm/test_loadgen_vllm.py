@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from loadgen.client import ADAPTERS, Requester, RequestTimeouts
-from loadgen.client.h1_transport import H1Transport
+from loadgen.client.h1 import H1Transport
 from loadgen.metrics import summarize_step
 from loadgen.metrics.profiles import PROFILES
 from loadgen.records import Record, read_records

@@ -1,24 +1,51 @@
-"""The h1 connection without its socket: its state moves, its parsing, its reuse decisions.
+"""One h1 connection: its state moves, its parsing, its reuse decisions.
 
-``Core`` is fed bytes as reads would bring them; nothing here opens a socket.
+A :class:`Connection` is fed bytes as reads would bring them (:meth:`Connection.feed`);
+its socket is one end of a socket pair that nothing writes to.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import socket
+from collections.abc import Callable, Iterator
 
 import pytest
 
-from loadgen.client import h1_exchange
-from loadgen.client.h1_answer import Exchange, refused
-from loadgen.client.h1_exchange import IDLE_MARGIN_MAX_NS, MAX_HEADER_BYTES, Core, keep_alive
-from loadgen.client.h1_state import TRANSITIONS, Event, State, advance
-from loadgen.client.transport import TransportError
+from loadgen.client.h1 import connection as h1_connection
+from loadgen.client.h1.body import refused
+from loadgen.client.h1.connection import (
+    IDLE_MARGIN_MAX_NS,
+    MAX_HEADER_BYTES,
+    TRANSITIONS,
+    Connection,
+    Event,
+    Exchange,
+    State,
+    advance,
+    keep_alive,
+)
+from loadgen.client.transport import ReadLag, TransportError
 
 S, E = State, Event
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
 S_NS = 1_000_000_000
+#: a connection that sent a request and read the reads given
+Answered = Callable[..., tuple[Connection, Exchange]]
+
+
+class _Pool:
+    """The owner a connection asks (``H1Transport`` in a run): it pools nothing."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.read_lag = ReadLag()
+
+    def release(self, conn: Connection) -> None:
+        pass
+
+    def forget(self, conn: Connection) -> None:
+        pass
 
 
 @pytest.fixture
@@ -28,14 +55,38 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
     loop.close()
 
 
-def answered(loop: asyncio.AbstractEventLoop, *reads: bytes) -> tuple[Core, Exchange]:
-    """A connection that sent a request and read ``reads`` (stamped 1, 2, ...); each read
-    must parse."""
-    core = Core(loop)
-    ex = core.start()
-    for stamp, data in enumerate(reads, 1):
-        assert core.feed(data, stamp) is None
-    return core, ex
+@pytest.fixture
+def connect(loop: asyncio.AbstractEventLoop) -> Iterator[Callable[[], Connection]]:
+    """New connections on socket pairs, closed (with the loop's readers) at the end."""
+    made: list[tuple[Connection, socket.socket, socket.socket]] = []
+
+    def new() -> Connection:
+        ours, theirs = socket.socketpair()
+        ours.setblocking(False)
+        conn = Connection(ours, ("localhost", 80, False), _Pool(loop))
+        made.append((conn, ours, theirs))
+        return conn
+
+    yield new
+    for conn, ours, theirs in made:
+        if conn.reading:
+            loop.remove_reader(conn.fd)
+        ours.close()
+        theirs.close()
+
+
+@pytest.fixture
+def answered(connect: Callable[[], Connection]) -> Answered:
+    def answer(*reads: bytes) -> tuple[Connection, Exchange]:
+        """A connection that sent a request and read ``reads`` (stamped 1, 2, ...); each
+        read must parse."""
+        core = connect()
+        ex = core.start()
+        for stamp, data in enumerate(reads, 1):
+            assert core.feed(data, stamp) is None
+        return core, ex
+
+    return answer
 
 
 # -- the table
@@ -75,9 +126,9 @@ def test_the_table_has_those_moves_only() -> None:
 
 
 def test_a_framed_answer_in_one_read_is_complete_and_kept_alive(
-    loop: asyncio.AbstractEventLoop,
+    answered: Answered,
 ) -> None:
-    core, ex = answered(loop, OK)
+    core, ex = answered(OK)
     assert core.state is S.DONE
     assert (ex.status, ex.pieces, ex.framed, ex.keep_alive) == (200, [(1, b"hello")], True, True)
     assert ex.received == len(OK) and core.head_in() and not refused(ex)
@@ -85,16 +136,16 @@ def test_a_framed_answer_in_one_read_is_complete_and_kept_alive(
 
 
 def test_each_read_of_the_body_is_one_piece_with_its_stamp(
-    loop: asyncio.AbstractEventLoop,
+    answered: Answered,
 ) -> None:
     head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-    core, ex = answered(loop, head, b"3\r\nabc\r\n", b"2\r\nde\r\n1\r\nf\r\n", b"0\r\n\r\n")
+    core, ex = answered(head, b"3\r\nabc\r\n", b"2\r\nde\r\n1\r\nf\r\n", b"0\r\n\r\n")
     assert ex.pieces == [(2, b"abc"), (3, b"def")]  # one piece a read: the read's stamp
     assert core.state is S.DONE and ex.framed
 
 
-def test_interim_answers_are_skipped(loop: asyncio.AbstractEventLoop) -> None:
-    core, ex = answered(loop, b"HTTP/1.1 100 Continue\r\n\r\n")
+def test_interim_answers_are_skipped(answered: Answered) -> None:
+    core, ex = answered(b"HTTP/1.1 100 Continue\r\n\r\n")
     assert core.state is S.HEAD and ex.status == 0 and not core.head_in()
     early = b"HTTP/1.1 103 Early Hints\r\nContent-Length: 0\r\nLink: </a.css>\r\n\r\n"
     assert core.feed(early + b"HTTP/1.1 201 Created\r\nConnection: close\r\n\r\nab", 2) is None
@@ -104,17 +155,17 @@ def test_interim_answers_are_skipped(loop: asyncio.AbstractEventLoop) -> None:
 
 
 def test_bytes_after_the_complete_answer_spoil_only_the_connection(
-    loop: asyncio.AbstractEventLoop,
+    answered: Answered,
 ) -> None:
-    core, ex = answered(loop)
+    core, ex = answered()
     error = core.feed(OK + b"HTTP/1.1 200 OK\r\n", 1)
     assert error is not None and error.kind == "protocol_error"
     core.end(error, by_server=True)
     assert core.state is S.CLOSED and ex.error is None and ex.pieces == [(1, b"hello")]
 
 
-def test_a_header_block_that_does_not_end_is_too_large(loop: asyncio.AbstractEventLoop) -> None:
-    core, ex = answered(loop, b"HTTP/1.1 200 OK\r\n")
+def test_a_header_block_that_does_not_end_is_too_large(answered: Answered) -> None:
+    core, ex = answered(b"HTTP/1.1 200 OK\r\n")
     line = b"X-Filler: " + b"a" * 1000 + b"\r\n"
     errors = [core.feed(line, 2) for _ in range(MAX_HEADER_BYTES // len(line) + 1)]
     assert errors[:-1] == [None] * (len(errors) - 1)
@@ -122,8 +173,8 @@ def test_a_header_block_that_does_not_end_is_too_large(loop: asyncio.AbstractEve
     assert ex.received > MAX_HEADER_BYTES
 
 
-def test_many_headers_in_one_read_are_too_large(loop: asyncio.AbstractEventLoop) -> None:
-    core = Core(loop)
+def test_many_headers_in_one_read_are_too_large(connect: Callable[[], Connection]) -> None:
+    core = connect()
     core.start()
     block = b"HTTP/1.1 200 OK\r\n" + b"X-A: b\r\n" * (MAX_HEADER_BYTES // 8 + 1) + b"\r\n"
     error = core.feed(block, 1)
@@ -131,10 +182,10 @@ def test_many_headers_in_one_read_are_too_large(loop: asyncio.AbstractEventLoop)
 
 
 def test_a_caller_far_behind_pauses_the_connection_and_draining_it_resumes(
-    loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch
+    answered: Answered, loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(h1_exchange, "PAUSE_BYTES", 4)
-    core, ex = answered(loop, b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nabc")
+    monkeypatch.setattr(h1_connection, "PAUSE_BYTES", 4)
+    core, ex = answered(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nabc")
     assert core.reading
     assert core.feed(b"def", 2) is None
     assert not core.reading and ex.buffered == 6
@@ -149,8 +200,8 @@ def test_a_caller_far_behind_pauses_the_connection_and_draining_it_resumes(
 # -- the close
 
 
-def test_a_body_the_servers_close_ends_is_complete(loop: asyncio.AbstractEventLoop) -> None:
-    core, ex = answered(loop, b"HTTP/1.1 200 OK\r\n\r\nall of it")
+def test_a_body_the_servers_close_ends_is_complete(answered: Answered) -> None:
+    core, ex = answered(b"HTTP/1.1 200 OK\r\n\r\nall of it")
     assert core.state is S.BODY and not ex.framed
     core.end(None, by_server=True)
     assert core.state is S.CLOSED and ex.error is None and core.head_in()
@@ -166,13 +217,13 @@ def test_a_body_the_servers_close_ends_is_complete(loop: asyncio.AbstractEventLo
     ],
 )
 def test_an_unfinished_answer_fails_when_the_connection_goes(
-    loop: asyncio.AbstractEventLoop,
+    answered: Answered,
     reads: tuple[bytes, ...],
     by_server: bool,
     state: State,
     message: str,
 ) -> None:
-    core, ex = answered(loop, *reads)
+    core, ex = answered(*reads)
     core.end(None, by_server)
     assert core.state is state and core.closed
     assert ex.error is not None and ex.error.kind == "disconnected"
@@ -182,18 +233,19 @@ def test_an_unfinished_answer_fails_when_the_connection_goes(
 
 
 def test_the_error_a_connection_broke_with_is_the_answers(
-    loop: asyncio.AbstractEventLoop,
+    answered: Answered,
 ) -> None:
-    core, ex = answered(loop, b"HTTP/1.1 200 OK\r\n")
+    core, ex = answered(b"HTTP/1.1 200 OK\r\n")
     broke = TransportError("disconnected", "reset")
     core.end(broke, by_server=True)
     assert ex.error is broke and core.state is S.CLOSED
 
 
 def test_the_caller_sees_the_pieces_then_the_error_of_a_body_cut_short(
+    answered: Answered,
     loop: asyncio.AbstractEventLoop,
 ) -> None:
-    core, ex = answered(loop, OK[:-2])
+    core, ex = answered(OK[:-2])
     core.end(None, by_server=True)  # before the caller waited for the head: it still gets it
 
     async def read() -> list[bytes]:
@@ -207,8 +259,10 @@ def test_the_caller_sees_the_pieces_then_the_error_of_a_body_cut_short(
     assert loop.run_until_complete(read()) == [b"hel"]
 
 
-def test_a_close_before_the_head_fails_the_wait_for_it(loop: asyncio.AbstractEventLoop) -> None:
-    core, ex = answered(loop)
+def test_a_close_before_the_head_fails_the_wait_for_it(
+    answered: Answered, loop: asyncio.AbstractEventLoop
+) -> None:
+    core, ex = answered()
 
     async def wait() -> None:
         waiting = asyncio.ensure_future(ex.wait_headers())
@@ -233,17 +287,15 @@ def test_a_close_before_the_head_fails_the_wait_for_it(loop: asyncio.AbstractEve
         (b"Keep-Alive: timeout=5, max=1\r\n", S.IDLE),
     ],
 )
-def test_a_complete_answer_decides_reuse(
-    loop: asyncio.AbstractEventLoop, header: bytes, then: State
-) -> None:
+def test_a_complete_answer_decides_reuse(answered: Answered, header: bytes, then: State) -> None:
     answer = b"HTTP/1.1 200 OK\r\n" + header + b"Content-Length: 0\r\n\r\n"
-    core, _ = answered(loop, answer)
+    core, _ = answered(answer)
     assert core.state is S.DONE
     assert core.after_caller() is then
 
 
-def test_keep_alive_max_counts_down_with_each_request(loop: asyncio.AbstractEventLoop) -> None:
-    core, _ = answered(loop, b"HTTP/1.1 200 OK\r\nKeep-Alive: max=2\r\nContent-Length: 0\r\n\r\n")
+def test_keep_alive_max_counts_down_with_each_request(answered: Answered) -> None:
+    core, _ = answered(b"HTTP/1.1 200 OK\r\nKeep-Alive: max=2\r\nContent-Length: 0\r\n\r\n")
     assert core.keep_left == 2 and not core.spent()
     for _ in range(2):
         core.pool(0)
@@ -255,10 +307,10 @@ def test_keep_alive_max_counts_down_with_each_request(loop: asyncio.AbstractEven
 
 @pytest.mark.parametrize("timeout_s", [1, 2, 5])
 def test_a_connection_idle_near_the_announced_timeout_expires(
-    loop: asyncio.AbstractEventLoop, timeout_s: int
+    answered: Answered, timeout_s: int
 ) -> None:
     answer = f"HTTP/1.1 200 OK\r\nKeep-Alive: timeout={timeout_s}\r\nContent-Length: 0\r\n\r\n"
-    core, _ = answered(loop, answer.encode())
+    core, _ = answered(answer.encode())
     core.pool(now=10 * S_NS)
     assert core.state is S.IDLE and core.ex is None and core.idle_since == 10 * S_NS
     margin = min(timeout_s * S_NS // 4, IDLE_MARGIN_MAX_NS)
@@ -267,25 +319,25 @@ def test_a_connection_idle_near_the_announced_timeout_expires(
     assert core.expired(limit)
 
 
-def test_without_a_timeout_a_connection_never_expires(loop: asyncio.AbstractEventLoop) -> None:
-    core, _ = answered(loop, OK)
+def test_without_a_timeout_a_connection_never_expires(answered: Answered) -> None:
+    core, _ = answered(OK)
     core.pool(0)
     assert not core.expired(10**15)
 
 
 def test_an_unread_framed_body_is_drained_an_unframed_one_closed(
-    loop: asyncio.AbstractEventLoop,
+    answered: Answered,
 ) -> None:
-    framed, _ = answered(loop, OK[:-2])
+    framed, _ = answered(OK[:-2])
     assert framed.after_caller() is S.DRAINING
-    unframed, _ = answered(loop, b"HTTP/1.1 200 OK\r\n\r\nab")
+    unframed, _ = answered(b"HTTP/1.1 200 OK\r\n\r\nab")
     assert unframed.after_caller() is S.CLOSED  # it ends only at the close
 
 
 def test_a_drained_body_is_dropped_and_its_end_completes_the_answer(
-    loop: asyncio.AbstractEventLoop,
+    answered: Answered,
 ) -> None:
-    core, ex = answered(loop, OK[:-2])
+    core, ex = answered(OK[:-2])
     core.pause()  # the caller was behind
     core.drain()
     assert core.state is S.DRAINING and ex.pieces == [] and core.reading
@@ -295,9 +347,9 @@ def test_a_drained_body_is_dropped_and_its_end_completes_the_answer(
 
 
 def test_a_request_cut_short_by_a_refusal_is_never_reused(
-    loop: asyncio.AbstractEventLoop,
+    answered: Answered,
 ) -> None:
-    core, ex = answered(loop, b"HTTP/1.1 413 Too Large\r\nContent-Length: 0\r\n\r\n")
+    core, ex = answered(b"HTTP/1.1 413 Too Large\r\nContent-Length: 0\r\n\r\n")
     assert refused(ex) and core.state is S.DONE and ex.keep_alive
     ex.cut = True
     assert core.after_caller() is S.CLOSED
@@ -305,12 +357,12 @@ def test_a_request_cut_short_by_a_refusal_is_never_reused(
 
 @pytest.mark.parametrize("trailing", [False, True])
 def test_bytes_past_the_answers_last_event_end_the_connections_reuse(
-    loop: asyncio.AbstractEventLoop, trailing: bool
+    answered: Answered, trailing: bool
 ) -> None:
     """Issue #20: ``[DONE]``, more data, then a second answer: what came after the last
     event could pass for the next request's answer. Bytes after it in the read the caller
     took (``trailing``), or body bytes that come while the rest is drained, close it."""
-    core, ex = answered(loop, OK[:-2])
+    core, ex = answered(OK[:-2])
     ex.pieces.clear()  # the caller took them
     ex.end_of_answer(trailing)
     if trailing:
@@ -323,23 +375,23 @@ def test_bytes_past_the_answers_last_event_end_the_connections_reuse(
     assert core.after_caller() is S.CLOSED
 
 
-def test_a_clean_end_of_answer_keeps_the_connection(loop: asyncio.AbstractEventLoop) -> None:
-    core, ex = answered(loop, OK)
+def test_a_clean_end_of_answer_keeps_the_connection(answered: Answered) -> None:
+    core, ex = answered(OK)
     ex.pieces.clear()
     ex.end_of_answer(False)
     assert core.after_caller() is S.IDLE
 
 
 def test_pieces_left_unread_past_the_end_of_answer_close_it(
-    loop: asyncio.AbstractEventLoop,
+    answered: Answered,
 ) -> None:
-    core, ex = answered(loop, OK)
+    core, ex = answered(OK)
     ex.end_of_answer(False)  # the caller stopped before a piece it had not read
     assert ex.pieces and core.after_caller() is S.CLOSED
 
 
-def test_an_answer_under_300_does_not_refuse(loop: asyncio.AbstractEventLoop) -> None:
-    core, ex = answered(loop, b"HTTP/1.1 100 Continue\r\n\r\n")
+def test_an_answer_under_300_does_not_refuse(answered: Answered) -> None:
+    core, ex = answered(b"HTTP/1.1 100 Continue\r\n\r\n")
     assert not refused(ex)  # no answer yet
     assert core.feed(b"HTTP/1.1 204 No Content\r\n\r\n", 2) is None
     assert not refused(ex) and core.state is S.DONE

@@ -10,10 +10,11 @@ socket, whatever the loop was doing then. It also skips aiohttp's per-chunk
 stream machinery, which was half of the client's CPU time (docs/performance.md).
 
 HTTP parsing is httptools (llhttp, the parser of Node.js and uvicorn). This
-module owns the pool, connecting (TLS handshake included) and the request
-bytes; one connection's socket is ``h1_conn``, its parsing, its one state
-and whether it can be reused ``h1_exchange`` and ``h1_state``, one answer
-as data ``h1_answer``, when a large body's last byte left ``h1_large_body``.
+module owns the pool, connecting and the request bytes; one connection (its
+socket, its one state, its parsing, whether it can be reused, its answer as
+data) is ``connection``, its TLS session (the handshake included) ``tls``,
+the request's bytes on their way out (a refusal that cuts them short, when a
+large body's last byte left) ``body``.
 Keep-alive connections are pooled per host; a pooled connection the server
 has closed is dropped as soon as the close arrives, and each one is checked
 (a peek at the socket) before it is reused. ``Connection: close`` and
@@ -44,16 +45,15 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from loadgen.client.h1_answer import Exchange, refused
-from loadgen.client.h1_conn import Conn, Key, Tls
-from loadgen.client.h1_large_body import LARGE_BODY, drained, send_last
+from loadgen.client.h1.body import send
+from loadgen.client.h1.connection import Connection, Exchange, Key
+from loadgen.client.h1.tls import handshake
 from loadgen.client.transport import (
     STALE_STATUS,
     HttpRequest,
@@ -85,8 +85,8 @@ class H1Transport:
         self._tls_context = (tls or TlsOptions()).context(alpn=["http/1.1"])
         self._connect_timeout_s = connect_timeout_s
         self._limit = limit  # idle connections kept per host; 0: no limit
-        self._idle: dict[Key, list[Conn]] = {}
-        self._all: set[Conn] = set()
+        self._idle: dict[Key, list[Connection]] = {}
+        self._all: set[Connection] = set()
         self._targets: dict[str, _Target] = {}
         self._addrs: dict[Key, list[tuple[int, int, int, Any]]] = {}
         #: TCP connections opened so far (keep-alive working: about the concurrency)
@@ -124,66 +124,18 @@ class H1Transport:
             raise
         conn.let_go()
 
-    async def _attempt(self, conn: Conn, payload: bytes) -> Exchange:
+    async def _attempt(self, conn: Connection, payload: bytes) -> Exchange:
         """Send the request on ``conn`` and wait for the answer's headers (else close it)."""
         ex = conn.start()
         try:
-            await self._send(conn, ex, payload)
+            await send(conn, ex, payload)
             await ex.wait_headers()
         except BaseException:
             conn.close()
             raise
         return ex
 
-    async def _send(self, conn: Conn, ex: Exchange, payload: bytes) -> None:
-        large = len(payload) >= LARGE_BODY
-        # a large plain body: its last byte goes alone, stamped by the kernel (send_last)
-        held = large and conn.tls is None and conn.writer is None and sys.platform == "linux"
-        try:
-            ex.sent = now_ns()
-            pending = conn.write(conn.encrypt(payload[:-1] if held else payload))
-        except OSError as exc:
-            raise TransportError("disconnected", describe(exc)) from None
-        if pending is not None:
-            await self._send_rest(conn, ex, pending)
-        stamped = False
-        if held and not ex.cut and not conn.closed:
-            if conn.head_in():  # an early answer: it gets the whole body, no stamp
-                if (pending := self._write(conn, payload[-1:])) is not None:
-                    await self._send_rest(conn, ex, pending)
-            else:
-                stamped = await send_last(conn, ex, payload[-1:])
-        if large and not stamped and not conn.closed and not conn.head_in():
-            await drained(conn, ex)
-
-    @staticmethod
-    def _write(conn: Conn, data: bytes) -> asyncio.Task[None] | None:
-        try:
-            return conn.write(data)
-        except OSError as exc:
-            raise TransportError("disconnected", describe(exc)) from None
-
-    async def _send_rest(self, conn: Conn, ex: Exchange, pending: asyncio.Task[None]) -> None:
-        """The socket took only part of the request: wait until the rest is out, or
-        until a refusal comes first (a 413 for a body too large, say); then the rest
-        is dropped and the connection is never reused. An early 1xx-2xx answer (a
-        server streaming headers before it has read the body) gets the whole body."""
-        while not pending.done() and not refused(ex) and ex.error is None:
-            waiter = ex.waiter = self.loop.create_future()
-            try:  # neither wait's cancellation (a close) is ours
-                await asyncio.wait({pending, waiter}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                ex.waiter = None
-        if not pending.done():  # refused before it had the whole request
-            conn.drop_unsent()
-            pending.cancel()
-            await asyncio.wait({pending})  # let the loop unregister it before any close
-        elif not conn.head_in():
-            if conn.closed:
-                raise ex.error or TransportError("disconnected", "closed while sending")
-            ex.sent = now_ns()  # the last byte left now, with no answer yet
-
-    def release(self, conn: Conn) -> None:
+    def release(self, conn: Connection) -> None:
         """Pool a connection that may carry another request, if its host's pool has room."""
         idle = self._idle.setdefault(conn.key, [])
         if 0 < self._limit <= len(idle):
@@ -192,11 +144,11 @@ class H1Transport:
         conn.pool(now_ns())
         idle.append(conn)
 
-    def forget(self, conn: Conn) -> None:
+    def forget(self, conn: Connection) -> None:
         """A connection closed itself."""
         self._all.discard(conn)
 
-    async def _acquire(self, key: Key) -> tuple[Conn, bool]:
+    async def _acquire(self, key: Key) -> tuple[Connection, bool]:
         """A connection for ``key`` and whether it carried a request before."""
         idle = self._idle.get(key)
         if idle:
@@ -210,7 +162,7 @@ class H1Transport:
         self._all.add(conn)
         return conn, False
 
-    async def _connect(self, key: Key) -> Conn:
+    async def _connect(self, key: Key) -> Connection:
         host, port, tls = key
         addrs = self._addrs.get(key)
         if addrs is None:
@@ -235,7 +187,9 @@ class H1Transport:
                 async with asyncio.timeout(self._connect_timeout_s):
                     await self.loop.sock_connect(sock, addr)
                     connected = now_ns()
-                    session = await self._handshake(sock, host) if tls else None
+                    session = (
+                        await handshake(self.loop, sock, self._tls_context, host) if tls else None
+                    )
                     secured = now_ns() if tls else 0
             except TimeoutError:
                 sock.close()
@@ -255,30 +209,11 @@ class H1Transport:
             self.connects += 1
             if i:  # try the address that answered first next time (e.g. IPv4 for localhost)
                 self._addrs[key] = [entry, *(a for a in self._addrs[key] if a != entry)]
-            conn = Conn(sock, key, self, session)
+            conn = Connection(sock, key, self, session)
             conn.connect_start_ns, conn.connect_ns, conn.tls_ns = began, connected, secured
             return conn
         reason = describe(last) if last is not None else "no address"
         raise TransportError("connect_error", f"{host}:{port}: {reason}")
-
-    async def _handshake(self, sock: socket.socket, host: str) -> Tls:
-        incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
-        session = self._tls_context.wrap_bio(incoming, outgoing, server_hostname=host)
-        while True:
-            try:
-                session.do_handshake()
-                break
-            except ssl.SSLWantReadError:
-                pass
-            if outgoing.pending:
-                await self.loop.sock_sendall(sock, outgoing.read())
-            data = await self.loop.sock_recv(sock, 65536)
-            if not data:
-                raise ConnectionResetError("the server closed the connection in the TLS handshake")
-            incoming.write(data)
-        if outgoing.pending:
-            await self.loop.sock_sendall(sock, outgoing.read())
-        return session, incoming, outgoing
 
     def _target(self, url: str) -> _Target:
         """Parsed once per distinct URL (a run has one or two), not once per request."""
