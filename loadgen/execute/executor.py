@@ -36,7 +36,16 @@ from loadgen.records import Record
 from loadgen.summary import ClientHealth
 from loadgen.workload.plan import RequestSpec
 from loadgen.workload.source import Workload
-from loadgen.workload.step import StepPlan
+from loadgen.workload.step import (
+    ClosedLoop,
+    ClosedPlan,
+    ClosedSessionsPlan,
+    LinkedPlan,
+    OpenLoop,
+    OpenPlan,
+    OpenSessionsPlan,
+    StepPlan,
+)
 
 __all__ = ["Executor", "LocalExecutor", "StepOutcome", "carry_out"]
 
@@ -132,7 +141,7 @@ class LocalExecutor:
         send_lags: list[int] = []
         self._send_lags = send_lags
         media_waits: list[int] = []
-        media = self.media if plan.closed else None
+        media = self.media if isinstance(plan, ClosedPlan) else None
         if media is not None:
             await media.start()  # before the step: a process takes ~1 s to start
 
@@ -187,7 +196,7 @@ async def carry_out(
     media: MediaHelper | None = None,
     media_waits: list[int] | None = None,
 ) -> None:
-    """Send what ``plan`` says, in its mode.
+    """Send what ``plan`` says, in its kind.
 
     ``t0_ns``: the common start of workers dealt one plan (the arrival
     schedule's zero, the ramp's start); now when None. ``worker`` of
@@ -196,54 +205,66 @@ async def carry_out(
     requests (:mod:`loadgen.execute.media_feed`), started; each request's wait
     for them goes to ``media_waits``.
     """
-    budget = Budget(plan.measured, plan.duration_ns)
-    if plan.sessions is not None or plan.open_sessions:
-        stop = lambda: budget.over(now_ns())  # noqa: E731
-        ids = itertools.count(worker, workers)
-        sessions: SessionRunner | AgentRunner
-        if workload.spec.agent is not None:
-            sessions = AgentRunner(workload, send, on_record, stop=stop, ids=ids)
-        else:
-            sessions = SessionRunner(workload, send, on_record, plan.rng, stop=stop, ids=ids)
-        if plan.closed:
-            assert plan.sessions is not None
-            warmup = _Warmup(sessions.run_warmup, plan.warmup_sessions)
-            await _closed(plan, sessions.run, plan.sessions, warmup, budget, t0_ns)
-        else:
-            jobs = [
-                (s, wu, ra)
-                for s, (wu, ra) in zip(plan.open_sessions, plan.open_session_flags, strict=True)
-            ]
-            await _open(plan, sessions.run_job, jobs, send_lags, t0_ns)
-        return
-    run = send_each(send, on_record)
-    if plan.closed and media is not None:
-        feed = MediaFeed(plan.requests, media, plan.concurrency)
-        try:
-            await _closed_with_media(plan, send, on_record, budget, t0_ns, feed)
-        finally:
-            feed.close()
-            if media_waits is not None:
-                media_waits.extend(feed.waits_ns)
-    elif plan.closed:  # warm up, then drain: the measured window holds measured requests only
-        await _closed(plan, run, plan.requests, _Warmup(run, plan.warmup), budget, t0_ns)
-    elif plan.waits:  # an agent trace: each call waits for the calls it followed
-        await linked_loop(
-            send,
-            on_record,
-            plan.open_requests,
-            plan.offsets_ns,
-            plan.waits,
-            max_concurrency=plan.max_concurrency,
-            send_lags_ns=send_lags,
-            t0_ns=t0_ns,
-        )
+    match plan:
+        case ClosedSessionsPlan() | OpenSessionsPlan():
+            ids = itertools.count(worker, workers)
+            await _run_sessions(plan, workload, send, on_record, send_lags, t0_ns, ids)
+        case ClosedPlan() if media is not None:
+            feed = MediaFeed(plan.requests, media, plan.concurrency)
+            budget = Budget(plan.measured, plan.duration_ns)
+            try:
+                await _closed_with_media(plan, send, on_record, budget, t0_ns, feed)
+            finally:
+                feed.close()
+                if media_waits is not None:
+                    media_waits.extend(feed.waits_ns)
+        case ClosedPlan():  # warm up, then drain: the measured window holds measured requests only
+            run = send_each(send, on_record)
+            budget = Budget(plan.measured, plan.duration_ns)
+            await _closed(plan, run, plan.requests, _Warmup(run, plan.warmup), budget, t0_ns)
+        case LinkedPlan():  # an agent trace: each call waits for the calls it followed
+            await linked_loop(
+                send,
+                on_record,
+                plan.requests,
+                plan.offsets_ns,
+                plan.waits,
+                max_concurrency=plan.max_concurrency,
+                send_lags_ns=send_lags,
+                t0_ns=t0_ns,
+            )
+        case OpenPlan():
+            await _open(plan, send_each(send, on_record), plan.requests, send_lags, t0_ns)
+
+
+async def _run_sessions(
+    plan: ClosedSessionsPlan | OpenSessionsPlan,
+    workload: Workload,
+    send: Send,
+    on_record: OnRecord,
+    send_lags: list[int],
+    t0_ns: int | None,
+    ids: Iterator[int],
+) -> None:
+    """Sessions (agent tasks) in a closed loop, or each started at its arrival."""
+    measured = plan.measured if isinstance(plan, ClosedSessionsPlan) else None
+    budget = Budget(measured, plan.duration_ns)
+    stop = lambda: budget.over(now_ns())  # noqa: E731
+    sessions: SessionRunner | AgentRunner
+    if workload.spec.agent is not None:
+        sessions = AgentRunner(workload, send, on_record, stop=stop, ids=ids)
     else:
-        await _open(plan, run, plan.open_requests, send_lags, t0_ns)
+        sessions = SessionRunner(workload, send, on_record, plan.rng, stop=stop, ids=ids)
+    if isinstance(plan, ClosedSessionsPlan):
+        warmup = _Warmup(sessions.run_warmup, plan.warmup)
+        await _closed(plan, sessions.run, plan.sessions, warmup, budget, t0_ns)
+    else:
+        jobs = [(s, wu, ra) for s, (wu, ra) in zip(plan.sessions, plan.flags, strict=True)]
+        await _open(plan, sessions.run_job, jobs, send_lags, t0_ns)
 
 
 async def _closed_with_media(
-    plan: StepPlan,
+    plan: ClosedPlan,
     send: Send,
     on_record: OnRecord,
     budget: Budget,
@@ -283,7 +304,7 @@ class _Warmup(Generic[K]):
 
 
 async def _closed(
-    plan: StepPlan,
+    plan: ClosedLoop,
     run: RunJob[J],
     jobs: Iterator[J],
     warmup: _Warmup[K],
@@ -305,7 +326,7 @@ async def _closed(
 
 
 async def _open(
-    plan: StepPlan, run: RunJob[J], jobs: Sequence[J], send_lags: list[int], t0_ns: int | None
+    plan: OpenLoop, run: RunJob[J], jobs: Sequence[J], send_lags: list[int], t0_ns: int | None
 ) -> None:
     """Each job at its planned offset from the step's start."""
     await open_loop(

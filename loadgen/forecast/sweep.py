@@ -23,7 +23,18 @@ from loadgen.scenario import ConcurrencyLoad, RateLoad, Scenario
 from loadgen.vocab import PERCENTILE_OF, confidence_text
 from loadgen.workload.describe import workload_report
 from loadgen.workload.source import Workload
-from loadgen.workload.step import NS_PER_S, Session, StepPlan, plan_step
+from loadgen.workload.step import (
+    NS_PER_S,
+    ClosedPlan,
+    ClosedSessionsPlan,
+    LinkedPlan,
+    OpenLoop,
+    OpenPlan,
+    OpenSessionsPlan,
+    Session,
+    StepPlan,
+    plan_step,
+)
 
 if TYPE_CHECKING:
     from loadgen.mock import Settings
@@ -112,67 +123,78 @@ def forecast(sc: Scenario, workload: Workload) -> Forecast:
 
 def step_shape(plan: StepPlan, mode: str) -> StepShape:
     """What ``plan`` fixes: its users, measured requests (turns), warm-up, lengths, arrivals."""
-    ramp_s = plan.ramp_ns / NS_PER_S if plan.closed else 0.0
-    if plan.closed and plan.sessions is not None:
-        n = plan.measured
-        sessions = list(itertools.islice(plan.sessions, n if n is not None else MEANS_OVER))
-        prompt, output, think = _session_lengths(sessions)
-        return StepShape(
-            mode,
-            plan.concurrency,
-            sum(s.turns for s in sessions) if n is not None else None,
-            sum(s.turns for s in plan.warmup_sessions),
-            _seconds(plan.duration_ns),
-            ramp_s,
-            prompt_tokens=prompt,
-            output_tokens=output,
-            think_s=think,
-        )
-    if plan.closed:
-        n = plan.measured
-        specs = list(itertools.islice(plan.requests, min(n or MEANS_OVER, MEANS_OVER)))
-        return StepShape(
-            mode,
-            plan.concurrency,
-            n,
-            len(plan.warmup),
-            _seconds(plan.duration_ns),
-            ramp_s,
-            prompt_tokens=_mean([s.prompt_tokens for s in specs]),
-            output_tokens=_mean([s.max_tokens for s in specs], 1.0),
-        )
-    span = plan.offsets_ns[-1] / NS_PER_S if plan.offsets_ns else 0.0
-    users = (plan.max_concurrency or 0) if mode == "offline" else 0
-    if plan.open_sessions:
-        flags = plan.open_session_flags
-        all_turns = sum(s.turns for s in plan.open_sessions)
-        counted = sum(
-            s.turns for s, (wu, ra) in zip(plan.open_sessions, flags, strict=True) if not wu | ra
-        )
-        prompt, output, think = _session_lengths(plan.open_sessions)
-        return StepShape(
-            mode,
-            users,
-            counted,
-            all_turns - counted,
-            arrivals=all_turns,
-            span_s=span,
-            prompt_tokens=prompt,
-            output_tokens=output,
-            think_s=think,
-        )
-    specs = plan.open_requests
-    measured = [s for s in specs if not s.warmup and not s.ramp]
+    match plan:
+        case ClosedSessionsPlan():
+            n = plan.measured
+            sessions = list(itertools.islice(plan.sessions, n if n is not None else MEANS_OVER))
+            prompt, output, think = _session_lengths(sessions)
+            return StepShape(
+                mode,
+                plan.concurrency,
+                sum(s.turns for s in sessions) if n is not None else None,
+                sum(s.turns for s in plan.warmup),
+                _seconds(plan.duration_ns),
+                plan.ramp_ns / NS_PER_S,
+                prompt_tokens=prompt,
+                output_tokens=output,
+                think_s=think,
+            )
+        case ClosedPlan():
+            n = plan.measured
+            specs = list(itertools.islice(plan.requests, min(n or MEANS_OVER, MEANS_OVER)))
+            return StepShape(
+                mode,
+                plan.concurrency,
+                n,
+                len(plan.warmup),
+                _seconds(plan.duration_ns),
+                plan.ramp_ns / NS_PER_S,
+                prompt_tokens=_mean([s.prompt_tokens for s in specs]),
+                output_tokens=_mean([s.max_tokens for s in specs], 1.0),
+            )
+        case OpenSessionsPlan():
+            return _open_sessions_shape(plan, mode)
+        case OpenPlan() | LinkedPlan():
+            specs = plan.requests
+            span, users = _arrivals(plan, mode)
+            measured = [s for s in specs if not s.warmup and not s.ramp]
+            return StepShape(
+                mode,
+                users,
+                len(measured),
+                sum(s.warmup for s in specs),
+                arrivals=len(specs),
+                span_s=span,
+                prompt_tokens=_mean([s.prompt_tokens for s in specs]),
+                output_tokens=_mean([s.max_tokens for s in specs], 1.0),
+            )
+
+
+def _open_sessions_shape(plan: OpenSessionsPlan, mode: str) -> StepShape:
+    """An open loop of sessions: its turns, measured and not, as arrivals."""
+    span, users = _arrivals(plan, mode)
+    all_turns = sum(s.turns for s in plan.sessions)
+    counted = sum(
+        s.turns for s, (wu, ra) in zip(plan.sessions, plan.flags, strict=True) if not wu | ra
+    )
+    prompt, output, think = _session_lengths(plan.sessions)
     return StepShape(
         mode,
         users,
-        len(measured),
-        sum(s.warmup for s in specs),
-        arrivals=len(specs),
+        counted,
+        all_turns - counted,
+        arrivals=all_turns,
         span_s=span,
-        prompt_tokens=_mean([s.prompt_tokens for s in specs]),
-        output_tokens=_mean([s.max_tokens for s in specs], 1.0),
+        prompt_tokens=prompt,
+        output_tokens=output,
+        think_s=think,
     )
+
+
+def _arrivals(plan: OpenLoop, mode: str) -> tuple[float, int]:
+    """An open loop's span of arrivals (s) and its users: offline's cap, else none."""
+    span = plan.offsets_ns[-1] / NS_PER_S if plan.offsets_ns else 0.0
+    return span, (plan.max_concurrency or 0) if mode == "offline" else 0
 
 
 def _session_lengths(sessions: Sequence[Session]) -> tuple[float, float, float]:

@@ -40,7 +40,14 @@ from loadgen.target.phases import time_split
 from loadgen.target.scrape import scrape_boundary
 from loadgen.target.spec_decode import spec_decode_delta
 from loadgen.workload.source import Workload
-from loadgen.workload.step import plan_step
+from loadgen.workload.step import (
+    ClosedLoop,
+    ClosedPlan,
+    ClosedSessionsPlan,
+    LinkedPlan,
+    OpenPlan,
+    plan_step,
+)
 
 if TYPE_CHECKING:
     from loadgen.prom_endpoint import Exporter
@@ -265,14 +272,13 @@ class StepLoop:
 
         lp = load_point(sc, at)
         n: int | None = None  # progress counts requests: unknown ahead for sessions
-        if plan.sessions is None and not plan.open_sessions:
-            n = (
-                plan.measured
-                if plan.closed
-                else sum(1 for s in plan.open_requests if not (s.warmup or s.ramp))
-            )
+        if isinstance(plan, ClosedPlan):
+            n = plan.measured
+        elif isinstance(plan, OpenPlan | LinkedPlan):
+            n = sum(1 for s in plan.requests if not (s.warmup or s.ramp))
         of = f"/{self.steps_planned}" if self.steps_planned else ""
-        duration = plan.duration_ns / NS_PER_S if plan.duration_ns else None
+        duration_ns = None if isinstance(plan, LinkedPlan) else plan.duration_ns
+        duration = duration_ns / NS_PER_S if duration_ns else None
         self.progress.start_step(f"[{index + 1}{of}] {lp.mode} {at.value:g}", n, duration)
         before = scrape_boundary(sc, self.urls)  # one GET /metrics per endpoint
         exporter = self.exporter
@@ -292,8 +298,12 @@ class StepLoop:
             exporter.metrics.poll()  # the step's last send lags, before the next step's list
         self._http_versions |= outcome.http_versions
         health, interrupted = outcome.health, outcome.interrupted
-        if plan.closed and plan.measured is not None and plan.measured < plan.concurrency:
-            what = "sessions" if plan.sessions is not None else "requests"
+        if (
+            isinstance(plan, ClosedLoop)
+            and plan.measured is not None
+            and plan.measured < plan.concurrency
+        ):
+            what = "sessions" if isinstance(plan, ClosedSessionsPlan) else "requests"
             health.warnings.append(
                 f"only {plan.measured} measured {what} for concurrency {at.value:g}: "
                 "the step never ran at its concurrency (raise requests_per_step)"

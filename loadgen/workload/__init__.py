@@ -6,7 +6,8 @@ is passed around.
 
 May import: loadgen.scenario, loadgen.errors, loadgen.vocab (words).
 
-Public names: Workload, SessionPlan, StepPlan, plan_step, RequestSpec,
+Public names: Workload, SessionPlan, StepPlan (ClosedPlan, ClosedSessionsPlan, OpenPlan,
+OpenSessionsPlan, LinkedPlan), plan_step, RequestSpec,
 Message, Prompt, step_rng, PromptMaker, Calibration, make_prompt,
 arrival_offsets_ns, sample_lengths.
 """
@@ -16,12 +17,25 @@ from loadgen.workload.lengths import sample_lengths, sample_seconds
 from loadgen.workload.plan import Message, Prompt, RequestSpec, step_rng
 from loadgen.workload.prompts import VOCABULARY, Calibration, PromptMaker, make_prompt
 from loadgen.workload.source import SessionPlan, Workload
-from loadgen.workload.step import StepPlan, plan_step
+from loadgen.workload.step import (
+    ClosedPlan,
+    ClosedSessionsPlan,
+    LinkedPlan,
+    OpenPlan,
+    OpenSessionsPlan,
+    StepPlan,
+    plan_step,
+)
 
 __all__ = [
     "VOCABULARY",
     "Calibration",
+    "ClosedPlan",
+    "ClosedSessionsPlan",
+    "LinkedPlan",
     "Message",
+    "OpenPlan",
+    "OpenSessionsPlan",
     "Prompt",
     "PromptMaker",
     "RequestSpec",

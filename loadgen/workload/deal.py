@@ -12,8 +12,9 @@ out:
 - open loop (rate, trace): arrival i goes to worker ``i mod n`` with its own
   offset from the common start, so the merged arrival times are the planned
   ones; a ``max_concurrency`` is split like a concurrency.
-- an agent trace (a plan with ``waits``): session s goes to worker ``s mod n``
-  with all its calls, so every wait is on a request of the same worker.
+- an agent trace (a :class:`~loadgen.workload.step.LinkedPlan`): session s
+  goes to worker ``s mod n`` with all its calls, so every wait is on a
+  request of the same worker.
 
 Duration and ramp-up are the same for every worker (each ramps its own
 users over the same ramp). Pure: no clock, no I/O.
@@ -26,7 +27,16 @@ import itertools
 from collections.abc import Sequence
 from typing import TypeVar
 
-from loadgen.workload.step import StepPlan
+from loadgen.workload.step import (
+    ClosedLoop,
+    ClosedPlan,
+    ClosedSessionsPlan,
+    LinkedPlan,
+    OpenLoop,
+    OpenPlan,
+    OpenSessionsPlan,
+    StepPlan,
+)
 
 __all__ = ["deal", "shares", "workers_for"]
 
@@ -55,7 +65,7 @@ def _chunks(items: Sequence[T], sizes: Sequence[int]) -> list[list[T]]:
 
 def workers_for(plan: StepPlan, n: int) -> int:
     """How many of ``n`` workers the step can use: never more than its users or slots."""
-    if plan.closed:
+    if isinstance(plan, ClosedLoop):
         return max(1, min(n, plan.concurrency))
     if plan.max_concurrency:
         return max(1, min(n, plan.max_concurrency))
@@ -71,42 +81,67 @@ def deal(plan: StepPlan, worker: int, n: int) -> StepPlan:
         return plan
     if not 0 <= worker < n:
         raise ValueError(f"worker {worker} of {n}")
-    if plan.closed:
-        users = shares(plan.concurrency, n)
-        measured = None if plan.measured is None else _proportional(plan.measured, users)[worker]
-        share = dataclasses.replace(
-            plan,
-            concurrency=users[worker],
-            measured=measured,
-            warmup=_chunks(plan.warmup, _proportional(len(plan.warmup), users))[worker],
-            requests=itertools.islice(plan.requests, worker, None, n),
-        )
-        if plan.sessions is not None:
-            w = plan.warmup_sessions
-            share.warmup_sessions = _chunks(w, _proportional(len(w), users))[worker]
-            share.sessions = itertools.islice(plan.sessions, worker, None, n)
-        return share
-    limit = plan.max_concurrency
-    if plan.waits:
-        keep = [
-            i for i, s in enumerate(plan.open_requests) if _session_of(s.session, i) % n == worker
-        ]
-        return dataclasses.replace(
-            plan,
-            offsets_ns=[plan.offsets_ns[i] for i in keep],
-            open_requests=[plan.open_requests[i] for i in keep],
-            waits=[plan.waits[i] for i in keep],
-            max_concurrency=None if limit is None else shares(limit, n)[worker],
-        )
     mine = slice(worker, None, n)
-    return dataclasses.replace(
-        plan,
-        offsets_ns=plan.offsets_ns[mine],
-        open_requests=plan.open_requests[mine],
-        open_sessions=plan.open_sessions[mine],
-        open_session_flags=plan.open_session_flags[mine],
-        max_concurrency=None if limit is None else shares(limit, n)[worker],
-    )
+    match plan:
+        case ClosedPlan():
+            users, measured, warmup = _users(plan, plan.warmup, worker, n)
+            return dataclasses.replace(
+                plan,
+                concurrency=users,
+                measured=measured,
+                warmup=warmup,
+                requests=itertools.islice(plan.requests, worker, None, n),
+            )
+        case ClosedSessionsPlan():
+            users, measured, first = _users(plan, plan.warmup, worker, n)
+            return dataclasses.replace(
+                plan,
+                concurrency=users,
+                measured=measured,
+                warmup=first,
+                sessions=itertools.islice(plan.sessions, worker, None, n),
+            )
+        case LinkedPlan():
+            keep = [
+                i for i, s in enumerate(plan.requests) if _session_of(s.session, i) % n == worker
+            ]
+            return dataclasses.replace(
+                plan,
+                offsets_ns=[plan.offsets_ns[i] for i in keep],
+                requests=[plan.requests[i] for i in keep],
+                waits=[plan.waits[i] for i in keep],
+                max_concurrency=_slots(plan, worker, n),
+            )
+        case OpenPlan():
+            return dataclasses.replace(
+                plan,
+                offsets_ns=plan.offsets_ns[mine],
+                requests=plan.requests[mine],
+                max_concurrency=_slots(plan, worker, n),
+            )
+        case OpenSessionsPlan():
+            return dataclasses.replace(
+                plan,
+                offsets_ns=plan.offsets_ns[mine],
+                sessions=plan.sessions[mine],
+                flags=plan.flags[mine],
+                max_concurrency=_slots(plan, worker, n),
+            )
+
+
+def _users(
+    plan: ClosedLoop, warmup: Sequence[T], worker: int, n: int
+) -> tuple[int, int | None, list[T]]:
+    """A closed loop's share: its users, its measured count and its warm-up, in proportion."""
+    users = shares(plan.concurrency, n)
+    measured = None if plan.measured is None else _proportional(plan.measured, users)[worker]
+    return users[worker], measured, _chunks(warmup, _proportional(len(warmup), users))[worker]
+
+
+def _slots(plan: OpenLoop, worker: int, n: int) -> int | None:
+    """An open loop's share of its cap on requests in flight (none: none)."""
+    limit = plan.max_concurrency
+    return None if limit is None else shares(limit, n)[worker]
 
 
 def _session_of(session: int | None, index: int) -> int:

@@ -24,7 +24,16 @@ from loadgen.workload.lengths import describe
 from loadgen.workload.plan import RequestSpec
 from loadgen.workload.pooling import pooling_dists
 from loadgen.workload.source import SessionPlan, Workload
-from loadgen.workload.step import Session, StepPlan, plan_step
+from loadgen.workload.step import (
+    ClosedPlan,
+    ClosedSessionsPlan,
+    LinkedPlan,
+    OpenPlan,
+    OpenSessionsPlan,
+    Session,
+    StepPlan,
+    plan_step,
+)
 from loadgen.workload.tools import describe_output
 from loadgen.workload.trace_stats import arrival_profile, trace_stats
 from loadgen.workload.traces import TraceRow
@@ -133,7 +142,8 @@ def workload_report(
         lines.append("  (sweep auto: the rates come from the saturation probe at run time)")
     for index, (mode, value) in enumerate(points):
         plan = plan_step(workload, sc.load, mode, value, index)
-        plan.requests = map(workload.with_media, plan.requests)  # a closed loop's, made here
+        if isinstance(plan, ClosedPlan):  # a closed loop's media, made here
+            plan.requests = map(workload.with_media, plan.requests)
         lines.append("")
         lines.extend(_step_lines(plan, index, mode, value, _sessions_of(sc, workload)))
         lines.extend((notes or {}).get(index, ()))
@@ -204,23 +214,23 @@ def _step_lines(
         "offline": f"step {index}: offline, "
         + (f"at most {value:g} in flight" if value else "all at once"),
     }[mode]
-    if plan.closed and plan.sessions is not None:
-        count = plan.measured if plan.measured is not None else SAMPLE
-        sessions = list(itertools.islice(plan.sessions, count))
-        return [head, *session_lines(sessions)]
-    if plan.open_sessions:  # each arrival starts a session (an agent task)
-        head = head.replace(" req/s", " sessions/s")
-        return [head, *session_lines(plan.open_sessions), *_arrivals(plan, "sessions/s")]
-    if plan.closed:
-        count = plan.measured if plan.measured is not None else SAMPLE
-        specs = plan.warmup + list(itertools.islice(plan.requests, count))
-        if plan.measured is None:
-            seconds = (plan.duration_ns or 0) / 1e9
-            head += f" for {seconds:g} s (how many requests fit is up to the server: "
-            head += f"the first {SAMPLE} shown)"
-    else:
-        specs = plan.open_requests
-    return [head, *_request_lines(specs), *_arrivals(plan)]
+    match plan:
+        case ClosedSessionsPlan():
+            count = plan.measured if plan.measured is not None else SAMPLE
+            return [head, *session_lines(list(itertools.islice(plan.sessions, count)))]
+        case OpenSessionsPlan():  # each arrival starts a session (an agent task)
+            head = head.replace(" req/s", " sessions/s")
+            return [head, *session_lines(plan.sessions), *_arrivals(plan.offsets_ns, "sessions/s")]
+        case ClosedPlan():
+            count = plan.measured if plan.measured is not None else SAMPLE
+            specs = plan.warmup + list(itertools.islice(plan.requests, count))
+            if plan.measured is None:
+                seconds = (plan.duration_ns or 0) / 1e9
+                head += f" for {seconds:g} s (how many requests fit is up to the server: "
+                head += f"the first {SAMPLE} shown)"
+            return [head, *_request_lines(specs)]
+        case OpenPlan() | LinkedPlan():
+            return [head, *_request_lines(plan.requests), *_arrivals(plan.offsets_ns)]
 
 
 def _request_lines(specs: list[RequestSpec]) -> list[str]:
@@ -299,13 +309,13 @@ def _session_lines(chats: list[Session]) -> list[str]:
     return lines
 
 
-def _arrivals(plan: StepPlan, unit: str = "req/s") -> list[str]:
-    if plan.closed or not plan.offsets_ns:
+def _arrivals(offsets_ns: list[int], unit: str = "req/s") -> list[str]:
+    if not offsets_ns:
         return []
-    span = plan.offsets_ns[-1] / 1e9
-    lines = [f"  arrivals: {len(plan.offsets_ns)} over {span:.2f} s"]
-    if len(plan.offsets_ns) > 1 and span > 0:
-        rows = [TraceRow(o, 1, 1) for o in plan.offsets_ns]
+    span = offsets_ns[-1] / 1e9
+    lines = [f"  arrivals: {len(offsets_ns)} over {span:.2f} s"]
+    if len(offsets_ns) > 1 and span > 0:
+        rows = [TraceRow(o, 1, 1) for o in offsets_ns]
         profile = arrival_profile(rows, bins=10)
         top = max((r for _, r in profile), default=0.0) or 1.0
         for start, rate in profile:

@@ -1,33 +1,39 @@
 """One step's plan: which requests (or sessions), when, and how many count.
 
 :func:`plan_step` is pure: the scenario's load, the step's load value and the
-prepared workload in, a :class:`StepPlan` out; the runner only carries it out.
+prepared workload in, a :data:`StepPlan` out; the runner only carries it out.
+A plan is one of five kinds, each holding only its own fields:
 
-- closed loop (``concurrency``): ``warmup`` requests first (at most the
-  step's concurrency at once, drained before the rest), then ``concurrency``
-  users send ``requests`` one after another. With ``ramp_ns`` user k starts at
-  k/concurrency of the ramp and requests sent before the ramp ends are flagged
-  ``ramp``; the step ends after ``measured`` unflagged sends or ``duration_ns``.
-- open loop (``rate``, ``trace``): ``requests[i]`` goes at ``offsets_ns[i]``;
-  arrivals before ``ramp_ns`` are flagged ``ramp`` and the first
-  ``warmup_requests`` warm-up.
-- agent traces (``trace`` rows with links): the same, and ``waits[i]`` lists
-  the requests request ``i`` waits for, each with its gap: it starts at the
-  later of its offset and each of those ends plus its gap
-  (:mod:`loadgen.workload.trace_links`).
-- sessions: the same, with a session in place of a request (a closed-loop
-  user runs sessions back to back; an open-loop arrival starts one), and
-  ``requests_per_step`` and ``warmup_requests`` count sessions.
-- agent tasks (``workload.agent``): as sessions, an :class:`AgentPlan` in
-  place of a :class:`SessionPlan` (a task is a session of LLM calls).
+- :class:`ClosedPlan` (``concurrency``): ``warmup`` requests first (at most
+  the step's concurrency at once, drained before the rest), then
+  ``concurrency`` users send ``requests`` one after another. With ``ramp_ns``
+  user k starts at k/concurrency of the ramp and requests sent before the ramp
+  ends are flagged ``ramp``; the step ends after ``measured`` unflagged sends
+  or ``duration_ns``.
+- :class:`OpenPlan` (``rate``, ``trace``, ``offline``): ``requests[i]`` goes
+  at ``offsets_ns[i]``; arrivals before the ramp's end are flagged ``ramp``
+  and the first ``warmup_requests`` warm-up (the flags are on the requests).
+- :class:`LinkedPlan` (``trace`` rows with links, an agent trace): the same,
+  and ``waits[i]`` lists the requests request ``i`` waits for, each with its
+  gap: it starts at the later of its offset and each of those ends plus its
+  gap (:mod:`loadgen.workload.trace_links`).
+- :class:`ClosedSessionsPlan`, :class:`OpenSessionsPlan`: as the closed and
+  open loops, with a session in place of a request (a closed-loop user runs
+  sessions back to back; an open-loop arrival starts one, its (warm-up, ramp)
+  flags in ``flags``), and ``requests_per_step`` and ``warmup_requests``
+  count sessions. An agent task (``workload.agent``) is such a session: an
+  :class:`AgentPlan` in place of a :class:`SessionPlan`.
+
+The closed kinds share :class:`ClosedLoop`'s fields, the open ones
+:class:`OpenLoop`'s.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -41,7 +47,19 @@ from loadgen.workload.plan import RequestSpec, step_rng
 from loadgen.workload.source import SessionPlan, Workload
 from loadgen.workload.trace_links import Waits, has_links, linked_requests
 
-__all__ = ["Session", "StepPlan", "plan_step", "with_own_media"]
+__all__ = [
+    "ClosedLoop",
+    "ClosedPlan",
+    "ClosedSessionsPlan",
+    "LinkedPlan",
+    "OpenLoop",
+    "OpenPlan",
+    "OpenSessionsPlan",
+    "Session",
+    "StepPlan",
+    "plan_step",
+    "with_own_media",
+]
 
 NS_PER_S = 1_000_000_000
 
@@ -49,27 +67,70 @@ NS_PER_S = 1_000_000_000
 Session = SessionPlan | AgentPlan
 
 
-@dataclass(slots=True)
-class StepPlan:
-    """What one step sends; see the module docstring for how each mode uses it."""
+@dataclass(slots=True, kw_only=True)
+class ClosedLoop:
+    """What a closed loop's two kinds share: users, when it ends, its ramp."""
 
-    closed: bool
-    concurrency: int = 0
-    warmup: list[RequestSpec] = field(default_factory=list)
-    requests: Iterator[RequestSpec] = field(default_factory=lambda: iter(()))
-    measured: int | None = None  # closed loop: unflagged sends that end the step
-    offsets_ns: list[int] = field(default_factory=list)  # open loop, one per request/session
-    open_requests: list[RequestSpec] = field(default_factory=list)
-    duration_ns: int | None = None
-    ramp_ns: int = 0
-    max_concurrency: int | None = None
-    sessions: Iterator[Session] | None = None  # closed loop with sessions (or agent tasks)
-    warmup_sessions: list[Session] = field(default_factory=list)
-    open_sessions: list[Session] = field(default_factory=list)
-    open_session_flags: list[tuple[bool, bool]] = field(default_factory=list)  # (warmup, ramp)
-    rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
-    # -- agent traces: per open request, (request index, gap ns) of the calls it waits for
-    waits: list[Waits] = field(default_factory=list)  # empty: no links (a plain open loop)
+    concurrency: int
+    measured: int | None  # unflagged sends (session starts) that end the step
+    duration_ns: int | None
+    ramp_ns: int
+    rng: np.random.Generator
+
+
+@dataclass(slots=True, kw_only=True)
+class ClosedPlan(ClosedLoop):
+    """A closed loop of single requests: the warm-up, then an endless stream."""
+
+    warmup: list[RequestSpec]
+    requests: Iterator[RequestSpec]
+
+
+@dataclass(slots=True, kw_only=True)
+class ClosedSessionsPlan(ClosedLoop):
+    """A closed loop of sessions (or agent tasks), each user's back to back."""
+
+    warmup: list[Session]
+    sessions: Iterator[Session]
+
+
+@dataclass(slots=True, kw_only=True)
+class OpenLoop:
+    """What the open kinds share: one offset per job from the step's start, a cap."""
+
+    offsets_ns: list[int]
+    max_concurrency: int | None
+
+
+@dataclass(slots=True, kw_only=True)
+class OpenPlan(OpenLoop):
+    """Requests at their offsets (a rate, a trace, offline), flagged warm-up or ramp."""
+
+    requests: list[RequestSpec]
+    duration_ns: int | None
+
+
+@dataclass(slots=True, kw_only=True)
+class OpenSessionsPlan(OpenLoop):
+    """Sessions (or agent tasks) started at their offsets; ``flags``: (warm-up, ramp)."""
+
+    sessions: list[Session]
+    flags: list[tuple[bool, bool]]
+    duration_ns: int | None
+    rng: np.random.Generator
+
+
+@dataclass(slots=True, kw_only=True)
+class LinkedPlan(OpenLoop):
+    """An agent trace: requests at their offsets, each after the calls in its ``waits``
+    (per request, the (request index, gap ns) of each call it waits for)."""
+
+    requests: list[RequestSpec]
+    waits: list[Waits]
+
+
+#: What one step sends, in its kind; see the module docstring.
+StepPlan = ClosedPlan | ClosedSessionsPlan | OpenPlan | OpenSessionsPlan | LinkedPlan
 
 
 def plan_step(
@@ -112,13 +173,7 @@ def _mark_cancels(plan: StepPlan, cancel: CancelSpec, seed: int, step: int) -> N
             return s
         return dataclasses.replace(s, cancel=pick.turns(s.index, s.turns))
 
-    plan.warmup = [spec(s) for s in plan.warmup]
-    plan.open_requests = [spec(s) for s in plan.open_requests]
-    plan.requests = map(spec, plan.requests)
-    plan.warmup_sessions = [session(s) for s in plan.warmup_sessions]
-    plan.open_sessions = [session(s) for s in plan.open_sessions]
-    if plan.sessions is not None:
-        plan.sessions = map(session, plan.sessions)
+    _rewrite(plan, spec, session)
 
 
 def _name_models(
@@ -134,20 +189,34 @@ def _name_models(
     def session(s: Session) -> Session:
         return dataclasses.replace(s, model=per_session(s.index))
 
-    plan.warmup = [spec(s) for s in plan.warmup]
-    plan.open_requests = [spec(s) for s in plan.open_requests]
-    plan.requests = map(spec, plan.requests)
-    plan.warmup_sessions = [session(s) for s in plan.warmup_sessions]
-    plan.open_sessions = [session(s) for s in plan.open_sessions]
-    if plan.sessions is not None:
-        plan.sessions = map(session, plan.sessions)
+    _rewrite(plan, spec, session)
+
+
+def _rewrite(
+    plan: StepPlan,
+    spec: Callable[[RequestSpec], RequestSpec],
+    session: Callable[[Session], Session],
+) -> None:
+    """Every request of ``plan`` through ``spec``, every session through ``session``
+    (a closed loop's endless stream lazily)."""
+    match plan:
+        case ClosedPlan():
+            plan.warmup = [spec(s) for s in plan.warmup]
+            plan.requests = map(spec, plan.requests)
+        case ClosedSessionsPlan():
+            plan.warmup = [session(s) for s in plan.warmup]
+            plan.sessions = map(session, plan.sessions)
+        case OpenPlan() | LinkedPlan():
+            plan.requests = [spec(s) for s in plan.requests]
+        case OpenSessionsPlan():
+            plan.sessions = [session(s) for s in plan.sessions]
 
 
 def with_own_media(workload: Workload, plan: StepPlan) -> StepPlan:
     """``plan`` (a worker's share, planned with ``defer_media``) with the synthetic media
     of its open-loop requests made: the same bytes one process would have made."""
-    if workload.media is not None and plan.open_requests:
-        plan.open_requests = [workload.with_media(s) for s in plan.open_requests]
+    if workload.media is not None and isinstance(plan, OpenPlan | LinkedPlan) and plan.requests:
+        plan.requests = [workload.with_media(s) for s in plan.requests]
     return plan
 
 
@@ -160,26 +229,36 @@ def _plan(
         return _trace(workload, load, value, index, rng)
     if isinstance(load, OfflineLoad):
         batch = load.requests_per_step or 0
-        return StepPlan(
-            False,
+        return OpenPlan(
             offsets_ns=[0] * batch,  # all at once: MLPerf Offline
-            open_requests=workload.requests(rng, batch, defer_media=defer),
+            requests=workload.requests(rng, batch, defer_media=defer),
             max_concurrency=int(value) or None,
-            rng=rng,
+            duration_ns=None,
         )
     ramp_ns = int(load.ramp_up_s * NS_PER_S)
     duration_ns = None if load.duration_s is None else int(load.duration_s * NS_PER_S)
     n, w = load.requests_per_step, load.warmup_requests
     if mode == "concurrency":
         c = int(value)
-        plan = StepPlan(True, c, duration_ns=duration_ns, ramp_ns=ramp_ns, measured=n, rng=rng)
         if _has_sessions(workload):
-            plan.warmup_sessions = _sessions(workload, rng, w) if w else []
-            plan.sessions = _endless_sessions(workload, rng, w)
-        else:
-            plan.warmup = workload.requests(rng, w, warmup=w) if w else []
-            plan.requests = workload.endless(rng, start=w)
-        return plan
+            return ClosedSessionsPlan(
+                concurrency=c,
+                measured=n,
+                duration_ns=duration_ns,
+                ramp_ns=ramp_ns,
+                rng=rng,
+                warmup=_sessions(workload, rng, w) if w else [],
+                sessions=_endless_sessions(workload, rng, w),
+            )
+        return ClosedPlan(
+            concurrency=c,
+            measured=n,
+            duration_ns=duration_ns,
+            ramp_ns=ramp_ns,
+            rng=rng,
+            warmup=workload.requests(rng, w, warmup=w) if w else [],
+            requests=workload.endless(rng, start=w),
+        )
     assert isinstance(load, RateLoad | ConcurrencyLoad)
     rate = value
     arng = step_rng(seed, index, 1)
@@ -195,27 +274,29 @@ def _plan(
         horizon = float(load.duration_s or 0.0) + w / rate + ramp_expect / rate
         offsets = arrival_offsets_ns(rate, arrival, arng, duration_s=horizon, burstiness=burst)
     offsets = ramped_offsets_ns(offsets, ramp_s)
-    plan = StepPlan(
-        False,
-        offsets_ns=offsets,
-        ramp_ns=ramp_ns,
-        duration_ns=duration_ns,
-        max_concurrency=getattr(load, "max_concurrency", None),
-        rng=rng,
-    )
+    limit = getattr(load, "max_concurrency", None)
     flags = [(i < w, o < ramp_ns and i >= w) for i, o in enumerate(offsets)]
     if n is not None:
         flags, offsets = _trim_measured(flags, offsets, n)
-        plan.offsets_ns = offsets
     if _has_sessions(workload):
-        plan.open_sessions = _sessions(workload, rng, len(offsets))
-        plan.open_session_flags = flags
-        return plan
+        return OpenSessionsPlan(
+            offsets_ns=offsets,
+            max_concurrency=limit,
+            sessions=_sessions(workload, rng, len(offsets)),
+            flags=flags,
+            duration_ns=duration_ns,
+            rng=rng,
+        )
     specs = workload.requests(rng, len(offsets), defer_media=defer)
-    plan.open_requests = [
-        dataclasses.replace(s, warmup=wu, ramp=ra) for s, (wu, ra) in zip(specs, flags, strict=True)
-    ]
-    return plan
+    return OpenPlan(
+        offsets_ns=offsets,
+        max_concurrency=limit,
+        requests=[
+            dataclasses.replace(s, warmup=wu, ramp=ra)
+            for s, (wu, ra) in zip(specs, flags, strict=True)
+        ],
+        duration_ns=duration_ns,
+    )
 
 
 def _ramp_count(expected: float) -> int:
@@ -264,17 +345,14 @@ def _trace(
         rows = [r for r in rows if r.offset_ns < load.duration_s * NS_PER_S]
     if load.requests_per_step is not None:
         rows = rows[: load.requests_per_step]
-    waits: list[Waits] = []
+    del index
+    offsets = [r.offset_ns for r in rows]
     if has_links(rows):
         specs, waits = linked_requests(workload, rows, rng)
-    else:
-        specs = [workload.trace_request(row, i, rng) for i, row in enumerate(rows)]
-    del index
-    return StepPlan(
-        False,
-        offsets_ns=[r.offset_ns for r in rows],
-        open_requests=specs,
-        max_concurrency=load.max_concurrency,
-        rng=rng,
-        waits=waits,
+        return LinkedPlan(
+            offsets_ns=offsets, max_concurrency=load.max_concurrency, requests=specs, waits=waits
+        )
+    specs = [workload.trace_request(row, i, rng) for i, row in enumerate(rows)]
+    return OpenPlan(
+        offsets_ns=offsets, max_concurrency=load.max_concurrency, requests=specs, duration_ns=None
     )

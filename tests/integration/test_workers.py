@@ -80,8 +80,7 @@ def test_workers_send_the_planned_arrival_schedule(
     assert [s - t0 for s in scheduled] == plan.offsets_ns  # to the nanosecond
     by_index = {r.id: r.scheduled_ns for r in records}
     assert all(
-        by_index[s.index] == t0 + o
-        for s, o in zip(plan.open_requests, plan.offsets_ns, strict=True)
+        by_index[s.index] == t0 + o for s, o in zip(plan.requests, plan.offsets_ns, strict=True)
     )
 
 

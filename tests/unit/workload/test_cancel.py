@@ -14,7 +14,7 @@ from pydantic import TypeAdapter
 
 from loadgen.scenario import LoadSpec, WorkloadSpec
 from loadgen.scenario.cancel_spec import CancelSpec
-from loadgen.workload import RequestSpec, Workload, plan_step
+from loadgen.workload import ClosedSessionsPlan, RequestSpec, Workload, plan_step
 from loadgen.workload.cancel import CancelPicker
 from loadgen.workload.deal import deal
 
@@ -100,9 +100,9 @@ def test_open_loop_and_offline_requests_are_marked() -> None:
     w = prepare(TOKENS)
     pick = picker(TOKENS, seed=5, step=2)
     rate = plan_step(w, load(mode="rate", rate=[20], requests_per_step=300), "rate", 20, 2)
-    assert stops(rate.open_requests) == [pick(s.index) or (None, None) for s in rate.open_requests]
+    assert stops(rate.requests) == [pick(s.index) or (None, None) for s in rate.requests]
     off = plan_step(w, load(mode="offline", requests_per_step=300), "offline", 0, 2)
-    assert stops(off.open_requests) == stops(rate.open_requests)  # the same indices
+    assert stops(off.requests) == stops(rate.requests)  # the same indices
 
 
 def test_a_trace_replay_is_marked(tmp_path: Path) -> None:
@@ -113,8 +113,8 @@ def test_a_trace_replay_is_marked(tmp_path: Path) -> None:
     w = prepare(TOKENS)
     plan = plan_step(w, spec, "trace", 1.0, 0)
     pick = picker(TOKENS, seed=5)
-    assert stops(plan.open_requests) == [pick(s.index) or (None, None) for s in plan.open_requests]
-    assert any(s.cancel_after_tokens for s in plan.open_requests)
+    assert stops(plan.requests) == [pick(s.index) or (None, None) for s in plan.requests]
+    assert any(s.cancel_after_tokens for s in plan.requests)
 
 
 def test_worker_shares_abort_the_same_requests_as_one_process() -> None:
@@ -122,8 +122,8 @@ def test_worker_shares_abort_the_same_requests_as_one_process() -> None:
     spec = load(mode="rate", rate=[50], requests_per_step=300)
     whole = plan_step(w, spec, "rate", 50, 0)
     dealt = [deal(plan_step(w, spec, "rate", 50, 0), k, 3) for k in range(3)]
-    merged = sorted((s for p in dealt for s in p.open_requests), key=lambda s: s.index)
-    assert stops(merged) == stops(whole.open_requests)
+    merged = sorted((s for p in dealt for s in p.requests), key=lambda s: s.index)
+    assert stops(merged) == stops(whole.requests)
 
 
 def test_session_turns_are_drawn_per_turn_and_carried_to_the_turn_request() -> None:
@@ -131,7 +131,7 @@ def test_session_turns_are_drawn_per_turn_and_carried_to_the_turn_request() -> N
     w = prepare(TOKENS, sessions=sessions)
     spec = load(mode="concurrency", concurrency=[2], requests_per_step=30)
     plan = plan_step(w, spec, "concurrency", 2, 0)
-    assert plan.sessions is not None
+    assert isinstance(plan, ClosedSessionsPlan)
     got = list(itertools.islice(plan.sessions, 400))
     pick = picker(TOKENS, seed=5)
     assert [s.cancel for s in got] == [pick.turns(s.index, 4) for s in got]
@@ -143,7 +143,7 @@ def test_session_turns_are_drawn_per_turn_and_carried_to_the_turn_request() -> N
     req = w.turn_request(s, t, [], 0, plan.rng)
     assert (req.cancel_after_tokens, req.cancel_after_ns) == s.cancel[t]
     plain = plan_step(prepare(None, sessions=sessions), spec, "concurrency", 2, 0)
-    assert plain.sessions is not None
+    assert isinstance(plain, ClosedSessionsPlan)
     assert [p.user_tokens for p in itertools.islice(plain.sessions, 400)] == [
         s.user_tokens for s in got
     ]

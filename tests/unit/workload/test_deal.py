@@ -9,7 +9,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from loadgen.scenario import LoadSpec, WorkloadSpec
-from loadgen.workload import Workload, plan_step
+from loadgen.workload import ClosedSessionsPlan, Workload, plan_step
 from loadgen.workload.deal import deal, shares, workers_for
 
 
@@ -46,15 +46,13 @@ def test_open_loop_shares_merge_into_the_planned_arrivals(arrival: str, n: int) 
     for k in range(n):
         # every worker plans the step itself: the plan is deterministic
         mine = deal(plan_step(workload, spec, "rate", 50, 2), k, n)
-        assert len(mine.offsets_ns) == len(mine.open_requests)
+        assert len(mine.offsets_ns) == len(mine.requests)
         merged += [
-            (o, s.index, str(s.prompt))
-            for o, s in zip(mine.offsets_ns, mine.open_requests, strict=True)
+            (o, s.index, str(s.prompt)) for o, s in zip(mine.offsets_ns, mine.requests, strict=True)
         ]
         limits.append(mine.max_concurrency)
     intended = [
-        (o, s.index, str(s.prompt))
-        for o, s in zip(whole.offsets_ns, whole.open_requests, strict=True)
+        (o, s.index, str(s.prompt)) for o, s in zip(whole.offsets_ns, whole.requests, strict=True)
     ]
     assert sorted(merged) == sorted(intended)
     # the merged inter-arrival times are the intended ones
@@ -80,14 +78,14 @@ def test_closed_loop_sessions_are_dealt_whole() -> None:
     spec = load(concurrency=[4], requests_per_step=40, warmup_requests=4)
     workload = prepare(sessions={"turns": {"dist": "fixed", "value": 3}})
     whole = plan_step(workload, spec, "concurrency", 4, 0)
-    assert whole.sessions is not None
+    assert isinstance(whole, ClosedSessionsPlan)
     parts = [deal(plan_step(workload, spec, "concurrency", 4, 0), k, 2) for k in range(2)]
     firsts = []
     for p in parts:
-        assert p.sessions is not None
+        assert isinstance(p, ClosedSessionsPlan)
         firsts += [next(p.sessions).index for _ in range(5)]
     assert sorted(firsts) == sorted(next(whole.sessions).index for _ in range(10))
-    assert sum(len(p.warmup_sessions) for p in parts) == len(whole.warmup_sessions)
+    assert sum(len(p.warmup) for p in parts) == len(whole.warmup)
 
 
 def test_a_step_uses_no_more_workers_than_it_has_users_or_slots() -> None:

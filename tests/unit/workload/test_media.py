@@ -129,9 +129,9 @@ def test_an_open_loop_worker_makes_only_its_own_shares_media(
     for rank in range(2):
         deferred = plan_step(w, sc.load, "rate", 5.0, 0, defer_media=True)
         shares.append(with_own_media(w, deal(deferred, rank, 2)))
-    mine = [s.index for s in shares[0].open_requests]
-    assert sorted(made) == sorted(s.index for p in shares for s in p.open_requests)
-    assert len(made) == len(whole.open_requests) and mine == [0, 2, 4, 6, 8]
-    by_index = {s.index: s for p in shares for s in p.open_requests}
-    for s in whole.open_requests:  # the same bytes as one process makes, none left due
+    mine = [s.index for s in shares[0].requests]
+    assert sorted(made) == sorted(s.index for p in shares for s in p.requests)
+    assert len(made) == len(whole.requests) and mine == [0, 2, 4, 6, 8]
+    by_index = {s.index: s for p in shares for s in p.requests}
+    for s in whole.requests:  # the same bytes as one process makes, none left due
         assert by_index[s.index].media == s.media and by_index[s.index].media_due is None

@@ -10,7 +10,7 @@ import pytest
 from loadgen.scenario import Scenario
 from loadgen.workload.model_mix import ModelPicker
 from loadgen.workload.source import Workload
-from loadgen.workload.step import plan_step
+from loadgen.workload.step import ClosedSessionsPlan, plan_step
 
 MIX = (("base", 3.0), ("sql-lora", 1.0))
 
@@ -88,7 +88,7 @@ def test_open_loop_and_warmup_requests_name_a_model_too() -> None:
         }
     )
     plan = plan_step(prepared(sc), sc.load, "rate", 5, 0)
-    assert plan.open_requests and all(s.model in ("a", "b") for s in plan.open_requests)
+    assert plan.requests and all(s.model in ("a", "b") for s in plan.requests)
     closed = scenario([{"name": "a"}, {"name": "b"}], warmup_requests=5)
     plan = plan_step(prepared(closed), closed.load, "concurrency", 4, 0)
     assert len(plan.warmup) == 5 and all(s.model in ("a", "b") for s in plan.warmup)
@@ -105,7 +105,7 @@ def test_a_session_keeps_its_model_for_every_turn() -> None:
     )
     w = prepared(sc)
     plan = plan_step(w, sc.load, "concurrency", 2, 0)
-    assert plan.sessions is not None
+    assert isinstance(plan, ClosedSessionsPlan)
     sessions = list(itertools.islice(plan.sessions, 30))
     assert {s.model for s in sessions} == {"a", "b"}
     rng = plan.rng

@@ -12,7 +12,7 @@ from pydantic import TypeAdapter
 
 from loadgen.scenario import LoadSpec, WorkloadSpec
 from loadgen.workload import Workload, plan_step, ramped_offsets_ns
-from loadgen.workload.step import StepPlan
+from loadgen.workload.step import ClosedPlan, ClosedSessionsPlan, OpenPlan
 
 NS = 1_000_000_000
 
@@ -30,7 +30,7 @@ def test_closed_loop_warms_up_then_draws_numbered_requests() -> None:
     plan = plan_step(
         w, load(concurrency=[8], requests_per_step=20, warmup_requests=3), "concurrency", 8, 0
     )
-    assert plan.closed and plan.concurrency == 8 and plan.measured == 20
+    assert isinstance(plan, ClosedPlan) and plan.concurrency == 8 and plan.measured == 20
     assert [s.index for s in plan.warmup] == [0, 1, 2] and all(s.warmup for s in plan.warmup)
     following = [next(plan.requests) for _ in range(70)]  # endless: the runner decides when to stop
     assert [s.index for s in following] == list(range(3, 73))
@@ -53,12 +53,12 @@ def test_the_same_seed_and_step_give_the_same_plan_and_steps_differ() -> None:
 def test_open_loop_counts_measured_arrivals_after_warm_up_and_ramp() -> None:
     spec = load(mode="rate", rate=[40], requests_per_step=100, warmup_requests=5, ramp_up_s=2)
     plan = plan_step(prepare(), spec, "rate", 40, 0)
-    flags = [(s.warmup, s.ramp) for s in plan.open_requests]
-    assert not plan.closed and len(plan.offsets_ns) == len(plan.open_requests)
+    flags = [(s.warmup, s.ramp) for s in plan.requests]
+    assert isinstance(plan, OpenPlan) and len(plan.offsets_ns) == len(plan.requests)
     assert sum(1 for f in flags if f == (False, False)) == 100
     assert flags[:5] == [(True, False)] * 5
     assert flags[-1] == (False, False)  # cut right after the 100th measured arrival
-    ramp = [o for o, s in zip(plan.offsets_ns, plan.open_requests, strict=True) if s.ramp]
+    ramp = [o for o, s in zip(plan.offsets_ns, plan.requests, strict=True) if s.ramp]
     assert all(o < 2 * NS for o in ramp)
     assert all(
         o >= 2 * NS for o, (wu, ra) in zip(plan.offsets_ns, flags, strict=True) if not (wu or ra)
@@ -71,7 +71,7 @@ def test_open_loop_counts_measured_arrivals_after_warm_up_and_ramp() -> None:
 def test_open_loop_by_duration_schedules_the_window_after_the_ramp() -> None:
     spec = load(mode="rate", rate=[50], arrival="constant", duration_s=4, ramp_up_s=1)
     plan = plan_step(prepare(), spec, "rate", 50, 0)
-    measured = [o for o, s in zip(plan.offsets_ns, plan.open_requests, strict=True) if not s.ramp]
+    measured = [o for o, s in zip(plan.offsets_ns, plan.requests, strict=True) if not s.ramp]
     assert measured[0] >= NS
     assert abs(len(measured) - 200) <= 2  # 4 s at 50 req/s after the ramp
     assert measured[-1] <= 5 * NS
@@ -99,7 +99,7 @@ def test_sessions_are_planned_per_session() -> None:
     plan = plan_step(
         w, load(concurrency=[2], requests_per_step=3, warmup_requests=1), "concurrency", 2, 0
     )
-    assert plan.sessions is not None and len(plan.warmup_sessions) == 1
+    assert isinstance(plan, ClosedSessionsPlan) and len(plan.warmup) == 1
     s = next(plan.sessions)
     assert s.index == 1 and 1 <= s.turns <= 4
     assert s.user_tokens == (7,) * s.turns and s.think_ns == (500_000_000,) * s.turns
@@ -120,12 +120,13 @@ def test_trace_plan_scales_caps_and_windows(tmp_path: Path) -> None:
     spec = load(
         mode="trace", trace=str(path), time_scale=[0.5], requests_per_step=20, window_s=[1.0, 3.0]
     )
-    plan: StepPlan = plan_step(w, spec, "trace", 0.5, 0)
+    plan = plan_step(w, spec, "trace", 0.5, 0)
+    assert isinstance(plan, OpenPlan)
     assert plan.offsets_ns == [i * 50_000_000 for i in range(20)]
-    assert [s.max_tokens for s in plan.open_requests] == [9] * 20
-    assert all(s.prompt_tokens == 600 for s in plan.open_requests)
+    assert [s.max_tokens for s in plan.requests] == [9] * 20
+    assert all(s.prompt_tokens == 600 for s in plan.requests)
     # hash block 0 is the same 512 words at the start of every prompt
-    starts = {" ".join(str(s.prompt).split()[:512]) for s in plan.open_requests}
+    starts = {" ".join(str(s.prompt).split()[:512]) for s in plan.requests}
     assert len(starts) == 1
 
 

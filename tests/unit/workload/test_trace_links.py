@@ -10,7 +10,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from loadgen.scenario import LoadSpec, WorkloadSpec
-from loadgen.workload import Workload, plan_step
+from loadgen.workload import LinkedPlan, OpenPlan, Workload, plan_step
 from loadgen.workload.deal import deal
 
 MS = 1_000_000
@@ -69,7 +69,8 @@ def text(prompt: Any) -> str:
 @pytest.mark.parametrize("chat", [False, True])
 def test_one_agent_task_planned(tmp_path: Path, chat: bool) -> None:
     _, _, plan = plan_of(write(tmp_path, 1), chat)
-    specs = plan.open_requests
+    assert isinstance(plan, LinkedPlan)
+    specs = plan.requests
     assert plan.offsets_ns == [o * MS for o in (0, 150, 220, 340, 620)]
     fields = [(s.index, s.session, s.agent, s.call, s.agent_depth, s.parent) for s in specs]
     assert fields == [
@@ -101,15 +102,13 @@ def test_dealt_by_session_with_every_wait_local(tmp_path: Path) -> None:
     merged = []
     for k in range(2):
         mine = deal(plan_step(w, spec, "trace", 1.0, 0), k, 2)
-        held = {s.index for s in mine.open_requests}
-        assert {s.session for s in mine.open_requests} == set(range(k, 5, 2))
+        held = {s.index for s in mine.requests}
+        assert {s.session for s in mine.requests} == set(range(k, 5, 2))
         assert all(i in held for waits in mine.waits for i, _ in waits)
         assert mine.max_concurrency == 2
-        merged += zip(
-            mine.offsets_ns, [s.index for s in mine.open_requests], mine.waits, strict=True
-        )
+        merged += zip(mine.offsets_ns, [s.index for s in mine.requests], mine.waits, strict=True)
     intended = list(
-        zip(whole.offsets_ns, [s.index for s in whole.open_requests], whole.waits, strict=True)
+        zip(whole.offsets_ns, [s.index for s in whole.requests], whole.waits, strict=True)
     )
     assert sorted(merged) == sorted(intended) and len(intended) == 25
 
@@ -118,7 +117,7 @@ def test_a_wait_on_a_row_left_out_is_dropped(tmp_path: Path) -> None:
     _, _, plan = plan_of(write(tmp_path, 1), window_s=[0.1, 1.0])
     assert plan.waits[0] == ()  # followed call 0, which the window left out
     assert plan.waits[1] == ((0, 20 * MS),)
-    assert plan.open_requests[1].parent == 0  # the sub-agent's parent is the kept call 1
+    assert plan.requests[1].parent == 0  # the sub-agent's parent is the kept call 1
 
 
 def test_a_trace_without_links_is_planned_as_before(tmp_path: Path) -> None:
@@ -126,10 +125,10 @@ def test_a_trace_without_links_is_planned_as_before(tmp_path: Path) -> None:
     rows = [{"timestamp": i * 10, "input_length": 8, "output_length": 2} for i in range(6)]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     _, spec, plan = plan_of(path)
-    assert plan.waits == []
-    assert all(s.session is None and s.agent is None for s in plan.open_requests)
+    assert isinstance(plan, OpenPlan)  # no waits: a plain open loop
+    assert all(s.session is None and s.agent is None for s in plan.requests)
     w = Workload.prepare(WorkloadSpec(), chat=False)
-    assert [s.index for s in deal(plan_step(w, spec, "trace", 1.0, 0), 1, 2).open_requests] == [
+    assert [s.index for s in deal(plan_step(w, spec, "trace", 1.0, 0), 1, 2).requests] == [
         1,
         3,
         5,
