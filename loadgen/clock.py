@@ -36,8 +36,16 @@ __all__ = [
 NS_PER_MS = 1_000_000
 NS_PER_S = 1_000_000_000
 
-#: Added to loop-timer deadlines so that they never fire before the monotonic deadline.
+#: Added to loop-timer deadlines so that they never fire before the monotonic deadline:
+#: uvloop rounds a timer's delay to the nearest millisecond (up to 0.5 ms early).
 LOOP_TIMER_SLACK_S = 0.001
+
+#: A loop whose clock reads within this of ``now_ns`` reads CLOCK_MONOTONIC too (asyncio's
+#: and uvloop's do: uvloop in whole milliseconds, up to one behind).
+SAME_CLOCK_S = 0.1
+
+#: Added instead for a loop on some other clock, placed by an offset from its reading.
+OTHER_CLOCK_SLACK_S = 0.002
 
 #: Monotonic nanoseconds; the only latency clock loadgen uses.
 now_ns = time.perf_counter_ns
@@ -49,13 +57,18 @@ cpu_ns = time.process_time_ns
 def loop_time_at(deadline_ns: int) -> float:
     """The event loop time at monotonic ``deadline_ns``, for ``asyncio.timeout_at``.
 
-    uvloop's clock is cached per loop pass and its timers have millisecond
-    resolution, so ``LOOP_TIMER_SLACK_S`` is added: a timeout may fire up to
-    about 2 ms late, never early.
+    A loop on CLOCK_MONOTONIC gets the deadline itself: placing it by an offset
+    from uvloop's reading, which is whole milliseconds and up to one behind,
+    would move it up to 1 ms early. Its timers fire once their (possibly
+    coarse) reading has passed the rounded deadline, so with
+    ``LOOP_TIMER_SLACK_S`` a timeout fires up to about 2 ms late, never early.
     """
     loop = asyncio.get_running_loop()
-    ahead_s = (deadline_ns - time.perf_counter_ns()) / NS_PER_S
-    return loop.time() + ahead_s + LOOP_TIMER_SLACK_S
+    loop_s = loop.time()
+    now = time.perf_counter_ns()
+    if abs(loop_s - now / NS_PER_S) < SAME_CLOCK_S:
+        return deadline_ns / NS_PER_S + LOOP_TIMER_SLACK_S
+    return loop_s + (deadline_ns - now) / NS_PER_S + OTHER_CLOCK_SLACK_S
 
 
 @dataclass(frozen=True, slots=True)

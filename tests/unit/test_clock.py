@@ -166,3 +166,26 @@ def test_cpu_time_counts_work_not_waiting() -> None:
         pass
     busy = clock.cpu_ns() - t0
     assert idle < busy
+
+
+def test_uvloop_timers_armed_at_loop_time_at_never_fire_before_their_deadline() -> None:
+    """uvloop reads its clock in whole milliseconds and rounds each delay to the nearest
+    one: a deadline placed on its clock by an offset from its reading fires up to 0.5 ms
+    early (a workload.cancel after_s cut then read as an idle timeout)."""
+    uvloop = pytest.importorskip("uvloop")
+
+    async def main() -> list[int]:
+        loop = asyncio.get_running_loop()
+        early: list[int] = []
+        for k in range(400):  # armed and due at every phase within a millisecond
+            spin = now_ns() + k * 7_919 % NS_PER_MS
+            while now_ns() < spin:
+                pass
+            deadline = now_ns() + NS_PER_MS + k * 3_571 % (2 * NS_PER_MS)
+            fired = loop.create_future()
+            loop.call_at(loop_time_at(deadline), lambda f=fired: f.set_result(now_ns()))
+            early.append(deadline - await fired)
+        return early
+
+    early = uvloop.run(main())
+    assert max(early) <= 0, f"fired up to {max(early) / NS_PER_MS:.3f} ms early"
