@@ -18,6 +18,9 @@ from loadgen.scenario.cancel_spec import CancelSpec
 from loadgen.summary import Summary
 from loadgen.workload.cancel import CancelPicker
 
+# durations held to tight bounds: run apart from the parallel tests (-m timing)
+pytestmark = pytest.mark.timing
+
 # ITL >= 8 ms under concurrency (timing under a loaded host)
 FIXED = ["--ttft-ms", "5", "--itl-ms", "8"]
 N = 60

@@ -31,6 +31,9 @@ from loadgen.target import preflight, scrape, tokenize
 from loadgen.telemetry import TelemetryCollector
 from tests.integration.rawserver import LoopServer
 
+# durations held to tight bounds: run apart from the parallel tests (-m timing)
+pytestmark = pytest.mark.timing
+
 #: what one server connection sends at most, and how long it lasts at most
 SERVE_BYTES = 128 * 1024 * 1024
 SERVE_S = 30.0

@@ -13,6 +13,9 @@ from tests.conftest import spawn_agent, stop_agent
 
 from .conftest import Runner, make_scenario
 
+# durations held to tight bounds: run apart from the parallel tests (-m timing)
+pytestmark = pytest.mark.timing
+
 ITL_MS = 10  # >= 8 ms: paced well above this VM's scheduling noise
 OUTPUT = 8
 

@@ -25,6 +25,9 @@ from loadgen.client.h1 import H1Transport
 from loadgen.client.h1 import connection as h1_connection
 from loadgen.client.transport import HttpRequest, TlsOptions, Transport, TransportError
 
+# durations held to tight bounds: run apart from the parallel tests (-m timing)
+pytestmark = pytest.mark.timing
+
 MS = 1_000_000
 Script = Callable[[socket.socket, int], None]  # (connection, request number) -> answer
 

@@ -27,6 +27,9 @@ from loadgen.records import Record
 from loadgen.scenario import Scenario
 from loadgen.summary import Summary
 
+# durations held to tight bounds: run apart from the parallel tests (-m timing)
+pytestmark = pytest.mark.timing
+
 RunFixture = Callable[[Scenario], tuple[Summary, list[Record], Path]]
 Make = Callable[..., Scenario]
 MS = 1e6

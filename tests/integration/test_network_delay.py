@@ -23,6 +23,9 @@ from loadgen.records import Record
 from loadgen.scenario import Scenario
 from loadgen.summary import StepSummary, Summary
 
+# durations held to tight bounds: run apart from the parallel tests (-m timing)
+pytestmark = pytest.mark.timing
+
 RunFixture = Callable[[Scenario], tuple[Summary, list[Record], Path]]
 ITL_MS = 10.0
 DELAY_MS = 30.0

@@ -26,6 +26,9 @@ from loadgen.scenario import Scenario
 from loadgen.summary import Summary
 from tests.integration.rawserver import LoopServer
 
+# durations held to tight bounds: run apart from the parallel tests (-m timing)
+pytestmark = pytest.mark.timing
+
 RunFixture = Callable[[Scenario], tuple[Summary, list[Record], Path]]
 Make = Callable[..., Scenario]
 MS = 1e6

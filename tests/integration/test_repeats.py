@@ -9,6 +9,9 @@ import pytest
 
 from loadgen.cli import main
 
+# durations held to tight bounds: run apart from the parallel tests (-m timing)
+pytestmark = pytest.mark.timing
+
 
 def _scenario(folder: Path, ttft_ms: int) -> Path:
     path = folder / f"s{ttft_ms}.yaml"

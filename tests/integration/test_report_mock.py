@@ -16,6 +16,9 @@ from loadgen.results.files import read_summary
 
 from .conftest import Runner, make_scenario
 
+# durations held to tight bounds: run apart from the parallel tests (-m timing)
+pytestmark = pytest.mark.timing
+
 
 def _run(run: Runner, ttft_ms: int) -> Path:
     scenario = make_scenario(

@@ -27,6 +27,9 @@ from loadgen.client.transport import TlsOptions, Transport
 from loadgen.records import Record
 from loadgen.workload.plan import RequestSpec
 
+# durations held to tight bounds: run apart from the parallel tests (-m timing)
+pytestmark = pytest.mark.timing
+
 MS = 1_000_000
 #: how far a client stamp may lie after the server's act that it stamps (the kernel's
 #: receive stamp of loopback bytes: well under a millisecond; slack for a busy host)

@@ -21,6 +21,9 @@ from loadgen.scenario import Scenario
 from tests.integration.conftest import Runner, make_scenario
 from tests.integration.test_ground_truth import MS, within_bound
 
+# durations held to tight bounds: run apart from the parallel tests (-m timing)
+pytestmark = pytest.mark.timing
+
 APIS = ("openai-responses", "anthropic-messages")
 
 

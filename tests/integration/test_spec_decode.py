@@ -17,11 +17,15 @@ from pathlib import Path
 
 import numpy as np
 import orjson
+import pytest
 
 from loadgen.records import Record
 from loadgen.report.facts import spec_decode_text
 from loadgen.scenario import Scenario
 from loadgen.summary import Summary
+
+# durations held to tight bounds: run apart from the parallel tests (-m timing)
+pytestmark = pytest.mark.timing
 
 RunFixture = Callable[[Scenario], tuple[Summary, list[Record], Path]]
 Make = Callable[..., Scenario]

@@ -12,9 +12,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from loadgen.records import Record
 from loadgen.scenario import Scenario
 from loadgen.summary import Summary
+
+# durations held to tight bounds: run apart from the parallel tests (-m timing)
+pytestmark = pytest.mark.timing
 
 RunFixture = Callable[[Scenario], tuple[Summary, list[Record], Path]]
 Make = Callable[..., Scenario]

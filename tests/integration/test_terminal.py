@@ -310,6 +310,7 @@ def test_fail_on_sla_names_the_bound(
     assert_ends_with_verdict(out, out_dir)
 
 
+@pytest.mark.timing  # no warning: the client must not be saturated by a busy machine
 def test_the_readme_demo_prints_its_verdict_and_no_warning(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -17,12 +17,16 @@ from pathlib import Path
 
 import numpy as np
 import orjson
+import pytest
 
 from loadgen.records import Record
 from loadgen.report import validity
 from loadgen.scenario import Scenario
 from loadgen.summary import Summary
 from tests.integration.test_ground_truth import BOUND_MS, MS, within_bound
+
+# durations held to tight bounds: run apart from the parallel tests (-m timing)
+pytestmark = pytest.mark.timing
 
 RunFixture = Callable[[Scenario], tuple[Summary, list[Record], Path]]
 Make = Callable[..., Scenario]

@@ -26,6 +26,9 @@ from loadgen.summary import Summary
 from tests.integration.test_ground_truth import MS, within_bound
 from tests.integration.test_tools import SCHEMA, TOOLS, _loadgen, _one_line, _scenario
 
+# durations held to tight bounds: run apart from the parallel tests (-m timing)
+pytestmark = pytest.mark.timing
+
 RunFixture = Callable[[Scenario], tuple[Summary, list[Record], Path]]
 Make = Callable[..., Scenario]
 APIS = ("openai-responses", "anthropic-messages")

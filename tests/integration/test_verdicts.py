@@ -31,6 +31,9 @@ from loadgen.summary import Summary
 from loadgen.workload import Workload
 from tests.integration.conftest import Runner
 
+# durations held to tight bounds: run apart from the parallel tests (-m timing)
+pytestmark = pytest.mark.timing
+
 ROOT = Path(__file__).parents[2]
 #: 20 ms to the first token, 16 tokens 10 ms apart: ~170 ms a request, two at a time
 #: serve ~12 req/s, so 20 req/s queue for slots.

@@ -25,6 +25,9 @@ from loadgen.workload import Workload, plan_step
 
 from .conftest import children, most_in_flight
 
+# durations held to tight bounds: run apart from the parallel tests (-m timing)
+pytestmark = pytest.mark.timing
+
 ROOT = Path(__file__).resolve().parents[2]
 MOCK = {"args": ["--ttft-ms", "20", "--itl-ms", "4"]}
 WORKLOAD = {

@@ -15,6 +15,9 @@ from mockhttp import MockProc, chat_body, completion_body, fetch, fetch_sync, re
 
 import loadgen.mock
 
+# durations held to tight bounds: run apart from the parallel tests (-m timing)
+pytestmark = pytest.mark.timing
+
 COMPLETIONS = "/v1/completions"
 
 

@@ -16,6 +16,9 @@ from loadgen.mock.config import settings_from_argv
 from loadgen.mock.netdelay import DelayedConn, DelayLine
 from loadgen.mock.truth import at_socket
 
+# durations held to tight bounds: run apart from the parallel tests (-m timing)
+pytestmark = pytest.mark.timing
+
 MS = 1_000_000
 
 

@@ -26,6 +26,9 @@ from loadgen.clock import (
 )
 from loadgen.netstamp import MAX_AGE_NS
 
+# durations held to tight bounds: run apart from the parallel tests (-m timing)
+pytestmark = pytest.mark.timing
+
 LATE_NS = 500 * NS_PER_MS  # a loose bound on lateness, for a loaded machine
 
 
