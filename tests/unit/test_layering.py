@@ -24,7 +24,7 @@ PKG = Path(__file__).resolve().parents[2] / "loadgen"
 #: the leaves: modules that import nothing of loadgen (the clock: only the netstamp leaf)
 LEAVES = {
     *("_version", "clihelp", "clock", "netstamp", "errors", "redact", "stdio", "strict"),
-    *("vocab", "bearer"),
+    *("vocab", "bearer", "lazy"),
 }
 
 #: part of loadgen -> the other parts it may import (a leaf: none)
@@ -43,6 +43,7 @@ ALLOWED: dict[str, set[str]] = {
     "results": {
         "_version",
         "errors",
+        "lazy",
         "metrics",
         "records",
         "redact",
@@ -51,26 +52,30 @@ ALLOWED: dict[str, set[str]] = {
         "vocab",
     },
     # runs compared: what compare and the gate decide; report renders it
-    "compare": {"errors", "results", "summary", "vocab"},
+    "compare": {"errors", "lazy", "results", "summary", "vocab"},
     "report": {
         *{"compare", "errors", "metrics", "records", "redact", "results", "scenario", "summary"},
-        "vocab",
+        *{"lazy", "vocab"},
     },
     "target": {
         *{"_version", "client", "clock", "control", "errors", "redact", "scenario", "summary"},
-        *{"telemetry", "vocab", "workload"},
+        *{"lazy", "telemetry", "vocab", "workload"},
     },
     "execute": {
         "client",
         "clock",
         "errors",
+        "lazy",
         "records",
         "scenario",
         "summary",
         "target",
         "workload",
     },
-    "scale": {"clock", "errors", "execute", "records", "scenario", "summary", "target", "workload"},
+    "scale": {
+        *{"clock", "errors", "execute", "lazy", "records", "scenario", "summary", "target"},
+        "workload",
+    },
     # loadgen's own client metrics for Prometheus: the records and their latency formulas
     "prom_endpoint": {"bearer", "clock", "errors", "metrics", "records"},
     "run": {
@@ -93,7 +98,8 @@ ALLOWED: dict[str, set[str]] = {
     "__main__": {"cli"},
     # the public door re-exports (lazily) what users import
     "__init__": {
-        *{"_version", "errors", "records", "report", "results", "run", "scenario", "summary"},
+        *{"_version", "errors", "lazy", "records", "report", "results", "run", "scenario"},
+        "summary",
     },
     # standalone programs: the mock shares only the kernel-stamp leaf, the GPU agent a token check
     "mock": {"netstamp", "clihelp"},
