@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from loadgen.errors import LoadgenError, ScenarioError, TargetError
     from loadgen.records import Record, read_records
     from loadgen.report.documents.writer import write_reports
-    from loadgen.results.files import read_summary
+    from loadgen.results import read_summary
     from loadgen.run import RunOptions, run_scenario
     from loadgen.scenario import Scenario, load_scenario
     from loadgen.summary import StepSummary, Summary

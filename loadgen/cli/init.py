@@ -74,7 +74,7 @@ def init(
     import time
 
     from loadgen.redact import redact_text, set_secrets, strip_userinfo, warn
-    from loadgen.results.files import write_atomic
+    from loadgen.results import write_atomic
     from loadgen.scenario.target_spec import check_base_url
     from loadgen.target.probe import probe_server
     from loadgen.target.starter import found_lines, starter_text

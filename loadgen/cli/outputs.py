@@ -45,8 +45,7 @@ def _rebuilding(report: click.Command) -> click.Command:
         import warnings
 
         from loadgen.records import DamagedRecords
-        from loadgen.results.files import write_summary
-        from loadgen.results.rebuild import PROFILE, can_rebuild, rebuild_summary
+        from loadgen.results import PROFILE, can_rebuild, rebuild_summary, write_summary
 
         if can_rebuild(results_dir):
             with warnings.catch_warnings():  # the report reads the same rows and says it

@@ -41,7 +41,7 @@ from loadgen.export.schemas import (
 )
 from loadgen.records import Record, read_records
 from loadgen.report.csv_out import steps_table
-from loadgen.results.files import load_summary
+from loadgen.results import load_summary
 from loadgen.summary import Summary
 
 __all__ = ["BATCH_ROWS", "repeat_folders", "write_parquet"]

@@ -26,7 +26,7 @@ from loadgen.compare.repeats import repeat_dirs, spread
 from loadgen.errors import HungUp, Interrupted, LoadgenError, Terminated
 from loadgen.report.repeats import render_console, write_spread
 from loadgen.report.terminal.console import format_verdict
-from loadgen.results.outcome import judge
+from loadgen.results import judge
 from loadgen.run.options import RunOptions
 from loadgen.run.runner import run_scenario
 from loadgen.run.setup import refuse_used_dir

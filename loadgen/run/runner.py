@@ -28,8 +28,7 @@ from loadgen.execute.loop import loop_factory, quiet_gc
 from loadgen.execute.open_files import ensure_open_files
 from loadgen.records import RecordWriter
 from loadgen.redact import warn
-from loadgen.results.assemble import start_summary
-from loadgen.results.files import write_resolved_scenario
+from loadgen.results import start_summary, write_resolved_scenario
 from loadgen.run.live_feed import make_display
 from loadgen.run.options import RunOptions
 from loadgen.run.setup import prepare_out_dir, start_exporter, start_telemetry

@@ -22,12 +22,20 @@ from loadgen.records import Record, RecordWriter
 from loadgen.redact import redact_text
 from loadgen.report.terminal.console import format_run_header, format_step, step_warning_lines
 from loadgen.report.terminal.live import LiveView
-from loadgen.results.assemble import ServerCounters, StepExtras, load_point, step_summary
-from loadgen.results.files import write_summary
-from loadgen.results.hints import TargetFacts, error_lines
-from loadgen.results.steps import load_label
-from loadgen.results.sweep import Point, make_sweep, verdict
-from loadgen.results.tally import StepTally
+from loadgen.results import (
+    Point,
+    ServerCounters,
+    StepExtras,
+    StepTally,
+    TargetFacts,
+    error_lines,
+    load_label,
+    load_point,
+    make_sweep,
+    step_summary,
+    verdict,
+    write_summary,
+)
 from loadgen.run.dead_target import DeadTargetWatch
 from loadgen.run.live_feed import Display, feed_view
 from loadgen.run.options import RunOptions
