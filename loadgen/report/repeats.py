@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from loadgen.compare.repeats import RepeatSpread
+from loadgen.compare import RepeatSpread
 from loadgen.results import write_atomic
 
 __all__ = ["console_heads", "render_console", "render_markdown", "write_spread"]

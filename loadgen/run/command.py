@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from loadgen.compare.repeats import repeat_dirs, spread
+from loadgen.compare import repeat_dirs, spread
 from loadgen.errors import HungUp, Interrupted, LoadgenError, Terminated
 from loadgen.report.repeats import render_console, write_spread
 from loadgen.report.terminal.console import format_verdict
