@@ -51,7 +51,7 @@ __all__ = [
 if TYPE_CHECKING:
     from loadgen.errors import LoadgenError, ScenarioError, TargetError
     from loadgen.records import Record, read_records
-    from loadgen.report.documents.writer import write_reports
+    from loadgen.report import write_reports
     from loadgen.results import read_summary
     from loadgen.run import RunOptions, run_scenario
     from loadgen.scenario import Scenario, load_scenario

@@ -22,7 +22,7 @@ __all__ = ["register_output_commands"]
 def register_output_commands(cli: click.Group) -> None:
     """`loadgen report` and `loadgen compare` live with the outputs they write."""
     try:
-        from loadgen.report.commands import compare, report  # type: ignore[import-not-found,unused-ignore]
+        from loadgen.report import compare, report  # type: ignore[import-not-found,unused-ignore]
     except ImportError:  # not built yet
         return
     report.short_help = "Rewrite a results directory's reports and plots."

@@ -24,8 +24,7 @@ from dataclasses import dataclass
 
 from loadgen.compare import repeat_dirs, spread
 from loadgen.errors import HungUp, Interrupted, LoadgenError, Terminated
-from loadgen.report.repeats import render_console, write_spread
-from loadgen.report.terminal.console import format_verdict
+from loadgen.report import format_verdict, render_console, write_spread
 from loadgen.results import judge
 from loadgen.run.options import RunOptions
 from loadgen.run.runner import run_scenario

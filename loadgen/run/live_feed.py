@@ -18,9 +18,7 @@ import sys
 from typing import TYPE_CHECKING, Protocol
 
 from loadgen.clock import now_ns, pause
-from loadgen.report.terminal.live import LiveView
-from loadgen.report.terminal.live_state import GpuNow, HealthNow, ServerNow
-from loadgen.report.terminal.progress import Progress
+from loadgen.report import GpuNow, HealthNow, LiveView, Progress, ServerNow
 from loadgen.run.options import RunOptions
 from loadgen.scenario.models import Scenario
 

@@ -59,7 +59,7 @@ def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
     with stop.installed(), _disk_errors(opts.out_dir):
         summary = _run(scenario, opts, stop)
         if opts.reports:
-            from loadgen.report.documents.writer import write_reports
+            from loadgen.report import write_reports
 
             write_reports(opts.out_dir)
     return summary

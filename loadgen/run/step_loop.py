@@ -20,8 +20,7 @@ from loadgen.execute.executor import Executor, LocalExecutor
 from loadgen.execute.requester import make_requester, pool_limit
 from loadgen.records import Record, RecordWriter
 from loadgen.redact import redact_text
-from loadgen.report.terminal.console import format_run_header, format_step, step_warning_lines
-from loadgen.report.terminal.live import LiveView
+from loadgen.report import LiveView, format_run_header, format_step, step_warning_lines
 from loadgen.results import (
     Point,
     ServerCounters,
