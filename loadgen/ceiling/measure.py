@@ -34,7 +34,7 @@ from loadgen.execute.drivers import Budget, closed_loop, send_each
 from loadgen.execute.loop import loop_factory, quiet_gc
 from loadgen.records import Record
 from loadgen.scenario import WorkloadSpec
-from loadgen.target.mock import MockServer
+from loadgen.target import MockServer
 from loadgen.workload import Workload, step_rng
 from loadgen.workload.plan import RequestSpec
 

@@ -285,7 +285,7 @@ def _mock_settings(sc: Scenario) -> Settings | None:
     if sc.target.url != "mock" or sc.target.urls:
         return None
     from loadgen.mock.config import settings_from_argv
-    from loadgen.target.mock import mock_args
+    from loadgen.target import mock_args
 
     return settings_from_argv(mock_args(sc.target))
 

@@ -38,10 +38,13 @@ from loadgen.scale.size import resolve_workers
 from loadgen.scenario import Scenario, TraceLoad
 from loadgen.scenario.checks import load_warnings
 from loadgen.summary import ClockAnchor, PromptCalibration, Summary, WorkloadInfo
-from loadgen.target.endpoints import open_endpoints, preflight_all
-from loadgen.target.environment import environment_of
-from loadgen.target.preflight import pick_model
-from loadgen.target.tokenize import calibrate_prompts
+from loadgen.target import (
+    calibrate_prompts,
+    environment_of,
+    open_endpoints,
+    pick_model,
+    preflight_all,
+)
 from loadgen.workload.describe import describe_workload
 from loadgen.workload.source import Workload
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from loadgen.errors import OutputError
 from loadgen.scenario.models import Scenario
 from loadgen.scenario.telemetry_sources import dcgm_metrics_url
-from loadgen.target.options import tls_options
+from loadgen.target import tls_options
 
 if TYPE_CHECKING:
     from loadgen.prom_endpoint import Exporter

@@ -42,10 +42,7 @@ from loadgen.run.signals import SignalStop
 from loadgen.scale.size import resolve_workers
 from loadgen.scenario import Scenario, TraceLoad
 from loadgen.summary import StepSummary, Summary
-from loadgen.target.cache import prefix_cache_delta
-from loadgen.target.phases import time_split
-from loadgen.target.scrape import scrape_boundary
-from loadgen.target.spec_decode import spec_decode_delta
+from loadgen.target import prefix_cache_delta, scrape_boundary, spec_decode_delta, time_split
 from loadgen.workload.source import Workload
 from loadgen.workload.step import (
     ClosedLoop,
