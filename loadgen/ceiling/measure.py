@@ -30,8 +30,7 @@ from pathlib import Path
 
 from loadgen.client import ADAPTERS, Requester, RequestTimeouts, TlsOptions, make_transport
 from loadgen.clock import NS_PER_MS, NS_PER_S, cpu_ns, now_ns
-from loadgen.execute.drivers import Budget, closed_loop, send_each
-from loadgen.execute.loop import loop_factory, quiet_gc
+from loadgen.execute import Budget, closed_loop, loop_factory, quiet_gc, send_each
 from loadgen.records import Record
 from loadgen.scenario import WorkloadSpec
 from loadgen.target import MockServer

@@ -23,7 +23,7 @@ from loadgen.run.options import RunOptions
 from loadgen.scenario.models import Scenario
 
 if TYPE_CHECKING:
-    from loadgen.execute.monitor import Pulse
+    from loadgen.execute import Pulse
     from loadgen.telemetry import TelemetryCollector
 
 __all__ = ["TICK_S", "Display", "Pulsing", "feed_view", "in_ci", "make_display"]

@@ -24,8 +24,7 @@ from pathlib import Path
 
 from loadgen.clock import anchor
 from loadgen.errors import LoadgenError, OutputError
-from loadgen.execute.loop import loop_factory, quiet_gc
-from loadgen.execute.open_files import ensure_open_files
+from loadgen.execute import ensure_open_files, loop_factory, quiet_gc
 from loadgen.records import RecordWriter
 from loadgen.redact import warn
 from loadgen.results import start_summary, write_resolved_scenario

@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 
 from loadgen.clock import NS_PER_MS, NS_PER_S
 from loadgen.errors import OutputError
-from loadgen.execute.executor import Executor, LocalExecutor
-from loadgen.execute.requester import make_requester, pool_limit
+from loadgen.execute import Executor, LocalExecutor, make_requester, pool_limit
 from loadgen.records import Record, RecordWriter
 from loadgen.redact import redact_text
 from loadgen.report import LiveView, format_run_header, format_step, step_warning_lines

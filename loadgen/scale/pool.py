@@ -33,10 +33,7 @@ import orjson
 
 from loadgen.clock import NS_PER_MS, cpu_ns, now_ns
 from loadgen.errors import LoadgenError
-from loadgen.execute.drivers import OnRecord
-from loadgen.execute.executor import StepOutcome
-from loadgen.execute.live import Live
-from loadgen.execute.monitor import Pulse
+from loadgen.execute import Live, OnRecord, Pulse, StepOutcome
 from loadgen.records import Record
 from loadgen.scale.frames import frame, open_stream, read_frame
 from loadgen.scale.merge import WorkerReport, shift_record, step_outcome

@@ -46,9 +46,7 @@ import orjson
 
 from loadgen.clock import now_ns, pause, sleep_until
 from loadgen.errors import LoadgenError
-from loadgen.execute.executor import LocalExecutor
-from loadgen.execute.loop import loop_factory, quiet_gc
-from loadgen.execute.requester import make_requester, pool_limit
+from loadgen.execute import LocalExecutor, loop_factory, make_requester, pool_limit, quiet_gc
 from loadgen.records import Record
 from loadgen.scale.frames import frame, open_stream, read_frame
 from loadgen.scale.messages import Clock, Command, Exit, Go, Step, StepDone, Stop
