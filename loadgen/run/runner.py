@@ -33,7 +33,7 @@ from loadgen.run.options import RunOptions
 from loadgen.run.setup import prepare_out_dir, start_exporter, start_telemetry
 from loadgen.run.signals import SignalStop
 from loadgen.run.step_loop import StepLoop
-from loadgen.scale.size import resolve_workers
+from loadgen.scale import resolve_workers
 from loadgen.scenario import Scenario, TraceLoad
 from loadgen.scenario.checks import load_warnings
 from loadgen.summary import ClockAnchor, PromptCalibration, Summary, WorkloadInfo

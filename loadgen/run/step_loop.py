@@ -38,7 +38,7 @@ from loadgen.run.dead_target import DeadTargetWatch
 from loadgen.run.live_feed import Display, feed_view
 from loadgen.run.options import RunOptions
 from loadgen.run.signals import SignalStop
-from loadgen.scale.size import resolve_workers
+from loadgen.scale import resolve_workers
 from loadgen.scenario import Scenario, TraceLoad
 from loadgen.summary import StepSummary, Summary
 from loadgen.target import prefix_cache_delta, scrape_boundary, spec_decode_delta, time_split
@@ -238,7 +238,7 @@ class StepLoop:
         sc = self.scenario
         n = self.workers
         if self.opts.ray is not None:
-            from loadgen.scale.ray_pool import RayPool
+            from loadgen.scale import RayPool
 
             pool = await RayPool.start_ray(
                 sc, self.urls, self.opts.run_id, self.workload, n, self.opts.ray
@@ -249,7 +249,7 @@ class StepLoop:
         if n == 1:
             requester = make_requester(sc, self.urls, self.opts.run_id, pool_limit(sc.load))
             return LocalExecutor(requester, self.workload)
-        from loadgen.scale.pool import WorkerPool
+        from loadgen.scale import WorkerPool
 
         return WorkerPool.start(sc, self.urls, self.opts.run_id, self.workload, n)
 
