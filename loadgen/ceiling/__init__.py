@@ -10,3 +10,8 @@ scale, results or report.
 
 Public names: measure_ceiling, CeilingReport, format_ceiling, ceiling_json, caveats.
 """
+
+from loadgen.ceiling.measure import measure_ceiling
+from loadgen.ceiling.report import caveats, ceiling_json, format_ceiling
+
+__all__ = ["caveats", "ceiling_json", "format_ceiling", "measure_ceiling"]
