@@ -75,7 +75,7 @@ def init(
 
     from loadgen.redact import redact_text, set_secrets, strip_userinfo, warn
     from loadgen.results import write_atomic
-    from loadgen.scenario.target_spec import check_base_url
+    from loadgen.scenario import check_base_url
     from loadgen.target import found_lines, probe_server, starter_text
 
     try:

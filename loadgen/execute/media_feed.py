@@ -45,7 +45,7 @@ from pathlib import Path
 from loadgen.clock import now_ns
 from loadgen.errors import LoadgenError
 from loadgen.execute.media_helper import HEADER, HELPER_NICE, frame
-from loadgen.scenario.planned import media_bytes
+from loadgen.scenario import media_bytes
 from loadgen.workload.media import Media, MediaMaker
 from loadgen.workload.plan import RequestSpec
 

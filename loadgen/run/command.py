@@ -29,7 +29,7 @@ from loadgen.results import judge
 from loadgen.run.options import RunOptions
 from loadgen.run.runner import run_scenario
 from loadgen.run.setup import refuse_used_dir
-from loadgen.scenario.models import Scenario
+from loadgen.scenario import Scenario
 from loadgen.summary import Summary
 
 __all__ = ["Judging", "run_judged", "run_repeats"]

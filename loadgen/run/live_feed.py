@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 from loadgen.clock import now_ns, pause
 from loadgen.report import GpuNow, HealthNow, LiveView, Progress, ServerNow
 from loadgen.run.options import RunOptions
-from loadgen.scenario.models import Scenario
+from loadgen.scenario import Scenario
 
 if TYPE_CHECKING:
     from loadgen.execute import Pulse

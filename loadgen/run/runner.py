@@ -34,8 +34,7 @@ from loadgen.run.setup import prepare_out_dir, start_exporter, start_telemetry
 from loadgen.run.signals import SignalStop
 from loadgen.run.step_loop import StepLoop
 from loadgen.scale import resolve_workers
-from loadgen.scenario import Scenario, TraceLoad
-from loadgen.scenario.checks import load_warnings
+from loadgen.scenario import Scenario, TraceLoad, load_warnings
 from loadgen.summary import ClockAnchor, PromptCalibration, Summary, WorkloadInfo
 from loadgen.target import (
     calibrate_prompts,

@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from loadgen.errors import OutputError
-from loadgen.scenario.models import Scenario
-from loadgen.scenario.telemetry_sources import dcgm_metrics_url
+from loadgen.scenario import Scenario, dcgm_metrics_url
 from loadgen.target import tls_options
 
 if TYPE_CHECKING:
@@ -108,7 +107,7 @@ def start_exporter(sc: Scenario, run_id: str) -> Exporter | None:
     if spec.serve_metrics is None:
         return None
     from loadgen.prom_endpoint import Exporter
-    from loadgen.scenario.listen import parse_listen
+    from loadgen.scenario import parse_listen
 
     host, port = parse_listen(spec.serve_metrics)
     env = spec.serve_metrics_token_env

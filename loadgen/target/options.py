@@ -11,7 +11,7 @@ import os
 
 from loadgen.client.adapters import ADAPTERS
 from loadgen.client.transport import TlsOptions
-from loadgen.scenario.models import Scenario
+from loadgen.scenario import Scenario
 
 __all__ = ["target_headers", "tls_options"]
 

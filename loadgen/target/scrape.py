@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from loadgen.client.transport import TlsOptions
 from loadgen.control import METRICS, ControlError, fetch
 from loadgen.redact import warn
-from loadgen.scenario.models import Scenario
+from loadgen.scenario import Scenario
 from loadgen.target.cache import prefix_cache_all
 from loadgen.target.options import target_headers, tls_options
 from loadgen.target.phases import Scrape, phases_all

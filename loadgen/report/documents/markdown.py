@@ -35,7 +35,7 @@ from loadgen.report.plots import pooling_views
 from loadgen.report.plots.frontier_view import best_text, frontier_view
 from loadgen.report.plots.series import curve_steps, tail_stat
 from loadgen.results import is_pooling, load_label
-from loadgen.scenario.models import Scenario
+from loadgen.scenario import Scenario
 from loadgen.summary import SlaBounds, StepSummary, Summary
 from loadgen.vocab import metric_label
 

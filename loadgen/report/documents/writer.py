@@ -17,7 +17,7 @@ import yaml
 
 from loadgen.report.csv_out import render_steps_csv
 from loadgen.results import load_summary, read_run_samples, read_telemetry, write_atomic
-from loadgen.scenario.models import Scenario
+from loadgen.scenario import Scenario
 
 __all__ = ["REPORT_FILES", "write_reports"]
 
