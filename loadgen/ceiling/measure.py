@@ -34,8 +34,7 @@ from loadgen.execute import Budget, closed_loop, loop_factory, quiet_gc, send_ea
 from loadgen.records import Record
 from loadgen.scenario import WorkloadSpec
 from loadgen.target import MockServer
-from loadgen.workload import Workload, step_rng
-from loadgen.workload.plan import RequestSpec
+from loadgen.workload import RequestSpec, Workload, step_rng
 
 __all__ = [
     "CLIENT_LATE_MS",

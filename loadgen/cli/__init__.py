@@ -309,7 +309,7 @@ def workload(scenario: Path | None, **flags: Any) -> None:
     """
     from loadgen.forecast import forecast_report
     from loadgen.scenario import TraceLoad
-    from loadgen.workload.source import Workload
+    from loadgen.workload import Workload
 
     sc = _scenario(scenario, flags)
     trace = sc.load if isinstance(sc.load, TraceLoad) else None

@@ -20,7 +20,7 @@ from loadgen.client.request import RequestLimits
 from loadgen.client.validity import OutputCheck
 from loadgen.scenario import ConcurrencyLoad, LoadSpec, OfflineLoad, Scenario
 from loadgen.target import target_headers, tls_options
-from loadgen.workload.tools import output_ask
+from loadgen.workload import output_ask
 
 __all__ = ["make_requester", "pool_limit"]
 

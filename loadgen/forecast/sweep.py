@@ -21,9 +21,7 @@ from loadgen.forecast.decide import Shortfall, bound_label, fewest_to_confirm, s
 from loadgen.forecast.timing import StepEstimate, StepShape, from_bounds, on_mock
 from loadgen.scenario import ConcurrencyLoad, RateLoad, Scenario
 from loadgen.vocab import PERCENTILE_OF, confidence_text
-from loadgen.workload.describe import workload_report
-from loadgen.workload.source import Workload
-from loadgen.workload.step import (
+from loadgen.workload import (
     NS_PER_S,
     ClosedPlan,
     ClosedSessionsPlan,
@@ -33,7 +31,9 @@ from loadgen.workload.step import (
     OpenSessionsPlan,
     Session,
     StepPlan,
+    Workload,
     plan_step,
+    workload_report,
 )
 
 if TYPE_CHECKING:

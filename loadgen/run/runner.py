@@ -43,8 +43,7 @@ from loadgen.target import (
     pick_model,
     preflight_all,
 )
-from loadgen.workload.describe import describe_workload
-from loadgen.workload.source import Workload
+from loadgen.workload import Workload, describe_workload
 
 __all__ = ["RunOptions", "run_scenario"]
 

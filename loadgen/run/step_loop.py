@@ -42,13 +42,13 @@ from loadgen.scale import resolve_workers
 from loadgen.scenario import Scenario, TraceLoad
 from loadgen.summary import StepSummary, Summary
 from loadgen.target import prefix_cache_delta, scrape_boundary, spec_decode_delta, time_split
-from loadgen.workload.source import Workload
-from loadgen.workload.step import (
+from loadgen.workload import (
     ClosedLoop,
     ClosedPlan,
     ClosedSessionsPlan,
     LinkedPlan,
     OpenPlan,
+    Workload,
     plan_step,
 )
 

@@ -40,9 +40,7 @@ from loadgen.scale.merge import WorkerReport, shift_record, step_outcome
 from loadgen.scale.messages import Clock, Command, Exit, Go, Step, StepDone, Stop
 from loadgen.scale.worker import WorkerConfig, main
 from loadgen.scenario import Scenario
-from loadgen.workload.deal import workers_for
-from loadgen.workload.source import Workload
-from loadgen.workload.step import StepPlan
+from loadgen.workload import StepPlan, Workload, workers_for
 
 __all__ = ["START_TIMEOUT_S", "Worker", "WorkerPool"]
 

@@ -36,7 +36,7 @@ from loadgen.scale.frames import read_frame
 from loadgen.scale.pool import START_TIMEOUT_S, Worker, WorkerPool
 from loadgen.scale.worker import WorkerConfig, serve
 from loadgen.scenario import Scenario
-from loadgen.workload.source import Workload
+from loadgen.workload import Workload
 
 __all__ = ["RayPool", "RayWorker"]
 

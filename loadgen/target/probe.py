@@ -41,7 +41,7 @@ from loadgen.target.tokenize import calibrate
 from loadgen.telemetry.prom import parse_prometheus_text
 from loadgen.telemetry.server_metrics import extract_server_metrics
 from loadgen.vocab import CHAT_APIS
-from loadgen.workload.prompts import Calibration
+from loadgen.workload import Calibration
 
 __all__ = [
     "ENGINE_ENDPOINTS",

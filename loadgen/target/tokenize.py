@@ -43,7 +43,7 @@ from loadgen.control import TOKENIZE, ControlError, fetch
 from loadgen.redact import warn
 from loadgen.scenario import Scenario
 from loadgen.target.options import target_headers, tls_options
-from loadgen.workload.prompts import Calibration, make_prompt
+from loadgen.workload import Calibration, make_prompt
 
 __all__ = ["DIALECTS", "calibrate", "calibrate_prompts", "dialect_order"]
 
