@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 
-from loadgen.metrics.profiles import PROFILES
+from loadgen.metrics import PROFILES
 from loadgen.report import facts, sessions
 from loadgen.report.blocks import (
     FAIL,
