@@ -24,8 +24,7 @@ from typing import TYPE_CHECKING
 
 from loadgen.errors import ScenarioError
 from loadgen.results import inputs_word, is_pooling
-from loadgen.summary import StepSummary, Summary
-from loadgen.summary.pooling import THROUGHPUT_FIELDS, TOKEN_TIMING_FIELDS
+from loadgen.summary import THROUGHPUT_FIELDS, TOKEN_TIMING_FIELDS, StepSummary, Summary
 
 if TYPE_CHECKING:
     from loadgen.compare.gate import Gate

@@ -38,7 +38,7 @@ from loadgen._version import __version__
 from loadgen.control import AGENT, METRICS, MODELS, ControlError, Limit, fetch
 from loadgen.redact import redact_text, strip_userinfo
 from loadgen.scenario import Scenario
-from loadgen.summary.environment import ClientHost, EnvGpu, Environment, GpuProcess
+from loadgen.summary import ClientHost, EnvGpu, Environment, GpuProcess
 from loadgen.target.options import target_headers, tls_options
 from loadgen.target.precision import (
     DEV_MODE,
