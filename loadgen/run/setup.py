@@ -77,8 +77,7 @@ def start_telemetry(sc: Scenario, url: str, out_dir: Path) -> TelemetryCollector
     if not spec.agents and not server and not spec.dcgm and spec.prometheus is None:
         return None
     from loadgen.redact import strip_userinfo
-    from loadgen.telemetry import TelemetryCollector
-    from loadgen.telemetry.promql import PromQueries
+    from loadgen.telemetry import PromQueries, TelemetryCollector
 
     token = os.environ.get(spec.token_env) if spec.token_env else None
     prom = spec.prometheus

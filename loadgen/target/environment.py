@@ -49,7 +49,7 @@ from loadgen.target.precision import (
     from_vllm_server_info,
 )
 from loadgen.target.probe import ENGINE_ENDPOINTS, SMALL
-from loadgen.telemetry.prom import parse_prometheus_text
+from loadgen.telemetry import parse_prometheus_text
 
 __all__ = ["client_host", "environment_of", "gather_environment"]
 

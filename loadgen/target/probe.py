@@ -38,8 +38,7 @@ from loadgen.client.transport import TlsOptions
 from loadgen.control import METRICS, MODELS, ControlError, Limit, Reply, fetch
 from loadgen.errors import ScenarioError
 from loadgen.target.tokenize import calibrate
-from loadgen.telemetry.prom import parse_prometheus_text
-from loadgen.telemetry.server_metrics import extract_server_metrics
+from loadgen.telemetry import extract_server_metrics, parse_prometheus_text
 from loadgen.vocab import CHAT_APIS
 from loadgen.workload import Calibration
 
