@@ -13,8 +13,9 @@ make_transport, transport_kind.
 
 import socket
 
-from loadgen.client.adapters import ADAPTERS, Adapter, Delta
-from loadgen.client.request import Requester, RequestTimeouts
+from loadgen.client.adapters import ADAPTERS, Adapter, Delta, make_adapter
+from loadgen.client.adapters.base import is_messages
+from loadgen.client.request import Requester, RequestLimits, RequestTimeouts
 from loadgen.client.sse import SseSplitter
 from loadgen.client.transport import (
     HttpRequest,
@@ -23,12 +24,15 @@ from loadgen.client.transport import (
     Transport,
     TransportError,
 )
+from loadgen.client.validity import OutputCheck
 
 __all__ = [
     "ADAPTERS",
     "Adapter",
     "Delta",
     "HttpRequest",
+    "OutputCheck",
+    "RequestLimits",
     "RequestTimeouts",
     "Requester",
     "Response",
@@ -36,6 +40,8 @@ __all__ = [
     "TlsOptions",
     "Transport",
     "TransportError",
+    "is_messages",
+    "make_adapter",
     "make_transport",
     "transport_kind",
 ]

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import os
 
-from loadgen.client.adapters import ADAPTERS
-from loadgen.client.transport import TlsOptions
+from loadgen.client import ADAPTERS, TlsOptions
 from loadgen.scenario import Scenario
 
 __all__ = ["target_headers", "tls_options"]

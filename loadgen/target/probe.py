@@ -33,8 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from loadgen.client.adapters import ADAPTERS
-from loadgen.client.transport import TlsOptions
+from loadgen.client import ADAPTERS, TlsOptions
 from loadgen.control import METRICS, MODELS, ControlError, Limit, Reply, fetch
 from loadgen.errors import ScenarioError
 from loadgen.target.tokenize import calibrate

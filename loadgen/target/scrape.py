@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from loadgen.client.transport import TlsOptions
+from loadgen.client import TlsOptions
 from loadgen.control import METRICS, ControlError, fetch
 from loadgen.redact import warn
 from loadgen.scenario import Scenario

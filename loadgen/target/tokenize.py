@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from loadgen.client.transport import TlsOptions
+from loadgen.client import TlsOptions
 from loadgen.control import TOKENIZE, ControlError, fetch
 from loadgen.redact import warn
 from loadgen.scenario import Scenario
