@@ -284,7 +284,7 @@ def _mock_settings(sc: Scenario) -> Settings | None:
     """The built-in mock's resolved command line, for ``url: mock``; else None."""
     if sc.target.url != "mock" or sc.target.urls:
         return None
-    from loadgen.mock.config import settings_from_argv
+    from loadgen.mock import settings_from_argv
     from loadgen.target import mock_args
 
     return settings_from_argv(mock_args(sc.target))
