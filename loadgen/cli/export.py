@@ -116,7 +116,7 @@ def export(results_dir: Path, parquet_out: str | None, mlflow_uri: str | None) -
 
 
 def _experiment_name(results_dir: Path, load: Callable[[Path], object]) -> str:
-    from loadgen.export.parquet import repeat_folders
+    from loadgen.export import repeat_folders
 
     folder = results_dir
     if not (folder / "summary.json").is_file() and (repeats := repeat_folders(folder)):

@@ -19,6 +19,12 @@ Public names: write_parquet, open_tracking, Tracker, need.
 
 from loadgen.export.extras import need
 from loadgen.export.mlflow_log import Tracker, open_tracking
-from loadgen.export.parquet import write_parquet
+from loadgen.export.parquet import repeat_folders, write_parquet
 
-__all__ = ["Tracker", "need", "open_tracking", "write_parquet"]
+__all__ = [
+    "Tracker",
+    "need",
+    "open_tracking",
+    "repeat_folders",
+    "write_parquet",
+]
