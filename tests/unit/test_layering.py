@@ -7,8 +7,11 @@ the rule holds for lazy imports inside functions too. The list of parts is
 taken from the tree: a package or module added to ``loadgen/`` without an
 entry in :data:`ALLOWED` fails :func:`test_every_part_of_the_package_has_rules`.
 
-:data:`NARROW` says which modules of a package a part may use: a name taken
-through a door counts as the module the door takes it from.
+A package reaches another through its door (``from loadgen.scenario import
+Timeouts``, never ``loadgen.scenario.target_spec``), but for the few deep
+imports :data:`DEEP` names with their reason. :data:`NARROW` still says which
+modules of a package a part may use: a name taken through a door counts as the
+module the door takes it from.
 """
 
 from __future__ import annotations
@@ -133,6 +136,15 @@ NARROW: dict[str, dict[str, tuple[str, ...]]] = {
         "mock": ("loadgen.mock.settings", "loadgen.mock.config", "loadgen.mock.model"),
         "target": ("loadgen.target.mock",),  # the mock's command line (mock_args)
     },
+}
+
+
+#: the deep imports kept on purpose: (importing module, module below another package's
+#: door) -> why it does not go through the door
+DEEP: dict[tuple[str, str], str] = {
+    ("loadgen.scale.worker", "loadgen.workload.deal"): (
+        "the function deal is named as its module: the door handing it out would shadow it"
+    ),
 }
 
 
@@ -294,6 +306,95 @@ def resolved_imports(path: Path) -> set[str]:
     return found
 
 
+def deep_imports(path: Path, part: str | None = None) -> set[str]:
+    """The modules below another part's door that ``path`` imports (``loadgen.x.y``, x a package).
+
+    Inside its own part (``part``, else the one ``path`` is in) a module imports what it
+    likes; a top-level module is its own door.
+    """
+    own = part or part_of(module_name(path))
+    names = loadgen_imports(path) | {
+        f"{m}.{n}" for m, n in _from_imports(path) if is_module(f"{m}.{n}")
+    }
+    return {
+        m
+        for m in names
+        if part_of(m) != own and m.count(".") >= 2 and is_package(".".join(m.split(".")[:2]))
+    }
+
+
+def test_packages_reach_each_other_through_their_doors() -> None:
+    """``from loadgen.scenario import Timeouts``, not ``from loadgen.scenario.target_spec``."""
+    bad = {
+        f"{module_name(path)} imports {m}"
+        for path in PKG.rglob("*.py")
+        for m in deep_imports(path)
+        if (module_name(path), m) not in DEEP
+    }
+    assert not bad, "import these through the package's door, or name them in DEEP"
+
+
+def test_every_deep_import_kept_is_still_made() -> None:
+    made = {(module_name(p), m) for p in PKG.rglob("*.py") for m in deep_imports(p)}
+    assert set(DEEP) <= made, "DEEP names an import that is gone"
+
+
+def _all_of(door: Path) -> list[str]:
+    for node in ast.parse(door.read_text()).body:
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "__all__":
+            assert isinstance(node.value, ast.List), f"{door}: __all__ is not a literal list"
+            return [ast.literal_eval(e) for e in node.value.elts]
+    return []
+
+
+def test_what_a_part_takes_through_a_door_is_in_its_all() -> None:
+    bad = {
+        f"{module_name(path)} takes {name} from {module}"
+        for path in PKG.rglob("*.py")
+        for module, name in _from_imports(path)
+        if is_package(module) and part_of(module) != part_of(module_name(path))
+        if not is_module(f"{module}.{name}")
+        if name not in _all_of(PKG.parent.joinpath(*module.split(".")) / "__init__.py")
+    }
+    assert not bad
+
+
+def test_no_door_hands_out_a_name_of_its_own_module() -> None:
+    """``loadgen.x.f`` would be the function or the module ``x/f.py``, by import order."""
+    for door in PKG.rglob("__init__.py"):
+        own = {p.stem for p in door.parent.iterdir() if p.suffix == ".py" or p.is_dir()}
+        assert not own & set(_all_of(door)), door.relative_to(PKG)
+
+
+def test_a_lazy_door_imports_for_mypy_what_it_hands_out() -> None:
+    """A lazy door's table (:mod:`loadgen.lazy`) equals its ``if TYPE_CHECKING:`` imports."""
+    lazy = 0
+    for door in PKG.rglob("__init__.py"):
+        tree = ast.parse(door.read_text())
+        tables = [
+            n.value
+            for n in tree.body
+            if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "_EXPORTS"
+        ]
+        if not tables:
+            assert "lazy_exports" not in door.read_text(), door.relative_to(PKG)
+            continue
+        lazy += 1
+        package = module_name(door)
+        table = ast.literal_eval(tables[0])
+        typed = {
+            a.name: node.module
+            for block in tree.body
+            if isinstance(block, ast.If) and ast.unparse(block.test) == "TYPE_CHECKING"
+            for node in block.body
+            if isinstance(node, ast.ImportFrom)
+            for a in node.names
+        }
+        assert typed == {name: f"{package}.{sub}" for name, sub in table.items()}, package
+        assert set(table) <= set(_all_of(door)), package
+    assert lazy >= 2
+
+
 def module_name(path: Path) -> str:
     rel = path.relative_to(PKG.parent).with_suffix("")
     parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
@@ -336,6 +437,23 @@ def test_the_checker_sees_lazy_imports(tmp_path: Path) -> None:
     assert {part_of(m) for m in loadgen_imports(src)} == {"summary", "run", "mock"}
     src.write_text("from loadgen import clock\n")
     assert loadgen_imports(src) == {"loadgen.clock"}
+
+
+def test_a_deep_import_is_caught(tmp_path: Path) -> None:
+    """A planted deep import is caught, in a function too, and a submodule taken by name."""
+    planted = tmp_path / "x.py"
+    planted.write_text(
+        "from loadgen.scenario.target_spec import Timeouts\n"
+        "from loadgen.report import terminal\n"
+        "def f():\n    import loadgen.results.files\n"
+        "from loadgen.scenario import Timeouts\nfrom loadgen.clock import now_ns\n"
+        "from loadgen.run.runner import run_scenario\n"
+    )
+    assert deep_imports(planted, "run") == {
+        "loadgen.scenario.target_spec",
+        "loadgen.report.terminal",
+        "loadgen.results.files",
+    }
 
 
 def test_a_new_part_without_rules_and_an_import_against_them_both_fail(tmp_path: Path) -> None:
