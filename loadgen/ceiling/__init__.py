@@ -7,8 +7,6 @@ figures mean for this machine (:mod:`~loadgen.ceiling.report`).
 May import: loadgen.clock, client, records, scenario, workload, target
 (the mock process), execute (the drivers and the event loop). Never run,
 scale, results or report.
-
-Public names: measure_ceiling, CeilingReport, format_ceiling, ceiling_json, caveats.
 """
 
 from loadgen.ceiling.measure import measure_ceiling

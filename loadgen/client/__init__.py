@@ -5,10 +5,6 @@ reader with kernel receive stamps, aiohttp, httpx), the SSE splitter, the
 protocol adapters and the :class:`Requester` that times each stream.
 
 May import: loadgen.clock, netstamp, records, workload, errors.
-
-Public names: Requester, RequestTimeouts, ADAPTERS, Adapter, Delta,
-SseSplitter, HttpRequest, Response, TlsOptions, Transport, TransportError,
-make_transport, transport_kind.
 """
 
 import socket

@@ -14,9 +14,6 @@ runs in the run's process and in every worker.
 
 May import: loadgen.clock, errors, records, scenario, summary, workload,
 client, target (headers and TLS options). Never scale, run, results or report.
-
-Public names: Executor, LocalExecutor, StepOutcome, carry_out, LoopMonitor,
-SATURATION, make_requester, pool_limit, loop_factory, quiet_gc.
 """
 
 from __future__ import annotations

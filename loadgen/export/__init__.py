@@ -13,8 +13,6 @@ imported only inside the functions that use them.
 May import: loadgen.errors, records (streamed), redact, summary, report (the
 summary reader, steps.csv's rows, the repeats' folders). Never a stage that
 sends load.
-
-Public names: write_parquet, open_tracking, Tracker, need.
 """
 
 from loadgen.export.extras import need

@@ -7,10 +7,6 @@ I/O, no clock reading; they only subtract integer nanoseconds.
 
 May import: loadgen.clock (unit constants), records, scenario (the SLA spec),
 summary (the models they fill), vocab.
-
-Public names: StepColumns, ErrorTally, summarize_step, step_cost, check_sla,
-distribution_ms, the frontier's (frontier_point, pareto_front, best_under_sla),
-the latency formulas (ttft_ns, itl_gaps_ns, tpot_ns, e2e_ns, ...).
 """
 
 from loadgen.metrics.columns import ErrorTally, StepColumns

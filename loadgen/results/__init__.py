@@ -12,11 +12,6 @@ from its records (:mod:`~loadgen.results.rebuild`).
 May import: loadgen._version, errors, redact, records, metrics, scenario,
 summary, vocab. Never the load path (client, execute, scale, target, run) nor
 report: the results are what the outputs are made from.
-
-Public names: start_summary, step_summary, StepExtras, ServerCounters, StepTally,
-load_point, make_sweep, verdict,
-Point, judge, error_lines, unusable_reason, TargetFacts, rebuild_summary,
-can_rebuild.
 """
 
 from __future__ import annotations

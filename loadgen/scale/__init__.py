@@ -11,9 +11,6 @@ Every worker plans the step itself and keeps its share
 
 May import: loadgen.clock, errors, records, scenario, summary, workload, and
 loadgen.execute (each worker is one executor). Never run, results or report.
-
-Public names: WorkerPool, RayPool, WorkerConfig, resolve_workers, frame,
-read_frame, open_stream.
 """
 
 from __future__ import annotations

@@ -11,11 +11,7 @@ names is there, a regular file of bounded size (:mod:`~loadgen.scenario.inputs`)
 
 May import: loadgen.errors, redact, strict (the base models), vocab.
 
-Public names: Scenario, load_scenario, parse_scenario, Overrides, split_list,
-the section models (TargetSpec, WorkloadSpec, LoadSpec, SlaSpec, ...), the load
-modes (ConcurrencyLoad, RateLoad, OfflineLoad, TraceLoad), the length
-distributions (Distribution, FixedDist, EmpiricalDist), API_NAMES. The package's
-other modules import each other directly, never through this door.
+Its modules import each other directly, never through this door.
 """
 
 from loadgen.scenario.agent_spec import MAX_AGENT_CALLS, MAX_FAN_OUT, AgentSpec, FanOutSpec

@@ -22,11 +22,6 @@ May import: loadgen._version, clock, control, errors, redact, scenario, summary,
 Prometheus parser and the engines' metric names), vocab.
 Never the load path's stages above it (execute, scale, run) nor the mock's
 code: the mock is started as ``python -m loadgen.mock``.
-
-Public names: MockServer, start_mocks, open_endpoints, preflight_all,
-scrape_boundary, check_target, pick_model, calibrate_prompts,
-prefix_cache_delta, target_headers, tls_options; probe_server, starter_text
-and environment_of (from their modules).
 """
 
 from __future__ import annotations

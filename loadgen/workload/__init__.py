@@ -5,11 +5,6 @@ Pure given its inputs: no network, no clock; a seeded ``numpy`` Generator
 is passed around.
 
 May import: loadgen.scenario, loadgen.errors, loadgen.vocab (words).
-
-Public names: Workload, SessionPlan, StepPlan (ClosedPlan, ClosedSessionsPlan, OpenPlan,
-OpenSessionsPlan, LinkedPlan), plan_step, RequestSpec,
-Message, Prompt, step_rng, PromptMaker, Calibration, make_prompt,
-arrival_offsets_ns, sample_lengths.
 """
 
 from loadgen.workload.agent import AgentPlan, FanOut, LoopPlan
