@@ -10,25 +10,25 @@ loadgen`` and ``loadgen --help`` stay fast::
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from loadgen._version import __version__
+from loadgen.lazy import lazy_exports
 
 _EXPORTS = {
-    "LoadgenError": "loadgen.errors",
-    "Record": "loadgen.records",
-    "RunOptions": "loadgen.run",
-    "Scenario": "loadgen.scenario",
-    "ScenarioError": "loadgen.errors",
-    "StepSummary": "loadgen.summary",
-    "Summary": "loadgen.summary",
-    "TargetError": "loadgen.errors",
-    "load_scenario": "loadgen.scenario",
-    "read_records": "loadgen.records",
-    "read_summary": "loadgen.results.files",
-    "run_scenario": "loadgen.run",
-    "write_reports": "loadgen.report.documents.writer",
+    "LoadgenError": "errors",
+    "Record": "records",
+    "RunOptions": "run",
+    "Scenario": "scenario",
+    "ScenarioError": "errors",
+    "StepSummary": "summary",
+    "Summary": "summary",
+    "TargetError": "errors",
+    "load_scenario": "scenario",
+    "read_records": "records",
+    "read_summary": "results",
+    "run_scenario": "run",
+    "write_reports": "report",
 }
 
 __all__ = [
@@ -51,17 +51,12 @@ __all__ = [
 if TYPE_CHECKING:
     from loadgen.errors import LoadgenError, ScenarioError, TargetError
     from loadgen.records import Record, read_records
-    from loadgen.report.documents.writer import write_reports
-    from loadgen.results.files import read_summary
+    from loadgen.report import write_reports
+    from loadgen.results import read_summary
     from loadgen.run import RunOptions, run_scenario
     from loadgen.scenario import Scenario, load_scenario
     from loadgen.summary import StepSummary, Summary
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'loadgen' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:  # mypy reads the imports above, and refuses a name not among them
+    __getattr__ = lazy_exports(__name__, _EXPORTS)

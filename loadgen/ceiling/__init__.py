@@ -7,6 +7,9 @@ figures mean for this machine (:mod:`~loadgen.ceiling.report`).
 May import: loadgen.clock, client, records, scenario, workload, target
 (the mock process), execute (the drivers and the event loop). Never run,
 scale, results or report.
-
-Public names: measure_ceiling, CeilingReport, format_ceiling, ceiling_json, caveats.
 """
+
+from loadgen.ceiling.measure import measure_ceiling
+from loadgen.ceiling.report import caveats, ceiling_json, format_ceiling
+
+__all__ = ["caveats", "ceiling_json", "format_ceiling", "measure_ceiling"]

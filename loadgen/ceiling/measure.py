@@ -30,13 +30,11 @@ from pathlib import Path
 
 from loadgen.client import ADAPTERS, Requester, RequestTimeouts, TlsOptions, make_transport
 from loadgen.clock import NS_PER_MS, NS_PER_S, cpu_ns, now_ns
-from loadgen.execute.drivers import Budget, closed_loop, send_each
-from loadgen.execute.loop import loop_factory, quiet_gc
+from loadgen.execute import Budget, closed_loop, loop_factory, quiet_gc, send_each
 from loadgen.records import Record
 from loadgen.scenario import WorkloadSpec
-from loadgen.target.mock import MockServer
-from loadgen.workload import Workload, step_rng
-from loadgen.workload.plan import RequestSpec
+from loadgen.target import MockServer
+from loadgen.workload import RequestSpec, Workload, step_rng
 
 __all__ = [
     "CLIENT_LATE_MS",

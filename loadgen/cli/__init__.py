@@ -109,9 +109,12 @@ def _sweep_options(f: Any) -> Any:
 def _scenario(path: Path | None, flags: dict[str, Any]) -> Scenario:
     """The SCENARIO file with the flags over it; without a file, the defaults of a run
     without one (:mod:`loadgen.scenario.defaults`: --url is then required)."""
-    from loadgen.scenario import load_scenario
-    from loadgen.scenario.defaults import no_file_scenario
-    from loadgen.scenario.overrides import check_lengths_apply, flag_overrides
+    from loadgen.scenario import (
+        check_lengths_apply,
+        flag_overrides,
+        load_scenario,
+        no_file_scenario,
+    )
 
     overrides = flag_overrides(flags)
     if path is None:
@@ -306,7 +309,7 @@ def workload(scenario: Path | None, **flags: Any) -> None:
     """
     from loadgen.forecast import forecast_report
     from loadgen.scenario import TraceLoad
-    from loadgen.workload.source import Workload
+    from loadgen.workload import Workload
 
     sc = _scenario(scenario, flags)
     trace = sc.load if isinstance(sc.load, TraceLoad) else None

@@ -108,7 +108,7 @@ def export(results_dir: Path, parquet_out: str | None, mlflow_uri: str | None) -
             click.echo(path)
     if mlflow_uri is not None:
         from loadgen.export import open_tracking
-        from loadgen.results.files import load_summary
+        from loadgen.results import load_summary
 
         name = _experiment_name(results_dir, load_summary)
         tracker = open_tracking(_value(mlflow_uri), name)
@@ -116,7 +116,7 @@ def export(results_dir: Path, parquet_out: str | None, mlflow_uri: str | None) -
 
 
 def _experiment_name(results_dir: Path, load: Callable[[Path], object]) -> str:
-    from loadgen.export.parquet import repeat_folders
+    from loadgen.export import repeat_folders
 
     folder = results_dir
     if not (folder / "summary.json").is_file() and (repeats := repeat_folders(folder)):

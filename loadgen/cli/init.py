@@ -18,7 +18,7 @@ import click
 from loadgen.errors import OutputError, ScenarioError
 
 if TYPE_CHECKING:
-    from loadgen.target.probe import Probe
+    from loadgen.target import Probe
 
 __all__ = ["init"]
 
@@ -74,10 +74,9 @@ def init(
     import time
 
     from loadgen.redact import redact_text, set_secrets, strip_userinfo, warn
-    from loadgen.results.files import write_atomic
-    from loadgen.scenario.target_spec import check_base_url
-    from loadgen.target.probe import probe_server
-    from loadgen.target.starter import found_lines, starter_text
+    from loadgen.results import write_atomic
+    from loadgen.scenario import check_base_url
+    from loadgen.target import found_lines, probe_server, starter_text
 
     try:
         check_base_url(url)

@@ -22,7 +22,7 @@ __all__ = ["register_output_commands"]
 def register_output_commands(cli: click.Group) -> None:
     """`loadgen report` and `loadgen compare` live with the outputs they write."""
     try:
-        from loadgen.report.commands import compare, report  # type: ignore[import-not-found,unused-ignore]
+        from loadgen.report import compare, report  # type: ignore[import-not-found,unused-ignore]
     except ImportError:  # not built yet
         return
     report.short_help = "Rewrite a results directory's reports and plots."
@@ -45,8 +45,7 @@ def _rebuilding(report: click.Command) -> click.Command:
         import warnings
 
         from loadgen.records import DamagedRecords
-        from loadgen.results.files import write_summary
-        from loadgen.results.rebuild import PROFILE, can_rebuild, rebuild_summary
+        from loadgen.results import PROFILE, can_rebuild, rebuild_summary, write_summary
 
         if can_rebuild(results_dir):
             with warnings.catch_warnings():  # the report reads the same rows and says it

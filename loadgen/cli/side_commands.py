@@ -67,8 +67,7 @@ def calibrate(as_json: bool, **settings: Any) -> None:
     Example:
       loadgen calibrate --seconds 5
     """
-    from loadgen.ceiling.measure import measure_ceiling
-    from loadgen.ceiling.report import caveats, ceiling_json, format_ceiling
+    from loadgen.ceiling import caveats, ceiling_json, format_ceiling, measure_ceiling
 
     report = measure_ceiling(**settings)
     if as_json:

@@ -5,16 +5,13 @@ reader with kernel receive stamps, aiohttp, httpx), the SSE splitter, the
 protocol adapters and the :class:`Requester` that times each stream.
 
 May import: loadgen.clock, netstamp, records, workload, errors.
-
-Public names: Requester, RequestTimeouts, ADAPTERS, Adapter, Delta,
-SseSplitter, HttpRequest, Response, TlsOptions, Transport, TransportError,
-make_transport, transport_kind.
 """
 
 import socket
 
-from loadgen.client.adapters import ADAPTERS, Adapter, Delta
-from loadgen.client.request import Requester, RequestTimeouts
+from loadgen.client.adapters import ADAPTERS, Adapter, Delta, make_adapter
+from loadgen.client.adapters.base import is_messages
+from loadgen.client.request import Requester, RequestLimits, RequestTimeouts
 from loadgen.client.sse import SseSplitter
 from loadgen.client.transport import (
     HttpRequest,
@@ -23,12 +20,15 @@ from loadgen.client.transport import (
     Transport,
     TransportError,
 )
+from loadgen.client.validity import OutputCheck
 
 __all__ = [
     "ADAPTERS",
     "Adapter",
     "Delta",
     "HttpRequest",
+    "OutputCheck",
+    "RequestLimits",
     "RequestTimeouts",
     "Requester",
     "Response",
@@ -36,6 +36,8 @@ __all__ = [
     "TlsOptions",
     "Transport",
     "TransportError",
+    "is_messages",
+    "make_adapter",
     "make_transport",
     "transport_kind",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from loadgen.client.transport import Response
 from loadgen.records import Record
-from loadgen.workload.plan import RequestSpec
+from loadgen.workload import RequestSpec
 
 __all__ = [
     "count_media",

@@ -73,7 +73,7 @@ from loadgen.client.validity import OutputCheck, ToolCalls, keep_tool_call
 from loadgen.client.whole_body import read_whole_body
 from loadgen.clock import NS_PER_S, loop_time_at, now_ns
 from loadgen.records import Record
-from loadgen.workload.plan import RequestSpec
+from loadgen.workload import RequestSpec
 
 __all__ = ["RequestLimits", "RequestTimeouts", "Requester"]
 

@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 
 from loadgen.records import Record
-from loadgen.workload.tools import OutputAsk
+from loadgen.workload import OutputAsk
 
 __all__ = ["MAX_DETAIL", "OutputCheck", "ToolCalls", "keep_tool_call", "tool_event"]
 

@@ -34,7 +34,7 @@ import numpy.typing as npt
 from loadgen.compare import resample
 from loadgen.compare.resample import CONFIDENCE, PerRequest, per_request
 from loadgen.errors import ScenarioError
-from loadgen.results.samples import SAMPLED_METRICS, RunSamples
+from loadgen.results import SAMPLED_METRICS, RunSamples
 from loadgen.summary import StepSummary
 from loadgen.vocab import PERCENTILE_OF
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from loadgen.compare.runs import Run
-from loadgen.results.steps import load_label, load_value
+from loadgen.results import load_label, load_value
 from loadgen.summary import StepSummary
 
 __all__ = [

@@ -23,9 +23,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from loadgen.errors import ScenarioError
-from loadgen.results.steps import inputs_word, is_pooling
-from loadgen.summary import StepSummary, Summary
-from loadgen.summary.pooling import THROUGHPUT_FIELDS, TOKEN_TIMING_FIELDS
+from loadgen.results import inputs_word, is_pooling
+from loadgen.summary import THROUGHPUT_FIELDS, TOKEN_TIMING_FIELDS, StepSummary, Summary
 
 if TYPE_CHECKING:
     from loadgen.compare.gate import Gate

@@ -27,7 +27,7 @@ from pydantic import BaseModel
 
 from loadgen.compare.gate import step_value
 from loadgen.compare.pooling import repeat_metrics
-from loadgen.results.steps import load_label
+from loadgen.results import load_label
 from loadgen.summary import Summary
 
 __all__ = [

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from loadgen.results.samples import StepSamples
+from loadgen.results import StepSamples
 
 __all__ = [
     "BLOCKS",

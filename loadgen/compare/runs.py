@@ -20,8 +20,7 @@ from loadgen.compare.gate import step_value
 from loadgen.compare.pooling import table_metrics
 from loadgen.compare.repeats import RepeatSpread
 from loadgen.errors import ScenarioError
-from loadgen.results.files import load_summary
-from loadgen.results.samples import RunSamples, read_run_samples
+from loadgen.results import RunSamples, load_summary, read_run_samples
 from loadgen.summary import StepSummary, Summary
 
 __all__ = [

@@ -37,11 +37,17 @@ import numpy as np
 from loadgen.clock import now_ns, sleep_until
 from loadgen.execute.drivers import OnRecord, Send
 from loadgen.records import Record
-from loadgen.workload.agent import AgentPlan, FanOut, LoopPlan
-from loadgen.workload.agent_context import AgentContext, ToolUse
-from loadgen.workload.plan import Message, RequestSpec
-from loadgen.workload.source import Workload
-from loadgen.workload.step import Session
+from loadgen.workload import (
+    AgentContext,
+    AgentPlan,
+    FanOut,
+    LoopPlan,
+    Message,
+    RequestSpec,
+    Session,
+    ToolUse,
+    Workload,
+)
 
 __all__ = ["AgentRunner"]
 

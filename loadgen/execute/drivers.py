@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from loadgen.clock import now_ns, sleep_until
 from loadgen.records import Record
-from loadgen.workload.plan import RequestSpec
+from loadgen.workload import RequestSpec
 
 __all__ = ["Budget", "OnRecord", "Send", "closed_loop", "open_loop", "run_jobs", "send_each"]
 

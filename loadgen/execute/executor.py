@@ -34,9 +34,7 @@ from loadgen.execute.monitor import LoopMonitor, Pulse
 from loadgen.execute.sessions import SessionRunner
 from loadgen.records import Record
 from loadgen.summary import ClientHealth
-from loadgen.workload.plan import RequestSpec
-from loadgen.workload.source import Workload
-from loadgen.workload.step import (
+from loadgen.workload import (
     ClosedLoop,
     ClosedPlan,
     ClosedSessionsPlan,
@@ -44,7 +42,9 @@ from loadgen.workload.step import (
     OpenLoop,
     OpenPlan,
     OpenSessionsPlan,
+    RequestSpec,
     StepPlan,
+    Workload,
 )
 
 __all__ = ["Executor", "LocalExecutor", "StepOutcome", "carry_out"]

@@ -28,8 +28,7 @@ from collections.abc import Sequence
 
 from loadgen.clock import now_ns, sleep_until
 from loadgen.execute.drivers import OnRecord, Send
-from loadgen.workload.plan import RequestSpec
-from loadgen.workload.trace_links import Waits
+from loadgen.workload import RequestSpec, Waits
 
 __all__ = ["linked_loop"]
 

@@ -45,9 +45,8 @@ from pathlib import Path
 from loadgen.clock import now_ns
 from loadgen.errors import LoadgenError
 from loadgen.execute.media_helper import HEADER, HELPER_NICE, frame
-from loadgen.scenario.planned import media_bytes
-from loadgen.workload.media import Media, MediaMaker
-from loadgen.workload.plan import RequestSpec
+from loadgen.scenario import media_bytes
+from loadgen.workload import Media, MediaMaker, RequestSpec
 
 __all__ = ["MEDIA_AHEAD_BYTES", "MediaFeed", "MediaHelper", "MediaHelperDied"]
 

@@ -39,7 +39,7 @@ def _read(stream: BinaryIO) -> bytes | None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from loadgen.workload.media import MediaMaker
+    from loadgen.workload import MediaMaker
 
     args = sys.argv[1:] if argv is None else argv
     if args and int(args[0]):

@@ -10,17 +10,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from loadgen.client import (
+    OutputCheck,
     Requester,
+    RequestLimits,
     RequestTimeouts,
+    make_adapter,
     make_transport,
     transport_kind,
 )
-from loadgen.client.adapters import make_adapter
-from loadgen.client.request import RequestLimits
-from loadgen.client.validity import OutputCheck
 from loadgen.scenario import ConcurrencyLoad, LoadSpec, OfflineLoad, Scenario
-from loadgen.target.options import target_headers, tls_options
-from loadgen.workload.tools import output_ask
+from loadgen.target import target_headers, tls_options
+from loadgen.workload import output_ask
 
 __all__ = ["make_requester", "pool_limit"]
 

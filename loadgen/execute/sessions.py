@@ -22,12 +22,10 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from loadgen.client.adapters.base import is_messages
+from loadgen.client import is_messages
 from loadgen.clock import sleep_until
 from loadgen.execute.drivers import OnRecord, Send
-from loadgen.workload.plan import Message, RequestSpec
-from loadgen.workload.source import SessionPlan, Workload
-from loadgen.workload.step import Session
+from loadgen.workload import Message, RequestSpec, Session, SessionPlan, Workload
 
 __all__ = ["SessionJob", "SessionRunner"]
 

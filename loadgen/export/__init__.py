@@ -13,12 +13,16 @@ imported only inside the functions that use them.
 May import: loadgen.errors, records (streamed), redact, summary, report (the
 summary reader, steps.csv's rows, the repeats' folders). Never a stage that
 sends load.
-
-Public names: write_parquet, open_tracking, Tracker, need.
 """
 
 from loadgen.export.extras import need
 from loadgen.export.mlflow_log import Tracker, open_tracking
-from loadgen.export.parquet import write_parquet
+from loadgen.export.parquet import repeat_folders, write_parquet
 
-__all__ = ["Tracker", "need", "open_tracking", "write_parquet"]
+__all__ = [
+    "Tracker",
+    "need",
+    "open_tracking",
+    "repeat_folders",
+    "write_parquet",
+]

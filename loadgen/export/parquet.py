@@ -40,8 +40,8 @@ from loadgen.export.schemas import (
     record_columns,
 )
 from loadgen.records import Record, read_records
-from loadgen.report.csv_out import steps_table
-from loadgen.results.files import load_summary
+from loadgen.report import steps_table
+from loadgen.results import load_summary
 from loadgen.summary import Summary
 
 __all__ = ["BATCH_ROWS", "repeat_folders", "write_parquet"]

@@ -28,7 +28,7 @@ from dataclasses import fields
 from typing import Any
 
 from loadgen.records import Record
-from loadgen.report.csv_out import CI_COLUMNS, LATENCY_COLUMNS, SPEC_DECODE_COLUMNS
+from loadgen.report import CI_COLUMNS, LATENCY_COLUMNS, SPEC_DECODE_COLUMNS
 
 __all__ = [
     "ANNOTATION_TYPES",

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from loadgen.metrics.confidence import requests_needed
+from loadgen.metrics import requests_needed
 from loadgen.scenario import SlaSpec
 from loadgen.vocab import PERCENTILE_OF, stat_label
 

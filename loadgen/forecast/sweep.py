@@ -21,9 +21,7 @@ from loadgen.forecast.decide import Shortfall, bound_label, fewest_to_confirm, s
 from loadgen.forecast.timing import StepEstimate, StepShape, from_bounds, on_mock
 from loadgen.scenario import ConcurrencyLoad, RateLoad, Scenario
 from loadgen.vocab import PERCENTILE_OF, confidence_text
-from loadgen.workload.describe import workload_report
-from loadgen.workload.source import Workload
-from loadgen.workload.step import (
+from loadgen.workload import (
     NS_PER_S,
     ClosedPlan,
     ClosedSessionsPlan,
@@ -33,7 +31,9 @@ from loadgen.workload.step import (
     OpenSessionsPlan,
     Session,
     StepPlan,
+    Workload,
     plan_step,
+    workload_report,
 )
 
 if TYPE_CHECKING:
@@ -284,8 +284,8 @@ def _mock_settings(sc: Scenario) -> Settings | None:
     """The built-in mock's resolved command line, for ``url: mock``; else None."""
     if sc.target.url != "mock" or sc.target.urls:
         return None
-    from loadgen.mock.config import settings_from_argv
-    from loadgen.target.mock import mock_args
+    from loadgen.mock import settings_from_argv
+    from loadgen.target import mock_args
 
     return settings_from_argv(mock_args(sc.target))
 

@@ -75,7 +75,7 @@ Steady = Callable[[int], tuple[float, float]]
 
 def on_mock(shape: StepShape, settings: Settings, replicas: int = 1) -> StepEstimate:
     """The step on the built-in mock (``settings``: its resolved command line)."""
-    from loadgen.mock.model import closed_loop
+    from loadgen.mock import closed_loop
 
     def steady(users: int) -> tuple[float, float]:
         per = math.ceil(max(1, users) / replicas)

@@ -9,7 +9,19 @@ stdlib-only leaf ``loadgen.netstamp`` (kernel receive stamps), besides the
 standard library, orjson and (when installed) uvloop. See docs/mock.md.
 """
 
+from loadgen.mock.config import settings_from_argv
+from loadgen.mock.model import closed_loop
 from loadgen.mock.server import main, serve
 from loadgen.mock.settings import DEFAULT_PROFILE, FAULT_KINDS, PROFILES, Profile, Settings
 
-__all__ = ["DEFAULT_PROFILE", "FAULT_KINDS", "PROFILES", "Profile", "Settings", "main", "serve"]
+__all__ = [
+    "DEFAULT_PROFILE",
+    "FAULT_KINDS",
+    "PROFILES",
+    "Profile",
+    "Settings",
+    "closed_loop",
+    "main",
+    "serve",
+    "settings_from_argv",
+]

@@ -28,7 +28,7 @@ from prometheus_client.core import (
     Metric,
 )
 
-from loadgen.metrics.latency import e2e_ns, queue_wait_ns, tpot_ns, ttft_ns
+from loadgen.metrics import e2e_ns, queue_wait_ns, tpot_ns, ttft_ns
 from loadgen.prom_endpoint.hist import Hist
 from loadgen.prom_endpoint.names import METRICS, PREFIX
 from loadgen.records import Record

@@ -106,11 +106,15 @@ def compare(
     Example:
       loadgen compare results/fp16 results/int8 --fail-if "ttft_ms.p99 > +10%"
     """
-    from loadgen.compare.gate import conclusions, parse_gate
-    from loadgen.compare.match import matched_steps
-    from loadgen.compare.regression import run_gates
-    from loadgen.compare.runs import default_out_dir, load_runs
-    from loadgen.compare.workloads import check_workloads
+    from loadgen.compare import (
+        check_workloads,
+        conclusions,
+        default_out_dir,
+        load_runs,
+        matched_steps,
+        parse_gate,
+        run_gates,
+    )
     from loadgen.redact import warn
     from loadgen.report.documents.comparison import (
         comparison_tables,

@@ -24,7 +24,7 @@ from typing import Any
 
 from loadgen.report import frontier, mix, pooling, sessions, validity
 from loadgen.report.endpoints import csv_fields
-from loadgen.results.steps import is_pooling, load_value
+from loadgen.results import is_pooling, load_value
 from loadgen.summary import Mean, MeanMax, StepSummary, Summary
 from loadgen.vocab import CURVE_STATS, DISTRIBUTION_STATS
 

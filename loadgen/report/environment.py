@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from loadgen.compare.workloads import RunLike
+from loadgen.compare import RunLike
 from loadgen.report.blocks import Table
 from loadgen.summary import Environment, Summary
 

@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from loadgen.results.steps import inputs_word
+from loadgen.results import inputs_word
 from loadgen.summary import StepSummary
 
 __all__ = [

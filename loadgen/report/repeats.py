@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from loadgen.compare.repeats import RepeatSpread
-from loadgen.results.files import write_atomic
+from loadgen.compare import RepeatSpread
+from loadgen.results import write_atomic
 
 __all__ = ["console_heads", "render_console", "render_markdown", "write_spread"]
 

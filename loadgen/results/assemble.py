@@ -17,9 +17,14 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from loadgen._version import __version__
-from loadgen.metrics import frontier_point, step_cost, summarize_step, with_gpus
-from loadgen.metrics.profiles import PROFILES
-from loadgen.metrics.time_split import split_growth
+from loadgen.metrics import (
+    PROFILES,
+    frontier_point,
+    split_growth,
+    step_cost,
+    summarize_step,
+    with_gpus,
+)
 from loadgen.results.sweep import Point
 from loadgen.results.tally import StepTally
 from loadgen.scenario import OfflineLoad, RateLoad, Scenario, TraceLoad

@@ -20,7 +20,7 @@ import yaml
 
 from loadgen.errors import ScenarioError
 from loadgen.redact import redact_body, redact_headers, strip_userinfo
-from loadgen.scenario.models import Scenario
+from loadgen.scenario import Scenario
 from loadgen.summary import Summary
 
 __all__ = [

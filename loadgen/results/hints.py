@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
-from loadgen.metrics.columns import ErrorTally
+from loadgen.metrics import ErrorTally
 from loadgen.records import Record
 from loadgen.redact import redact_text
 from loadgen.summary import Summary

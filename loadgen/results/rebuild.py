@@ -27,14 +27,15 @@ from loadgen.results.assemble import start_summary, step_summary
 from loadgen.results.sweep import make_sweep, verdict
 from loadgen.results.tally import StepTally
 from loadgen.scenario import (
+    DROP,
     ConcurrencyLoad,
     OfflineLoad,
+    Overrides,
     RateLoad,
     TargetSpec,
     TraceLoad,
     load_scenario,
 )
-from loadgen.scenario.load import DROP, Overrides
 from loadgen.summary import ClockAnchor, Summary
 
 __all__ = ["can_rebuild", "rebuild_summary"]

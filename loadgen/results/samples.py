@@ -45,8 +45,7 @@ import numpy.typing as npt
 import orjson
 
 from loadgen.errors import ScenarioError
-from loadgen.metrics.latency import first_answer, first_token
-from loadgen.metrics.profiles import PROFILES, Profile
+from loadgen.metrics import PROFILES, Profile, first_answer, first_token
 from loadgen.records import Record, read_records
 from loadgen.results.bins import EXACT_UP_TO, StampColumn, ValueColumn
 from loadgen.results.context_points import ContextPoints

@@ -22,15 +22,14 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from loadgen.compare.repeats import repeat_dirs, spread
+from loadgen.compare import repeat_dirs, spread
 from loadgen.errors import HungUp, Interrupted, LoadgenError, Terminated
-from loadgen.report.repeats import render_console, write_spread
-from loadgen.report.terminal.console import format_verdict
-from loadgen.results.outcome import judge
+from loadgen.report import format_verdict, render_console, write_spread
+from loadgen.results import judge
 from loadgen.run.options import RunOptions
 from loadgen.run.runner import run_scenario
 from loadgen.run.setup import refuse_used_dir
-from loadgen.scenario.models import Scenario
+from loadgen.scenario import Scenario
 from loadgen.summary import Summary
 
 __all__ = ["Judging", "run_judged", "run_repeats"]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from loadgen.clock import NS_PER_S
 from loadgen.records import Record
-from loadgen.scenario.loadspec import StopOnErrors
+from loadgen.scenario import StopOnErrors
 
 __all__ = ["CONNECT_KINDS", "DeadTargetWatch"]
 

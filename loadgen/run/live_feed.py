@@ -18,14 +18,12 @@ import sys
 from typing import TYPE_CHECKING, Protocol
 
 from loadgen.clock import now_ns, pause
-from loadgen.report.terminal.live import LiveView
-from loadgen.report.terminal.live_state import GpuNow, HealthNow, ServerNow
-from loadgen.report.terminal.progress import Progress
+from loadgen.report import GpuNow, HealthNow, LiveView, Progress, ServerNow
 from loadgen.run.options import RunOptions
-from loadgen.scenario.models import Scenario
+from loadgen.scenario import Scenario
 
 if TYPE_CHECKING:
-    from loadgen.execute.monitor import Pulse
+    from loadgen.execute import Pulse
     from loadgen.telemetry import TelemetryCollector
 
 __all__ = ["TICK_S", "Display", "Pulsing", "feed_view", "in_ci", "make_display"]

@@ -24,27 +24,26 @@ from pathlib import Path
 
 from loadgen.clock import anchor
 from loadgen.errors import LoadgenError, OutputError
-from loadgen.execute.loop import loop_factory, quiet_gc
-from loadgen.execute.open_files import ensure_open_files
+from loadgen.execute import ensure_open_files, loop_factory, quiet_gc
 from loadgen.records import RecordWriter
 from loadgen.redact import warn
-from loadgen.results.assemble import start_summary
-from loadgen.results.files import write_resolved_scenario
+from loadgen.results import start_summary, write_resolved_scenario
 from loadgen.run.live_feed import make_display
 from loadgen.run.options import RunOptions
 from loadgen.run.setup import prepare_out_dir, start_exporter, start_telemetry
 from loadgen.run.signals import SignalStop
 from loadgen.run.step_loop import StepLoop
-from loadgen.scale.size import resolve_workers
-from loadgen.scenario import Scenario, TraceLoad
-from loadgen.scenario.checks import load_warnings
+from loadgen.scale import resolve_workers
+from loadgen.scenario import Scenario, TraceLoad, load_warnings
 from loadgen.summary import ClockAnchor, PromptCalibration, Summary, WorkloadInfo
-from loadgen.target.endpoints import open_endpoints, preflight_all
-from loadgen.target.environment import environment_of
-from loadgen.target.preflight import pick_model
-from loadgen.target.tokenize import calibrate_prompts
-from loadgen.workload.describe import describe_workload
-from loadgen.workload.source import Workload
+from loadgen.target import (
+    calibrate_prompts,
+    environment_of,
+    open_endpoints,
+    pick_model,
+    preflight_all,
+)
+from loadgen.workload import Workload, describe_workload
 
 __all__ = ["RunOptions", "run_scenario"]
 
@@ -60,7 +59,7 @@ def run_scenario(scenario: Scenario, opts: RunOptions) -> Summary:
     with stop.installed(), _disk_errors(opts.out_dir):
         summary = _run(scenario, opts, stop)
         if opts.reports:
-            from loadgen.report.documents.writer import write_reports
+            from loadgen.report import write_reports
 
             write_reports(opts.out_dir)
     return summary

@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from loadgen.errors import OutputError
-from loadgen.scenario.models import Scenario
-from loadgen.scenario.telemetry_sources import dcgm_metrics_url
-from loadgen.target.options import tls_options
+from loadgen.scenario import Scenario, dcgm_metrics_url
+from loadgen.target import tls_options
 
 if TYPE_CHECKING:
     from loadgen.prom_endpoint import Exporter
@@ -78,8 +77,7 @@ def start_telemetry(sc: Scenario, url: str, out_dir: Path) -> TelemetryCollector
     if not spec.agents and not server and not spec.dcgm and spec.prometheus is None:
         return None
     from loadgen.redact import strip_userinfo
-    from loadgen.telemetry import TelemetryCollector
-    from loadgen.telemetry.promql import PromQueries
+    from loadgen.telemetry import PromQueries, TelemetryCollector
 
     token = os.environ.get(spec.token_env) if spec.token_env else None
     prom = spec.prometheus
@@ -108,7 +106,7 @@ def start_exporter(sc: Scenario, run_id: str) -> Exporter | None:
     if spec.serve_metrics is None:
         return None
     from loadgen.prom_endpoint import Exporter
-    from loadgen.scenario.listen import parse_listen
+    from loadgen.scenario import parse_listen
 
     host, port = parse_listen(spec.serve_metrics)
     env = spec.serve_metrics_token_env

@@ -16,36 +16,39 @@ from typing import TYPE_CHECKING
 
 from loadgen.clock import NS_PER_MS, NS_PER_S
 from loadgen.errors import OutputError
-from loadgen.execute.executor import Executor, LocalExecutor
-from loadgen.execute.requester import make_requester, pool_limit
+from loadgen.execute import Executor, LocalExecutor, make_requester, pool_limit
 from loadgen.records import Record, RecordWriter
 from loadgen.redact import redact_text
-from loadgen.report.terminal.console import format_run_header, format_step, step_warning_lines
-from loadgen.report.terminal.live import LiveView
-from loadgen.results.assemble import ServerCounters, StepExtras, load_point, step_summary
-from loadgen.results.files import write_summary
-from loadgen.results.hints import TargetFacts, error_lines
-from loadgen.results.steps import load_label
-from loadgen.results.sweep import Point, make_sweep, verdict
-from loadgen.results.tally import StepTally
+from loadgen.report import LiveView, format_run_header, format_step, step_warning_lines
+from loadgen.results import (
+    Point,
+    ServerCounters,
+    StepExtras,
+    StepTally,
+    TargetFacts,
+    error_lines,
+    load_label,
+    load_point,
+    make_sweep,
+    step_summary,
+    verdict,
+    write_summary,
+)
 from loadgen.run.dead_target import DeadTargetWatch
 from loadgen.run.live_feed import Display, feed_view
 from loadgen.run.options import RunOptions
 from loadgen.run.signals import SignalStop
-from loadgen.scale.size import resolve_workers
+from loadgen.scale import resolve_workers
 from loadgen.scenario import Scenario, TraceLoad
 from loadgen.summary import StepSummary, Summary
-from loadgen.target.cache import prefix_cache_delta
-from loadgen.target.phases import time_split
-from loadgen.target.scrape import scrape_boundary
-from loadgen.target.spec_decode import spec_decode_delta
-from loadgen.workload.source import Workload
-from loadgen.workload.step import (
+from loadgen.target import prefix_cache_delta, scrape_boundary, spec_decode_delta, time_split
+from loadgen.workload import (
     ClosedLoop,
     ClosedPlan,
     ClosedSessionsPlan,
     LinkedPlan,
     OpenPlan,
+    Workload,
     plan_step,
 )
 
@@ -235,7 +238,7 @@ class StepLoop:
         sc = self.scenario
         n = self.workers
         if self.opts.ray is not None:
-            from loadgen.scale.ray_pool import RayPool
+            from loadgen.scale import RayPool
 
             pool = await RayPool.start_ray(
                 sc, self.urls, self.opts.run_id, self.workload, n, self.opts.ray
@@ -246,7 +249,7 @@ class StepLoop:
         if n == 1:
             requester = make_requester(sc, self.urls, self.opts.run_id, pool_limit(sc.load))
             return LocalExecutor(requester, self.workload)
-        from loadgen.scale.pool import WorkerPool
+        from loadgen.scale import WorkerPool
 
         return WorkerPool.start(sc, self.urls, self.opts.run_id, self.workload, n)
 

@@ -11,7 +11,30 @@ Every worker plans the step itself and keeps its share
 
 May import: loadgen.clock, errors, records, scenario, summary, workload, and
 loadgen.execute (each worker is one executor). Never run, results or report.
-
-Public names: WorkerPool, RayPool, WorkerConfig, resolve_workers, frame,
-read_frame, open_stream.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from loadgen.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from loadgen.scale.pool import WorkerPool
+    from loadgen.scale.ray_pool import RayPool
+    from loadgen.scale.size import resolve_workers
+
+_EXPORTS = {
+    "RayPool": "ray_pool",
+    "WorkerPool": "pool",
+    "resolve_workers": "size",
+}
+
+__all__ = [
+    "RayPool",
+    "WorkerPool",
+    "resolve_workers",
+]
+
+if not TYPE_CHECKING:  # mypy reads the imports above, and refuses a name not among them
+    __getattr__ = lazy_exports(__name__, _EXPORTS)

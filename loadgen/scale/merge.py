@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from loadgen.execute.executor import StepOutcome
-from loadgen.execute.monitor import rss_bytes
+from loadgen.execute import StepOutcome, rss_bytes
 from loadgen.records import Record
 from loadgen.scale.messages import StepDone
 from loadgen.summary import ClientHealth

@@ -33,19 +33,14 @@ import orjson
 
 from loadgen.clock import NS_PER_MS, cpu_ns, now_ns
 from loadgen.errors import LoadgenError
-from loadgen.execute.drivers import OnRecord
-from loadgen.execute.executor import StepOutcome
-from loadgen.execute.live import Live
-from loadgen.execute.monitor import Pulse
+from loadgen.execute import Live, OnRecord, Pulse, StepOutcome
 from loadgen.records import Record
 from loadgen.scale.frames import frame, open_stream, read_frame
 from loadgen.scale.merge import WorkerReport, shift_record, step_outcome
 from loadgen.scale.messages import Clock, Command, Exit, Go, Step, StepDone, Stop
 from loadgen.scale.worker import WorkerConfig, main
-from loadgen.scenario.models import Scenario
-from loadgen.workload.deal import workers_for
-from loadgen.workload.source import Workload
-from loadgen.workload.step import StepPlan
+from loadgen.scenario import Scenario
+from loadgen.workload import StepPlan, Workload, workers_for
 
 __all__ = ["START_TIMEOUT_S", "Worker", "WorkerPool"]
 

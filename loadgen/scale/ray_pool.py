@@ -35,8 +35,8 @@ from loadgen.errors import LoadgenError, ScenarioError
 from loadgen.scale.frames import read_frame
 from loadgen.scale.pool import START_TIMEOUT_S, Worker, WorkerPool
 from loadgen.scale.worker import WorkerConfig, serve
-from loadgen.scenario.models import Scenario
-from loadgen.workload.source import Workload
+from loadgen.scenario import Scenario
+from loadgen.workload import Workload
 
 __all__ = ["RayPool", "RayWorker"]
 

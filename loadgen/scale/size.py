@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from loadgen.scenario.models import Scenario
+from loadgen.scenario import Scenario
 
 __all__ = ["resolve_workers"]
 

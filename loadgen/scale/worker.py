@@ -46,17 +46,13 @@ import orjson
 
 from loadgen.clock import now_ns, pause, sleep_until
 from loadgen.errors import LoadgenError
-from loadgen.execute.executor import LocalExecutor
-from loadgen.execute.loop import loop_factory, quiet_gc
-from loadgen.execute.requester import make_requester, pool_limit
+from loadgen.execute import LocalExecutor, loop_factory, make_requester, pool_limit, quiet_gc
 from loadgen.records import Record
 from loadgen.scale.frames import frame, open_stream, read_frame
 from loadgen.scale.messages import Clock, Command, Exit, Go, Step, StepDone, Stop
 from loadgen.scenario import Scenario, TraceLoad
+from loadgen.workload import Calibration, Workload, plan_step, with_own_media
 from loadgen.workload.deal import deal
-from loadgen.workload.prompts import Calibration
-from loadgen.workload.source import Workload
-from loadgen.workload.step import plan_step, with_own_media
 
 __all__ = ["FLUSH_AFTER_S", "PULSE_EVERY_S", "Connect", "WorkerConfig", "main", "serve"]
 

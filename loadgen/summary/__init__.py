@@ -53,8 +53,8 @@ from loadgen.summary.latency import Distribution, Intervals
 from loadgen.summary.media import MediaStats
 from loadgen.summary.mix import ModelStats
 from loadgen.summary.phases import NEW_SHARE_NOTE, ConnectionPhases, PhaseGroup
-from loadgen.summary.pooling import PoolingStats
-from loadgen.summary.prometheus import PrometheusStats, PromQueryStats, PromSeries
+from loadgen.summary.pooling import THROUGHPUT_FIELDS, TOKEN_TIMING_FIELDS, PoolingStats
+from loadgen.summary.prometheus import MAX_SERIES, PrometheusStats, PromQueryStats, PromSeries
 from loadgen.summary.run import (
     ClockAnchor,
     Summary,
@@ -86,11 +86,14 @@ from loadgen.vocab import PERCENTILES
 
 __all__ = [
     "BY_TURN_MAX",
+    "MAX_SERIES",
     "NEW_SHARE_NOTE",
     "PART_WORDS",
     "PERCENTILES",
     "PHASES",
+    "THROUGHPUT_FIELDS",
     "TOKENIZE_ENGINES",
+    "TOKEN_TIMING_FIELDS",
     "CachedTokenStats",
     "Cause",
     "ClientHealth",

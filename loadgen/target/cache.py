@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from loadgen.summary import PrefixCacheStats
-from loadgen.telemetry.prom import parse_prometheus_text
+from loadgen.telemetry import parse_prometheus_text
 
 __all__ = ["CACHE_COUNTERS", "prefix_cache_all", "prefix_cache_counters", "prefix_cache_delta"]
 

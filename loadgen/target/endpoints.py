@@ -23,7 +23,7 @@ import contextlib
 from pathlib import Path
 
 from loadgen.redact import redact_text, warn
-from loadgen.scenario.models import Scenario
+from loadgen.scenario import Scenario
 from loadgen.summary import TargetCheck
 from loadgen.target.mock import start_mocks
 from loadgen.target.options import target_headers, tls_options

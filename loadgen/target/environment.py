@@ -37,8 +37,8 @@ from typing import Any
 from loadgen._version import __version__
 from loadgen.control import AGENT, METRICS, MODELS, ControlError, Limit, fetch
 from loadgen.redact import redact_text, strip_userinfo
-from loadgen.scenario.models import Scenario
-from loadgen.summary.environment import ClientHost, EnvGpu, Environment, GpuProcess
+from loadgen.scenario import Scenario
+from loadgen.summary import ClientHost, EnvGpu, Environment, GpuProcess
 from loadgen.target.options import target_headers, tls_options
 from loadgen.target.precision import (
     DEV_MODE,
@@ -49,7 +49,7 @@ from loadgen.target.precision import (
     from_vllm_server_info,
 )
 from loadgen.target.probe import ENGINE_ENDPOINTS, SMALL
-from loadgen.telemetry.prom import parse_prometheus_text
+from loadgen.telemetry import parse_prometheus_text
 
 __all__ = ["client_host", "environment_of", "gather_environment"]
 

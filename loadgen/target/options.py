@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import os
 
-from loadgen.client.adapters import ADAPTERS
-from loadgen.client.transport import TlsOptions
-from loadgen.scenario.models import Scenario
+from loadgen.client import ADAPTERS, TlsOptions
+from loadgen.scenario import Scenario
 
 __all__ = ["target_headers", "tls_options"]
 

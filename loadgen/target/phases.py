@@ -28,8 +28,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from loadgen.summary import PhaseTime, TimeSplit
-from loadgen.telemetry.histograms import HistSnapshot, hist_delta, hist_quantile, histograms_from
-from loadgen.telemetry.prom import parse_prometheus_text
+from loadgen.telemetry import (
+    HistSnapshot,
+    hist_delta,
+    hist_quantile,
+    histograms_from,
+    parse_prometheus_text,
+)
 
 __all__ = [
     "PHASE_METRICS",

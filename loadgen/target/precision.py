@@ -37,7 +37,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from loadgen.summary.environment import Environment
+from loadgen.summary import Environment
 
 __all__ = [
     "DEV_MODE",

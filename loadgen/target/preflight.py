@@ -13,7 +13,7 @@ import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from loadgen.client.transport import TlsOptions
+from loadgen.client import TlsOptions
 from loadgen.clock import NS_PER_S, block_for, now_ns
 from loadgen.control import HEALTH, MODELS, ControlError, fetch
 from loadgen.errors import TargetError

@@ -33,15 +33,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from loadgen.client.adapters import ADAPTERS
-from loadgen.client.transport import TlsOptions
+from loadgen.client import ADAPTERS, TlsOptions
 from loadgen.control import METRICS, MODELS, ControlError, Limit, Reply, fetch
 from loadgen.errors import ScenarioError
 from loadgen.target.tokenize import calibrate
-from loadgen.telemetry.prom import parse_prometheus_text
-from loadgen.telemetry.server_metrics import extract_server_metrics
+from loadgen.telemetry import extract_server_metrics, parse_prometheus_text
 from loadgen.vocab import CHAT_APIS
-from loadgen.workload.prompts import Calibration
+from loadgen.workload import Calibration
 
 __all__ = [
     "ENGINE_ENDPOINTS",

@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from loadgen.client.transport import TlsOptions
+from loadgen.client import TlsOptions
 from loadgen.control import METRICS, ControlError, fetch
 from loadgen.redact import warn
-from loadgen.scenario.models import Scenario
+from loadgen.scenario import Scenario
 from loadgen.target.cache import prefix_cache_all
 from loadgen.target.options import target_headers, tls_options
 from loadgen.target.phases import Scrape, phases_all

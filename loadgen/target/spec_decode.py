@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from loadgen.summary import SpecDecodeStats
-from loadgen.telemetry.prom import parse_prometheus_text
+from loadgen.telemetry import parse_prometheus_text
 
 __all__ = [
     "ACCEPTED",

@@ -21,14 +21,14 @@ from __future__ import annotations
 import json
 import re
 
-from loadgen.scenario.defaults import (
+from loadgen.scenario import (
     DEFAULT_CONCURRENCY,
     DEFAULT_OUTPUT_TOKENS,
     DEFAULT_PROMPT_TOKENS,
     DEFAULT_REQUESTS,
+    parse_scenario,
     safe_name,
 )
-from loadgen.scenario.load import parse_scenario
 from loadgen.target.probe import METRICS_NAMES, Probe
 from loadgen.vocab import POOLING_APIS
 

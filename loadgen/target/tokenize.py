@@ -38,12 +38,12 @@ from typing import Any
 
 import numpy as np
 
-from loadgen.client.transport import TlsOptions
+from loadgen.client import TlsOptions
 from loadgen.control import TOKENIZE, ControlError, fetch
 from loadgen.redact import warn
-from loadgen.scenario.models import Scenario
+from loadgen.scenario import Scenario
 from loadgen.target.options import target_headers, tls_options
-from loadgen.workload.prompts import Calibration, make_prompt
+from loadgen.workload import Calibration, make_prompt
 
 __all__ = ["DIALECTS", "calibrate", "calibrate_prompts", "dialect_order"]
 

@@ -13,6 +13,7 @@ summary.
 
 from loadgen.telemetry.collector import FORMAT_VERSION, TelemetryCollector
 from loadgen.telemetry.dcgm import DCGM_FIELDS, DcgmGpu, parse_dcgm
+from loadgen.telemetry.histograms import HistSnapshot, hist_delta, hist_quantile, histograms_from
 from loadgen.telemetry.offset import ClockProbe, OffsetEstimate, best_offset
 from loadgen.telemetry.prom import PromSample, parse_prometheus_text
 from loadgen.telemetry.promql import PromQueries, query_stats
@@ -26,6 +27,7 @@ __all__ = [
     "ClockProbe",
     "DcgmGpu",
     "GpuSample",
+    "HistSnapshot",
     "HostSample",
     "OffsetEstimate",
     "PromQueries",
@@ -34,6 +36,9 @@ __all__ = [
     "TelemetryCollector",
     "best_offset",
     "extract_server_metrics",
+    "hist_delta",
+    "hist_quantile",
+    "histograms_from",
     "parse_dcgm",
     "parse_prometheus_text",
     "parse_sample",

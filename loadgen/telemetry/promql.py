@@ -27,8 +27,7 @@ from typing import Any
 
 from loadgen.control import ControlClient, ControlError, Limit, Reply
 from loadgen.redact import redact_text
-from loadgen.summary import PrometheusStats, PromQueryStats, PromSeries, TelemetryGap
-from loadgen.summary.prometheus import MAX_SERIES
+from loadgen.summary import MAX_SERIES, PrometheusStats, PromQueryStats, PromSeries, TelemetryGap
 
 __all__ = [
     "QUERY",

@@ -27,8 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from loadgen.errors import ScenarioError
-from loadgen.scenario.agent_spec import MAX_AGENT_CALLS, MAX_FAN_OUT, AgentSpec, FanOutSpec
-from loadgen.scenario.dists import Distribution
+from loadgen.scenario import MAX_AGENT_CALLS, MAX_FAN_OUT, AgentSpec, Distribution, FanOutSpec
 from loadgen.workload.lengths import sample_lengths, sample_seconds
 
 __all__ = ["AgentPlan", "FanOut", "LoopPlan", "SubAgent", "plan_tasks", "planned_contexts"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from loadgen.scenario.cancel_spec import CancelSpec
+from loadgen.scenario import CancelSpec
 from loadgen.workload.lengths import sample_lengths, sample_seconds
 
 __all__ = ["BLOCK", "CANCEL_STREAM", "SESSION_CANCEL_STREAM", "CancelPicker", "Stop"]

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from loadgen.errors import ScenarioError
-from loadgen.scenario.dists import DatasetSpec
+from loadgen.scenario import DatasetSpec
 from loadgen.workload.dataset_formats import (
     JSON_WS,
     Parsed,

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from loadgen.scenario.agent_spec import AgentSpec
+from loadgen.scenario import AgentSpec
 from loadgen.workload.agent import AgentPlan, planned_contexts
 from loadgen.workload.lengths import describe
 

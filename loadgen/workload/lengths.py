@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from loadgen.errors import ScenarioError
-from loadgen.scenario.dists import (
+from loadgen.scenario import (
     Distribution,
     EmpiricalDist,
     ExponentialSeconds,

@@ -22,13 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from loadgen.errors import ScenarioError
-from loadgen.scenario.media_spec import (
-    MAX_AUDIO_S,
-    MAX_IMAGE_SIDE,
-    MAX_IMAGES,
-    AudioSpec,
-    ImagesSpec,
-)
+from loadgen.scenario import MAX_AUDIO_S, MAX_IMAGE_SIDE, MAX_IMAGES, AudioSpec, ImagesSpec
 
 __all__ = [
     "Media",

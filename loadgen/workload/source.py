@@ -20,8 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from loadgen.errors import ScenarioError
-from loadgen.scenario import EmpiricalDist, TraceLoad, WorkloadSpec
-from loadgen.scenario.media_spec import IMAGE_APIS
+from loadgen.scenario import IMAGE_APIS, EmpiricalDist, TraceLoad, WorkloadSpec
 from loadgen.vocab import POOLING_APIS
 from loadgen.workload.agent import AgentPlan, plan_tasks
 from loadgen.workload.datasets import DatasetRow, RowSampler, load_dataset

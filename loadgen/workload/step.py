@@ -37,8 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from loadgen.scenario import ConcurrencyLoad, LoadSpec, OfflineLoad, RateLoad, TraceLoad
-from loadgen.scenario.cancel_spec import CancelSpec
+from loadgen.scenario import CancelSpec, ConcurrencyLoad, LoadSpec, OfflineLoad, RateLoad, TraceLoad
 from loadgen.workload.agent import AgentPlan
 from loadgen.workload.arrivals import arrival_offsets_ns, ramped_offsets_ns
 from loadgen.workload.cancel import CancelPicker

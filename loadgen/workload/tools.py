@@ -26,8 +26,7 @@ import orjson
 import yaml
 
 from loadgen.errors import ScenarioError
-from loadgen.scenario.output_spec import DEFAULT_PARAMETERS, ResponseFormatSpec, ToolsSpec
-from loadgen.scenario.workload_spec import WorkloadSpec
+from loadgen.scenario import DEFAULT_PARAMETERS, ResponseFormatSpec, ToolsSpec, WorkloadSpec
 
 __all__ = [
     "TOOL_CHOICES",

@@ -52,7 +52,7 @@ from operator import itemgetter
 from pathlib import Path
 
 from loadgen.errors import ScenarioError
-from loadgen.scenario.loadspec import TRACE_FORMATS
+from loadgen.scenario import TRACE_FORMATS
 from loadgen.workload.trace_agents import Link
 from loadgen.workload.trace_formats import NS, Raw, detect, fail, read_rows
 from loadgen.workload.trace_otlp import read_otlp

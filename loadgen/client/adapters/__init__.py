@@ -23,7 +23,7 @@ from loadgen.client.adapters.openai_responses import OpenAIResponses
 from loadgen.client.adapters.openai_transcriptions import OpenAITranscriptions
 from loadgen.client.adapters.rerank import Rerank
 from loadgen.client.adapters.tgi import Tgi
-from loadgen.workload.tools import OutputAsk
+from loadgen.workload import OutputAsk
 
 __all__ = [
     "ADAPTERS",

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 if TYPE_CHECKING:
-    from loadgen.workload.plan import Message
+    from loadgen.workload import Message
 
 __all__ = ["chat_messages", "has_calls", "messages_blocks", "responses_items"]
 

@@ -62,9 +62,7 @@ from loadgen.client.adapters.media_parts import messages_parts, with_media
 from loadgen.client.adapters.tools import messages_fields
 
 if TYPE_CHECKING:
-    from loadgen.workload.media import Media
-    from loadgen.workload.plan import Message, Prompt, RequestSpec
-    from loadgen.workload.tools import OutputAsk
+    from loadgen.workload import Media, Message, OutputAsk, Prompt, RequestSpec
 
 __all__ = ["ANTHROPIC_VERSION", "STOP_REASONS", "AnthropicMessages", "message_content"]
 

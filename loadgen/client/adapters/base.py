@@ -25,7 +25,7 @@ from loadgen.client.adapters.event_values import (
 )
 
 if TYPE_CHECKING:
-    from loadgen.workload.plan import Message, Prompt, RequestSpec
+    from loadgen.workload import Message, Prompt, RequestSpec
 
 __all__ = [
     "EMPTY",

@@ -24,8 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
-    from loadgen.workload.media import Media
-    from loadgen.workload.plan import Message
+    from loadgen.workload import Media, Message
 
 __all__ = ["chat_parts", "messages_parts", "responses_parts", "with_media"]
 

@@ -24,8 +24,7 @@ from loadgen.client.adapters.openai_common import OpenAIAdapter, openai_body
 from loadgen.client.adapters.tools import chat_fields
 
 if TYPE_CHECKING:
-    from loadgen.workload.plan import Prompt, RequestSpec
-    from loadgen.workload.tools import OutputAsk
+    from loadgen.workload import OutputAsk, Prompt, RequestSpec
 
 __all__ = ["OpenAIChat", "read_chat_choice", "tool_parts"]
 

@@ -26,7 +26,7 @@ from loadgen.client.adapters.event_values import (
 )
 
 if TYPE_CHECKING:
-    from loadgen.workload.plan import Prompt, RequestSpec
+    from loadgen.workload import Prompt, RequestSpec
 
 __all__ = [
     "ChoiceReader",

@@ -14,7 +14,7 @@ from loadgen.client.adapters.event_values import reason, string
 from loadgen.client.adapters.openai_common import OpenAIAdapter
 
 if TYPE_CHECKING:
-    from loadgen.workload.plan import Prompt
+    from loadgen.workload import Prompt
 
 __all__ = ["OpenAICompletions"]
 

@@ -32,7 +32,7 @@ from loadgen.client.adapters.pooling_common import (
 )
 
 if TYPE_CHECKING:
-    from loadgen.workload.plan import RequestSpec
+    from loadgen.workload import RequestSpec
 
 __all__ = ["OpenAIEmbeddings", "vector_dim"]
 

@@ -55,9 +55,7 @@ from loadgen.client.adapters.openai_common import read_usage
 from loadgen.client.adapters.tools import responses_fields
 
 if TYPE_CHECKING:
-    from loadgen.workload.media import Media
-    from loadgen.workload.plan import Message, Prompt, RequestSpec
-    from loadgen.workload.tools import OutputAsk
+    from loadgen.workload import Media, Message, OutputAsk, Prompt, RequestSpec
 
 __all__ = ["OpenAIResponses", "input_items", "message_content"]
 

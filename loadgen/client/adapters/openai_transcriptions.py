@@ -30,7 +30,7 @@ from loadgen.client.adapters.openai_chat import read_chat_choice
 from loadgen.client.adapters.openai_common import parse_event, parse_events
 
 if TYPE_CHECKING:
-    from loadgen.workload.plan import RequestSpec
+    from loadgen.workload import RequestSpec
 
 __all__ = ["OpenAITranscriptions", "multipart"]
 

@@ -26,7 +26,7 @@ from loadgen.client.adapters.pooling_common import (
 )
 
 if TYPE_CHECKING:
-    from loadgen.workload.plan import RequestSpec
+    from loadgen.workload import RequestSpec
 
 __all__ = ["Rerank"]
 

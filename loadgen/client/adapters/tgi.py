@@ -30,7 +30,7 @@ from loadgen.client.adapters.event_values import (
 )
 
 if TYPE_CHECKING:
-    from loadgen.workload.plan import RequestSpec
+    from loadgen.workload import RequestSpec
 
 __all__ = ["TGI_PARAMETERS", "Tgi"]
 

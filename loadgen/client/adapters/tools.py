@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loadgen.workload.tools import TOOL_CHOICES, OutputAsk, ResponseFormat, ToolDef
+from loadgen.workload import TOOL_CHOICES, OutputAsk, ResponseFormat, ToolDef
 
 __all__ = [
     "chat_fields",

@@ -13,10 +13,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from loadgen.compare.gate import GateResult, conclusions, step_value
-from loadgen.compare.match import MATCH_TOLERANCE, matched_steps
-from loadgen.compare.pooling import all_pooling, table_metrics
-from loadgen.compare.runs import TABLE_METRICS, Run, profiles_text
+from loadgen.compare import (
+    MATCH_TOLERANCE,
+    TABLE_METRICS,
+    GateResult,
+    Run,
+    all_pooling,
+    conclusions,
+    matched_steps,
+    profiles_text,
+    step_value,
+    table_metrics,
+)
 from loadgen.report.blocks import Block, Figures, Heading, Items, Table, Text
 from loadgen.report.documents.markdown import render_markdown
 from loadgen.report.environment import environment_table

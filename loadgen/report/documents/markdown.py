@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 
-from loadgen.metrics.profiles import PROFILES
+from loadgen.metrics import PROFILES
 from loadgen.report import facts, sessions
 from loadgen.report.blocks import (
     FAIL,
@@ -34,8 +34,8 @@ from loadgen.report.endpoints import target_text
 from loadgen.report.plots import pooling_views
 from loadgen.report.plots.frontier_view import best_text, frontier_view
 from loadgen.report.plots.series import curve_steps, tail_stat
-from loadgen.results.steps import is_pooling, load_label
-from loadgen.scenario.models import Scenario
+from loadgen.results import is_pooling, load_label
+from loadgen.scenario import Scenario
 from loadgen.summary import SlaBounds, StepSummary, Summary
 from loadgen.vocab import metric_label
 

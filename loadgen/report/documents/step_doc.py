@@ -18,7 +18,7 @@ from loadgen.report.csv_out import telemetry_fields
 from loadgen.report.pooling import LATENCY_ROWS as POOLING_ROWS
 from loadgen.report.pooling import part_table
 from loadgen.report.pooling import throughput_parts as pooling_parts
-from loadgen.results.steps import load_label
+from loadgen.results import load_label
 from loadgen.summary import Distribution, SlaCheck, StepSummary
 from loadgen.vocab import (
     METRIC_LABELS,

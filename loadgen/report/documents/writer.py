@@ -16,9 +16,8 @@ import pydantic
 import yaml
 
 from loadgen.report.csv_out import render_steps_csv
-from loadgen.results.files import load_summary, write_atomic
-from loadgen.results.samples import read_run_samples, read_telemetry
-from loadgen.scenario.models import Scenario
+from loadgen.results import load_summary, read_run_samples, read_telemetry, write_atomic
+from loadgen.scenario import Scenario
 
 __all__ = ["REPORT_FILES", "write_reports"]
 

@@ -24,8 +24,7 @@ from loadgen.report.plots.figstyle import (
     style,
     suptitle,
 )
-from loadgen.results.bins import EXACT_UP_TO
-from loadgen.results.samples import RunSamples
+from loadgen.results import EXACT_UP_TO, RunSamples
 from loadgen.summary import Summary
 from loadgen.vocab import PERCENTILE_OF, metric_label
 

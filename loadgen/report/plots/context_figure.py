@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 
 from loadgen.report.plots import series as p
 from loadgen.report.plots.figstyle import figure, style, suptitle
-from loadgen.results.context_points import MAX_POINTS
-from loadgen.results.samples import RunSamples
+from loadgen.results import MAX_POINTS, RunSamples
 from loadgen.summary import StepSummary, Summary
 
 if TYPE_CHECKING:

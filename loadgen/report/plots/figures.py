@@ -40,8 +40,7 @@ from loadgen.report.plots.pooling_figures import draw_pooling_curve, draw_poolin
 from loadgen.report.plots.pooling_views import curve_points
 from loadgen.report.plots.split_figure import draw_time_split, split_bars
 from loadgen.report.plots.timeline_figure import draw_timeline
-from loadgen.results.samples import RunSamples
-from loadgen.results.steps import is_pooling
+from loadgen.results import RunSamples, is_pooling
 from loadgen.summary import Summary
 from loadgen.vocab import CURVE_STATS
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from loadgen.metrics.frontier import best_under_sla, pareto_front
+from loadgen.metrics import best_under_sla, pareto_front
 from loadgen.report.plots.series import curve_steps, point_label
 from loadgen.summary import StepSummary, Summary
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from loadgen.report.plots import series as p
 from loadgen.report.plots.figstyle import SLA_COLOUR, STAT_STYLE, figure, style, suptitle
 from loadgen.report.plots.pooling_views import curve_points
-from loadgen.results.steps import inputs_word
+from loadgen.results import inputs_word
 from loadgen.summary import Summary
 from loadgen.vocab import CURVE_STATS, metric_label
 

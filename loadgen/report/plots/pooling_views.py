@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from loadgen.report.blocks import Table, num, verdict_cell
 from loadgen.report.plots.series import curve_steps, tail_stat
-from loadgen.results.steps import inputs_word
+from loadgen.results import inputs_word
 from loadgen.summary import StepSummary, Summary
 from loadgen.vocab import metric_label
 

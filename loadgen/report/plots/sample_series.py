@@ -19,8 +19,7 @@ from typing import Any
 import numpy as np
 
 from loadgen.report.plots.series import Series, curve_steps, point_label
-from loadgen.results.bins import LOG_EDGES, ValueColumn
-from loadgen.results.samples import RunSamples
+from loadgen.results import LOG_EDGES, RunSamples, ValueColumn
 from loadgen.summary import Summary
 
 __all__ = [

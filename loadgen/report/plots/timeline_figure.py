@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from loadgen.report.plots import sample_series as ss
 from loadgen.report.plots.figstyle import figure, style, suptitle
-from loadgen.results.bins import EXACT_UP_TO
-from loadgen.results.samples import RunSamples
+from loadgen.results import EXACT_UP_TO, RunSamples
 from loadgen.summary import Summary
 from loadgen.vocab import POOLING_APIS
 

@@ -11,7 +11,7 @@ from loadgen.report import facts, frontier, mix, sessions, validity
 from loadgen.report.endpoints import console_lines, target_text
 from loadgen.report.pooling import throughput_parts
 from loadgen.report.wrap import CONSOLE_WIDTH, fit, phrases
-from loadgen.results.steps import load_label
+from loadgen.results import load_label
 from loadgen.summary import Distribution, SlaCheck, StepSummary, Summary
 from loadgen.vocab import confidence_text
 

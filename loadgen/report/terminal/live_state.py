@@ -31,7 +31,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from loadgen.metrics.latency import FIRST_STAMP, Stamp, tpot_ns
+from loadgen.metrics import FIRST_STAMP, Stamp, tpot_ns
 from loadgen.records import Record
 from loadgen.scenario import SlaSpec
 
