@@ -8,8 +8,7 @@ report.md and report.html, every file of a results directory rewritten,
 then its figure). At the top: steps.csv (``csv_out``), what each feature
 says in every output (``facts``, ``sessions``, ``validity``, ``endpoints``,
 ``mix``, ``pooling``, ...), and what ``--repeat`` and compare's environment
-check decided, rendered (``repeats``, ``environment``); ``commands`` holds
-``loadgen report`` and ``loadgen compare``. Never reads the clock (the run
+check decided, rendered (``repeats``, ``environment``). Never reads the clock (the run
 passes the time in), never sends load, never judges a regression (that is
 :mod:`loadgen.compare`).
 """
