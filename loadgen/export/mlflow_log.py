@@ -46,7 +46,7 @@ from loadgen.export.extras import need
 from loadgen.export.params import flatten
 from loadgen.export.parquet import repeat_folders
 from loadgen.redact import redact_text, strip_userinfo
-from loadgen.report.csv_out import steps_table
+from loadgen.report.step_table import steps_table
 from loadgen.results.files import load_summary
 from loadgen.summary import Summary
 

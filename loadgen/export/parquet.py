@@ -40,7 +40,7 @@ from loadgen.export.schemas import (
     record_columns,
 )
 from loadgen.records import Record, read_records
-from loadgen.report.csv_out import steps_table
+from loadgen.report.step_table import steps_table
 from loadgen.results.files import load_summary
 from loadgen.summary import Summary
 

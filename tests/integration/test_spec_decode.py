@@ -19,7 +19,7 @@ import numpy as np
 import orjson
 
 from loadgen.records import Record
-from loadgen.report.facts import spec_decode_text
+from loadgen.report.spec_decode import spec_decode_text
 from loadgen.scenario import Scenario
 from loadgen.summary import Summary
 
