@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 from loadgen.report import (
     cache,
+    client_queue,
     cost,
     endpoints,
     frontier,
@@ -60,6 +61,7 @@ STEP_SECTIONS: tuple[Builder, ...] = (
     little.section,
     cost.section,
     telemetry.section,
+    client_queue.section,
 )
 
 
