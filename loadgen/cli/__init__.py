@@ -17,8 +17,7 @@ path, with ``-q`` too.
 from :mod:`loadgen.scenario.defaults`); ``init`` in :mod:`loadgen.cli.init`;
 ``calibrate``, ``mock`` and ``agent`` in :mod:`loadgen.cli.side_commands`; ``export``
 (and ``run --mlflow``'s logging) in :mod:`loadgen.cli.export`; ``report`` and
-``compare`` come from :mod:`loadgen.report.commands` through
-:mod:`loadgen.cli.outputs`.
+``compare`` in :mod:`loadgen.cli.outputs`.
 """
 
 from __future__ import annotations

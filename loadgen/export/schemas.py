@@ -12,7 +12,7 @@ it without the extra. A name ending in ``?`` is nullable.
   list<int64>; ``X | None`` nullable. Every time is int64 ns of loadgen's
   monotonic clock (the file's metadata holds the anchor that turns one into a
   date).
-- steps: the columns of steps.csv (loadgen.report.csv_out.step_row), typed by
+- steps: the columns of steps.csv (loadgen.report.step_table.step_row), typed by
   :data:`STEP_TYPES` and, for the families whose names are made per run
   (``endpoint<i>_*``, ``model<i>_*``, ``session*``, ``cost_*``, ``frontier_*``,
   ``telemetry_*``, validity's), by :func:`family_type` from the Python type
@@ -127,7 +127,7 @@ STEP_TYPES: dict[str, str] = {
     "inputs_total": "int64?",
     "inputs_mean": "float64?",
     "vector_dims": "string?",
-    # -- cached prompt tokens as the answers counted them (report.cached)
+    # -- cached prompt tokens as the answers counted them (report.cache)
     "cache_tokens_per_request": "float64?",
     "cache_hit_rate": "float64?",
     "cache_requests_with_hits": "float64?",
@@ -135,7 +135,7 @@ STEP_TYPES: dict[str, str] = {
     "requests_cancelled_by_client": "int64?",
     "cancelled_by_client_share": "float64?",
     "cancelled_output_tokens": "int64?",
-    # -- request phases (report.csv_out.PHASE_COLUMNS)
+    # -- request phases (report.phases.PHASE_COLUMNS)
     **dict.fromkeys(("conn_new_requests", "conn_reused_requests"), "int64?"),
     **dict.fromkeys(("connect_ms_p50", "connect_ms_p99", "tls_ms_p50", "tls_ms_p99"), "float64?"),
     **dict.fromkeys(("ttft_new_conn_ms_p50", "ttft_reused_conn_ms_p50"), "float64?"),

@@ -1,10 +1,10 @@
 """The per-endpoint breakdown as every output shows it (several target URLs or mock replicas).
 
-Owns :func:`target_text` (what the run was sent to, in one phrase), the
-breakdown's columns (:data:`HEADER`, :func:`cells`) shared by report.md and
-report.html, its compact console lines (:func:`console_lines`) and its
-``steps.csv`` columns (:func:`csv_fields`). A run of one endpoint has no
-breakdown: every function then returns nothing and outputs read as before.
+Owns :func:`target_text` (what the run was sent to, in one phrase) and the
+step's :func:`section`: the breakdown's table for report.md and report.html
+(:data:`HEADER`, :func:`cells`), its compact console lines and its
+``steps.csv`` columns (``endpoint<i>_<field>``). A run of one endpoint has no
+breakdown: no section, and outputs read as before.
 
 The figures after the URL are :mod:`loadgen.report.parts`, shared with the model mix.
 """
@@ -12,10 +12,11 @@ The figures after the URL are :mod:`loadgen.report.parts`, shared with the model
 from __future__ import annotations
 
 from loadgen.report import parts
-from loadgen.report.pooling import kept_columns
+from loadgen.report.pooling import kept_columns, part_table
+from loadgen.report.section import Breakdown, Section
 from loadgen.summary import EndpointStats, StepSummary, Summary
 
-__all__ = ["CSV_FIELDS", "HEADER", "cells", "console_lines", "csv_fields", "target_text"]
+__all__ = ["CSV_FIELDS", "HEADER", "cells", "section", "target_text"]
 
 #: URLs named in :func:`target_text` before it says how many more there are
 _NAMED = 4
@@ -43,7 +44,7 @@ def cells(e: EndpointStats) -> tuple[str, ...]:
     return (str(e.endpoint), e.url, *parts.cells(e))
 
 
-def console_lines(step: StepSummary) -> list[str]:
+def _console_lines(step: StepSummary) -> list[str]:
     """Under the step's table: one compact line per endpoint; none for one endpoint."""
     if not step.endpoints:
         return []
@@ -59,10 +60,24 @@ def console_lines(step: StepSummary) -> list[str]:
     return lines
 
 
-def csv_fields(step: StepSummary) -> dict[str, object]:
+def _csv_fields(step: StepSummary) -> dict[str, object]:
     """``endpoint<i>_<field>`` for each endpoint and :data:`CSV_FIELDS` (empty: no breakdown)."""
     out: dict[str, object] = {}
     for e in step.endpoints or ():
         values: dict[str, object] = {"url": e.url, **parts.csv_values(e)}
         out.update({f"endpoint{e.endpoint}_{k}": values[k] for k in CSV_FIELDS})
     return out
+
+
+def section(step: StepSummary) -> Section | None:
+    """The step's per-endpoint breakdown; None for one endpoint. A pooling step's table
+    and console lines show no token timing (:func:`loadgen.report.pooling.part_table`)."""
+    if not step.endpoints:
+        return None
+    rows = tuple(cells(e) for e in step.endpoints)
+    return Section(
+        "endpoints",
+        console=tuple(_console_lines(step)),
+        table=Breakdown(*part_table(step, HEADER, rows)),
+        fields=_csv_fields(step),
+    )

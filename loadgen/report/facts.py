@@ -1,12 +1,12 @@
-"""The words for run and step figures that several outputs print the same way.
+"""The words for run figures, and the step's counts and warnings, that several outputs print.
 
 Owns the wording of: where the prompt lengths come from, the workload's
-description, the prompt-length check, short outputs, the prefix-cache hit
-rate, where the time went (the server's histograms), the ramp-up count and the
-step's own warnings. The console, report.md
-and report.html all take their lines from here, so they say the same thing.
-Each function returns nothing (None, an empty list) when its figure carries
-no information, so a plain run shows none of these lines.
+description (the run header), the ramp-up and cancelled counts after the
+step's request counts, short outputs and the step's own warnings. What each
+feature says of a step is its section (:mod:`loadgen.report.sections`). The
+console, report.md and report.html all take their lines from here, so they say
+the same thing. Each function returns nothing (None, an empty list) when its
+figure carries no information, so a plain run shows none of these lines.
 """
 
 from __future__ import annotations
@@ -15,9 +15,6 @@ from typing import Any
 
 from loadgen.report.mix import mix_text
 from loadgen.summary import (
-    NEW_SHARE_NOTE,
-    PART_WORDS,
-    PHASES,
     PromptCalibration,
     StepSummary,
     Summary,
@@ -27,21 +24,13 @@ from loadgen.summary import (
 
 __all__ = [
     "SOURCE_TEXT",
-    "cached_text",
     "calibration_text",
-    "media_text",
-    "phases_text",
-    "prefix_cache_text",
-    "prompt_length_text",
+    "cancelled_text",
     "ramp_text",
     "run_facts",
     "short_output_warning",
     "source_text",
-    "spec_decode_text",
-    "spec_mismatch_text",
     "step_warnings",
-    "time_split_text",
-    "ttft_of_text",
     "workload_lines",
 ]
 
@@ -171,28 +160,6 @@ def calibration_text(cal: PromptCalibration | None) -> str:
     )
 
 
-def _pct(v: float) -> str:
-    return f"{100 * v:+.1f}%"
-
-
-def prompt_length_text(step: StepSummary) -> str | None:
-    """``prompt tokens: planned vs server +3.1% mean (worst +7.9%), 4 of 40 beyond ±2%``.
-
-    None when no request had a server prompt count.
-    """
-    c = step.prompt_lengths
-    if not c.compared or c.mean_rel_diff is None or c.worst_rel_diff is None:
-        return None
-    text = (
-        f"prompt tokens: planned vs server {_pct(c.mean_rel_diff)} mean "
-        f"(worst {_pct(c.worst_rel_diff)})"
-    )
-    if c.beyond_tolerance:
-        limit = f"beyond ±{100 * c.tolerance:g}%" if c.tolerance else "differ"
-        text += f", {c.beyond_tolerance} of {c.compared} {limit}"
-    return text
-
-
 def short_output_warning(step: StepSummary) -> str | None:
     """Full outputs were forced (ignore_eos, min_tokens) and some requests still ended short."""
     t = step.tokens
@@ -217,125 +184,6 @@ def step_warnings(step: StepSummary) -> list[str]:
     return out
 
 
-def prefix_cache_text(step: StepSummary) -> str | None:
-    """``prefix cache hit 62.5% of 12,000 prompt tokens``; None without a hit rate."""
-    pc = step.prefix_cache
-    if pc is None or pc.hit_rate is None:
-        return None
-    looked_up = f" of {pc.queries_tokens:,.0f} prompt tokens" if pc.queries_tokens else ""
-    return f"prefix cache hit {100 * pc.hit_rate:.1f}%{looked_up}"
-
-
-def spec_decode_text(step: StepSummary) -> str | None:
-    """``speculative decoding: 70.2% of 1,200 draft tokens accepted, mean accepted length
-    3.11; 2.85 tokens/event: ITL p50 21.3 ms per event, TPOT p50 7.5 ms per token``; None
-    when the server exports no spec-decode counters or drafted nothing in the step."""
-    sd = step.spec_decode
-    if sd is None or sd.acceptance_rate is None or sd.mean_accepted_length is None:
-        return None
-    text = (
-        f"speculative decoding: {100 * sd.acceptance_rate:.1f}% of {sd.draft_tokens:,.0f} "
-        f"draft tokens accepted, mean accepted length {sd.mean_accepted_length:.2f}"
-    )
-    if sd.tokens_per_event is not None:
-        text += f"; {sd.tokens_per_event:.2f} tokens/event"
-    itl, tpot = step.itl_ms.p50, step.tpot_ms.p50
-    if itl is not None and tpot is not None:
-        text += f": ITL p50 {itl:.1f} ms per event, TPOT p50 {tpot:.1f} ms per token"
-    return text
-
-
-def spec_mismatch_text(step: StepSummary) -> str:
-    """What explains usage tokens != token events when the server accepted drafts."""
-    sd = step.spec_decode
-    if sd is None or not sd.accepted_tokens:
-        return ""
-    return " (speculative decoding: an event carries its step's accepted drafts)"
-
-
-def time_split_text(step: StepSummary) -> str | None:
-    """``where the time went (server, means): queue 38 ms, prefill 61 ms, decode 812 ms,
-    server frontend 20 ms, network + client 9 ms; queue grew most: ...``; None without
-    the server's split."""
-    ts = step.time_split
-    if ts is None:
-        return None
-    means = ts.part_means()
-    # round() first: a mean of -0.3 ms reads "0 ms", not "-0 ms"
-    parts = [f"{PART_WORDS[part]} {round(means[part]):,} ms" for part in PHASES if part in means]
-    if not parts:
-        return None
-    text = f"where the time went ({ts.engine} histograms, means): " + ", ".join(parts)
-    return text + (f"; {ts.grew_most}" if ts.grew_most else "")
-
-
-def cached_text(step: StepSummary) -> str | None:
-    """``cached tokens (usage): 58.1% of prompt tokens, 90% of requests, 595/request; by
-    turn 0%, 88%, 93%``: the prefix cache as the server's answers counted it; None when
-    no answer counted a cached token (a server that counts them counts 0 on every request
-    of a run without shared prefixes: nothing to say)."""
-    c = step.cache
-    if c is None or not c.cached_tokens:
-        return None
-    text = (
-        f"cached tokens (usage): {100 * c.hit_rate:.1f}% of prompt tokens, "
-        f"{100 * c.requests_with_hits:.0f}% of requests, "
-        f"{c.cached_tokens_per_request:,.0f}/request"
-    )
-    if c.session_hit_rate_mean is not None:
-        text += f", {100 * c.session_hit_rate_mean:.1f}% a session"
-    if c.by_turn:
-        rates = ", ".join("-" if r is None else f"{100 * r:.0f}%" for r in c.by_turn)
-        text += f"; by {c.by_turn_of or 'turn'} {rates}"
-    return text
-
-
-def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1f}"
-
-
-def phases_text(step: StepSummary) -> str | None:
-    """``connections: 40 new (25%), connect 0.3/1.2 ms, TLS 4.1/9.8 ms (p50/p99); TTFT p50
-    from start 95.0 ms new vs 22.0 ms reused``: what a new connection cost beside a
-    kept-alive one. None unless new connections carried at least ``NEW_SHARE_NOTE`` of
-    the measured requests (a kept-alive run opens one per stream: nothing to say)."""
-    p = step.phases
-    if p is None or not p.new.requests or p.new_share < NEW_SHARE_NOTE:
-        return None
-    n = p.new
-    text = f"connections: {n.requests} new ({100 * p.new_share:.0f}%)"
-    if n.connect_ms_p50 is not None:
-        text += f", connect {_ms(n.connect_ms_p50)}/{_ms(n.connect_ms_p99)} ms"
-    if n.tls_ms_p50 is not None:
-        text += f", TLS {_ms(n.tls_ms_p50)}/{_ms(n.tls_ms_p99)} ms"
-    if n.connect_ms_p50 is not None or n.tls_ms_p50 is not None:
-        text += " (p50/p99)"
-    if step.pooling is not None or n.ttft_ms_p50 is None:  # no token timing (pooling)
-        return text
-    text += f"; TTFT p50 from start {_ms(n.ttft_ms_p50)} ms new"
-    if p.reused.requests:
-        text += f" vs {_ms(p.reused.ttft_ms_p50)} ms reused"
-    return text
-
-
-def media_text(step: StepSummary) -> str | None:
-    """``inputs: 1.5 images/request, 0.42 MP/s, 3.1 s audio/s, 1.2 MB/request, sent in
-    4.1 ms mean, beside 812 prompt tokens/s``; None when no request carried media."""
-    m = step.media
-    if m is None:
-        return None
-    parts = []
-    if m.images_per_request:
-        parts += [f"{m.images_per_request:.2f} images/request", f"{m.megapixels_per_s:.2f} MP/s"]
-    if m.audio_s_per_request:
-        parts.append(f"{m.audio_s_per_s:.2f} s audio/s")
-    parts.append(f"{m.request_bytes_mean / 1e6:.2f} MB/request")
-    if step.send_ms is not None and step.send_ms.mean is not None:
-        parts.append(f"sent in {step.send_ms.mean:.2f} ms mean")
-    tokens = step.throughput.input_tokens_per_s
-    return f"inputs: {', '.join(parts)}, beside {tokens:,.0f} prompt tokens/s"
-
-
 def ramp_text(step: StepSummary) -> str:
     """``, 12 ramp-up`` after the warm-up count, or nothing."""
     return f", {step.requests.ramp} ramp-up" if step.requests.ramp else ""
@@ -348,10 +196,3 @@ def cancelled_text(step: StepSummary) -> str:
     if not r.cancelled_by_client:
         return ""
     return f", {r.cancelled_by_client} cancelled by client ({r.cancelled_by_client_share:.1%})"
-
-
-def ttft_of_text(step: StepSummary) -> str | None:
-    """A note when TTFT is measured to the first answer token rather than any token."""
-    if step.ttft_of != "answer":
-        return None
-    return "TTFT to the first answer token (sla.ttft_of: answer)"

@@ -1,7 +1,8 @@
-"""The frontier point of a step as steps.csv and the facts lines write it.
+"""The frontier point of a step as every output writes it.
 
-Owns :func:`csv_fields` (steps.csv's ``frontier_*`` columns) and :func:`step_text`
-(the step's ``frontier:`` line in the console and report.md). The formulas are
+Owns the step's :func:`section`: steps.csv's ``frontier_*`` columns (after the cost
+columns, beside the USD figure) and the ``frontier:`` line (:func:`step_text`) in
+the console and report.md. The formulas are
 :mod:`loadgen.metrics.frontier`'s; :mod:`loadgen.report.plots.frontier_view` has the
 run's points and front.
 """
@@ -10,16 +11,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from loadgen.summary import StepSummary
+from loadgen.report.section import Section
+from loadgen.summary import FrontierPoint, StepSummary
 
-__all__ = ["csv_fields", "step_text"]
+__all__ = ["section", "step_text"]
 
 
-def csv_fields(step: StepSummary) -> dict[str, Any]:
-    """steps.csv's ``frontier_*`` columns (only a step with a frontier point has them)."""
+def section(step: StepSummary) -> Section | None:
+    """The step's frontier point: its line (when it has interactivity) and its columns;
+    None without a point (a pooling step)."""
     f = step.frontier
     if f is None:
-        return {}
+        return None
+    text = step_text(step)
+    return Section(
+        "frontier", () if text is None else (text,), fields=_csv_fields(f), late_columns=True
+    )
+
+
+def _csv_fields(f: FrontierPoint) -> dict[str, Any]:
     return {
         "frontier_interactivity_tok_s": f.interactivity_tok_s,
         "frontier_tpot_tok_s": f.tpot_tok_s,

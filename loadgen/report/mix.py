@@ -1,11 +1,11 @@
 """The per-model breakdown as every output shows it (a model mix: ``target.models``).
 
-As :mod:`loadgen.report.endpoints` for endpoints: the report table's columns
-(:data:`HEADER`, :func:`cells`), the console's compact lines
-(:func:`console_lines`), the ``steps.csv`` columns (:func:`csv_fields`, named
-``model<i>_<field>`` in target.models' order, the name in ``model<i>_name``),
-and the run header's phrase (:func:`mix_text`). A run of one model has no
-breakdown: every function then returns nothing and outputs read as before.
+As :mod:`loadgen.report.endpoints` for endpoints: the step's :func:`section`
+(the report table's columns, :data:`HEADER` and :func:`cells`; the console's
+compact lines; the ``steps.csv`` columns, named ``model<i>_<field>`` in
+target.models' order, the name in ``model<i>_name``), and the run header's
+phrase (:func:`mix_text`). A run of one model has no breakdown: no section, no
+phrase, and outputs read as before.
 
 The figures after the name are :mod:`loadgen.report.parts`, shared with endpoints.
 """
@@ -13,10 +13,11 @@ The figures after the name are :mod:`loadgen.report.parts`, shared with endpoint
 from __future__ import annotations
 
 from loadgen.report import parts
-from loadgen.report.pooling import kept_columns
+from loadgen.report.pooling import kept_columns, part_table
+from loadgen.report.section import Breakdown, Section
 from loadgen.summary import ModelStats, StepSummary, Summary
 
-__all__ = ["CSV_FIELDS", "HEADER", "cells", "console_lines", "csv_fields", "mix_text"]
+__all__ = ["CSV_FIELDS", "HEADER", "cells", "mix_text", "section"]
 
 #: report.md / report.html: the breakdown table's header
 HEADER = ("model", "share (asked / sent)", *parts.HEADER)
@@ -38,7 +39,7 @@ def cells(m: ModelStats) -> tuple[str, ...]:
     return (m.model, share, *parts.cells(m))
 
 
-def console_lines(step: StepSummary) -> list[str]:
+def _console_lines(step: StepSummary) -> list[str]:
     """Under the step's table: one compact line per model (at most 80 columns; a name longer
     than 12 is cut, report.md has it whole); none for one model."""
     if not step.models:
@@ -55,7 +56,7 @@ def console_lines(step: StepSummary) -> list[str]:
     return lines
 
 
-def csv_fields(step: StepSummary) -> dict[str, object]:
+def _csv_fields(step: StepSummary) -> dict[str, object]:
     """``model<i>_<field>`` for each model and :data:`CSV_FIELDS` (empty: no breakdown)."""
     out: dict[str, object] = {}
     for i, m in enumerate(step.models or ()):
@@ -67,3 +68,16 @@ def csv_fields(step: StepSummary) -> dict[str, object]:
         }
         out.update({f"model{i}_{k}": values[k] for k in CSV_FIELDS})
     return out
+
+
+def section(step: StepSummary) -> Section | None:
+    """The step's per-model breakdown; None for one model."""
+    if not step.models:
+        return None
+    rows = tuple(cells(m) for m in step.models)
+    return Section(
+        "models",
+        console=tuple(_console_lines(step)),
+        table=Breakdown(*part_table(step, HEADER, rows)),
+        fields=_csv_fields(step),
+    )

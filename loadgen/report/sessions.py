@@ -1,18 +1,20 @@
-"""How a step's sessions read: console lines, report facts, steps.csv fields, the SLA row.
+"""How a step's sessions read: the sessions section, the SLA row.
 
 From the step's :class:`~loadgen.summary.SessionStats` (nothing when the step
 ran no sessions): completed and failed sessions, sessions/s and its goodput,
 session time percentiles; the main agent's time split, calls per session,
 sub-agents, context growth and the cached share; TTFT p50 by call index and
-by agent depth. Also how the ``session_s`` SLA check is written (seconds).
+by agent depth (:func:`section`: the lines every output shows, and steps.csv's
+:data:`CSV_FIELDS`). Also how the ``session_s`` SLA check is written (seconds).
 """
 
 from __future__ import annotations
 
 from loadgen.report.blocks import num, verdict_cell
+from loadgen.report.section import Section
 from loadgen.summary import Distribution, SessionStats, SlaBounds, SlaCheck, StepSummary
 
-__all__ = ["CSV_FIELDS", "METRIC", "bound_texts", "check_cells", "csv_fields", "lines"]
+__all__ = ["CSV_FIELDS", "METRIC", "bound_texts", "check_cells", "section"]
 
 #: the SLA check's metric (loadgen.metrics.sla.SESSION_METRIC)
 METRIC = "session_s"
@@ -86,25 +88,17 @@ def _split(s: SessionStats) -> str | None:
     return text
 
 
-def lines(step: StepSummary) -> list[str]:
-    """The step's session lines (console, report.md and report.html say the same)."""
-    s = step.sessions
-    if s is None:
-        return []
+def _lines(s: SessionStats) -> tuple[str, ...]:
     out = [_head(s)]
     if (split := _split(s)) is not None:
         out.append(split)
     ttft = [t for t in (_p50s("by call", s.ttft_by_call), _p50s("by depth", s.ttft_by_depth)) if t]
     if ttft:
         out.append("session TTFT p50 " + " · ".join(ttft))
-    return out
+    return tuple(out)
 
 
-def csv_fields(step: StepSummary) -> dict[str, object]:
-    """steps.csv's session columns (none when the step ran no sessions)."""
-    s = step.sessions
-    if s is None:
-        return {}
+def _csv_fields(s: SessionStats) -> dict[str, object]:
     t = s.time_ms
     values = (
         *(s.completed, s.failed, s.sessions_per_s, s.goodput_sessions_per_s),
@@ -113,6 +107,14 @@ def csv_fields(step: StepSummary) -> dict[str, object]:
         *(s.first_prompt_tokens_p50, s.last_prompt_tokens_p50, s.cached_share),
     )
     return dict(zip(CSV_FIELDS, values, strict=True))
+
+
+def section(step: StepSummary) -> Section | None:
+    """The step's sessions (every output says the same lines); None when it ran none."""
+    s = step.sessions
+    if s is None:
+        return None
+    return Section("sessions", _lines(s), fields=_csv_fields(s))
 
 
 def bound_texts(sla: SlaBounds) -> list[str]:

@@ -1,20 +1,21 @@
-"""How a step's tool calls and structured answers read: console lines, CSV fields, report items.
+"""How a step's tool calls and structured answers read: the validity section, the SLA row.
 
 From the step's :class:`~loadgen.summary.OutputValidity` (nothing when the
 step has none): the validity rate with its interval and the first failure as
 the example; the tool calls per answer, fragments and time to the first
-fragment. Also how the ``valid_output_rate`` SLA check is written (a floor,
-``>=``, where the other bounds are ceilings).
+fragment (:func:`section`: its lines, a list of their own in report.md, and
+its steps.csv columns). Also how the ``valid_output_rate`` SLA check is written
+(a floor, ``>=``, where the other bounds are ceilings).
 """
 
 from __future__ import annotations
 
 from loadgen.report.blocks import pct, verdict_cell
-from loadgen.report.wrap import fit, phrases
+from loadgen.report.section import Section
 from loadgen.summary import OutputValidity, SlaCheck, StepSummary
 from loadgen.vocab import confidence_text
 
-__all__ = ["METRIC", "check_cells", "check_text", "console_lines", "csv_fields", "items"]
+__all__ = ["METRIC", "check_cells", "check_text", "section"]
 
 #: the SLA check's metric (loadgen.metrics.validity.METRIC)
 METRIC = "valid_output_rate"
@@ -45,11 +46,8 @@ def _tools(v: OutputValidity) -> str | None:
     return text
 
 
-def items(step: StepSummary) -> tuple[str, ...]:
-    """The report's lines about the step's outputs (report.md / report.html facts)."""
-    v = step.output_validity
-    if v is None:
-        return ()
+def _lines(v: OutputValidity) -> tuple[str, ...]:
+    """The validity line, the first invalid answer, the tool-call line."""
     out = [f"valid output: {_rate(v)}"]
     if v.example is not None:
         out.append(f"first invalid answer ({v.example_request}): {v.example}")
@@ -58,22 +56,7 @@ def items(step: StepSummary) -> tuple[str, ...]:
     return tuple(out)
 
 
-def console_lines(step: StepSummary) -> list[str]:
-    """Under the step's table: the validity line, the example, the tool-call line, each
-    wrapped at 80 columns between its phrases."""
-    out: list[str] = []
-    for line in items(step):
-        chunks = line.split(" · ")
-        parts = [p for i, c in enumerate(chunks) for p in phrases(c + " ·" * (i < len(chunks) - 1))]
-        out += fit("  ", parts, " ")
-    return out
-
-
-def csv_fields(step: StepSummary) -> dict[str, object]:
-    """steps.csv's columns of the step's outputs (none when the step has none)."""
-    v = step.output_validity
-    if v is None:
-        return {}
+def _csv_fields(v: OutputValidity) -> dict[str, object]:
     d = v.first_tool_ms
     return {
         "valid_output_checked": v.checked,
@@ -86,6 +69,15 @@ def csv_fields(step: StepSummary) -> dict[str, object]:
         "first_tool_ms_p50": None if d is None else d.p50,
         "first_tool_ms_p99": None if d is None else d.p99,
     }
+
+
+def section(step: StepSummary) -> Section | None:
+    """The step's outputs: in report.md a list apart from the step's facts; None when
+    nothing was checked or counted."""
+    v = step.output_validity
+    if v is None:
+        return None
+    return Section("validity", _lines(v), fields=_csv_fields(v), apart=True)
 
 
 def check_text(c: SlaCheck, word: str) -> str:

@@ -20,7 +20,7 @@ import orjson
 import pytest
 
 from loadgen.records import Record
-from loadgen.report.facts import spec_decode_text
+from loadgen.report.spec_decode import spec_decode_text
 from loadgen.scenario import Scenario
 from loadgen.summary import Summary
 

@@ -20,7 +20,7 @@ import orjson
 import pytest
 
 from loadgen.records import Record
-from loadgen.report import validity
+from loadgen.report.terminal.console import format_step
 from loadgen.scenario import Scenario
 from loadgen.summary import Summary
 from tests.integration.test_ground_truth import BOUND_MS, MS, within_bound
@@ -75,8 +75,10 @@ def test_tool_choice_required_every_answer_a_valid_call_timed_as_the_truth(
         v = summary.steps[0].output_validity
         assert v is not None and (v.checked, v.valid, v.rate, v.example) == (60, 60, 1.0, None)
         assert v.calls_per_answer == 1.0 and v.first_tool_ms is not None
-        lines = validity.console_lines(summary.steps[0])  # wrapped between phrases at 80
-        assert len(lines) >= 3 and max(map(len, lines)) <= 80, lines
+        block = format_step(summary.steps[0]).splitlines()  # wrapped between phrases at 80
+        at = next(i for i, line in enumerate(block) if "valid output: " in line)
+        lines = block[at : at + 3]
+        assert max(map(len, lines)) <= 80, lines
         assert " ".join(" ".join(lines).split()).startswith("valid output: 60 of 60 valid")
         truth = {}
         for line in truth_path.read_bytes().splitlines():

@@ -94,7 +94,7 @@ ALLOWED: dict[str, set[str]] = {
     # the command line sits on top of everything
     "cli": {
         *{"gpu_agent", "ceiling", "clock", "errors", "export", "mock", "records", "report"},
-        "results",
+        *{"compare", "results"},
         *{"forecast", "redact", "run", "scenario", "stdio", "vocab", "workload"},
         "target",  # `loadgen init`: the probe and the file it writes (NARROW below)
     },

@@ -1,23 +1,24 @@
 """Per-step sections of the report: what report.md and report.html say about one step.
 
 Owns :func:`step_blocks`: the step's heading, its facts (counts, throughput,
-ramp-up, TTFT end point, prefix cache, prompt-length check, Little's law,
-cost, telemetry), the SLA table (bound, measured, margin, pass/fail), the
-latency table (TTFT reasoning/answer rows when present), the TTFT-by-turn
-table of multi-turn sessions, the per-endpoint table of a run over several
-endpoints, the per-model table of a model mix, and the warnings.
+then each section's lines: :mod:`loadgen.report.sections`), the lists of the
+sections kept apart (validity), the SLA table (bound, measured, margin,
+pass/fail), the latency table (TTFT reasoning/answer rows when present), the
+TTFT-by-turn table of multi-turn sessions, the sections' breakdown tables (per
+endpoint, per model), and the warnings.
 """
 
 from __future__ import annotations
 
 import math
 
-from loadgen.report import endpoints, facts, frontier, mix, sessions, validity
+from loadgen.report import facts, sessions, validity
 from loadgen.report.blocks import Block, Heading, Items, Table, Text, num, pct, verdict_cell
-from loadgen.report.csv_out import telemetry_fields
 from loadgen.report.pooling import LATENCY_ROWS as POOLING_ROWS
-from loadgen.report.pooling import part_table
 from loadgen.report.pooling import throughput_parts as pooling_parts
+from loadgen.report.section import Section
+from loadgen.report.sections import step_sections
+from loadgen.report.spec_decode import spec_mismatch_text
 from loadgen.results import load_label
 from loadgen.summary import Distribution, SlaCheck, StepSummary
 from loadgen.vocab import (
@@ -182,13 +183,14 @@ def _warnings(step: StepSummary) -> tuple[str, ...]:
     if step.tokens.count_mismatches:
         out.append(
             f"{step.tokens.count_mismatches} requests where usage tokens ≠ token events"
-            + facts.spec_mismatch_text(step)
+            + spec_mismatch_text(step)
         )
     out += facts.step_warnings(step)
     return tuple(out)
 
 
-def _facts(step: StepSummary) -> tuple[str, ...]:
+def _facts(step: StepSummary, sections: list[Section]) -> tuple[str, ...]:
+    """Counts and throughput, then the lines of each section not kept apart."""
     r, t = step.requests, step.throughput
     head = (
         f"{r.ok} ok, {r.failed} failed{facts.cancelled_text(step)}, "
@@ -207,64 +209,8 @@ def _facts(step: StepSummary) -> tuple[str, ...]:
                 else ""
             )
         ]
-    out += [
-        text
-        for text in (
-            facts.ttft_of_text(step),
-            facts.prefix_cache_text(step),
-            facts.cached_text(step),
-            facts.spec_decode_text(step),
-            facts.phases_text(step),
-            facts.time_split_text(step),
-            facts.media_text(step),
-            frontier.step_text(step),
-            facts.prompt_length_text(step),
-        )
-        if text is not None
-    ]
-    out += sessions.lines(step)
-    if step.little is not None and not step.little.flagged:
-        out.append(
-            f"Little's law: {step.little.mean_in_flight:.1f} in flight sampled vs "
-            f"{step.little.predicted:.1f} predicted"
-        )
-    if step.cost is not None:
-        costs = step.cost.model_dump(exclude_none=True).items()
-        out.append("cost: " + "; ".join(_cost(k, v) for k, v in costs))
-    text = _telemetry_text(telemetry_fields(step))
-    if text:  # a step with only Prometheus queries' columns has none of these
-        out.append("telemetry: " + text)
+    out += [line for s in sections if not s.apart for line in s.lines]
     return tuple(out)
-
-
-def _cost(key: str, value: float) -> str:
-    label = key.removeprefix("usd_").replace("_", " ")
-    return f"{value:,.4g} USD {label}"
-
-
-_TELEMETRY_TEXT = {
-    "gpu_util_pct_mean": "GPU util mean {:.0f}%",
-    "gpu_util_pct_max": "max {:.0f}%",
-    "gpu_mem_used_gib_peak": "memory peak {:.1f} GiB",
-    "gpu_power_w_mean": "power mean {:.0f} W",
-    "gpu_energy_j": "energy {:,.0f} J",
-    "gpu_j_per_output_token": "{:.3g} J/output token",
-    "server_running_mean": "server running mean {:.1f}",
-    "server_waiting_mean": "waiting mean {:.1f}",
-    "server_waiting_max": "max {:.0f}",
-    "server_kv_usage_pct_mean": "KV usage mean {:.0f}%",
-    "server_kv_usage_pct_max": "max {:.0f}%",
-    "server_preemptions": "preemptions {:.0f}",
-}
-
-
-def _telemetry_text(tf: dict[str, float]) -> str:
-    parts = []
-    fmt = _TELEMETRY_TEXT
-    for key, pattern in fmt.items():
-        if key in tf:
-            parts.append(pattern.format(tf[key]))
-    return ", ".join(parts)
 
 
 def step_blocks(step: StepSummary) -> list[Block]:
@@ -274,9 +220,9 @@ def step_blocks(step: StepSummary) -> list[Block]:
     if sla.verdict is not None and sla.reason:
         tone = {"met": "pass", "missed": "fail"}.get(sla.verdict, "warn")
         blocks.append(Text(f"SLA {sla.verdict}: {sla.reason}", tone))
-    blocks.append(Items(_facts(step)))
-    if outputs := validity.items(step):
-        blocks.append(Items(outputs))
+    sections = step_sections(step)
+    blocks.append(Items(_facts(step, sections)))
+    blocks += [Items(s.lines) for s in sections if s.apart and s.lines]
     if step.sla.checks:
         header: tuple[str, ...] = ("SLA bound", "limit", "measured", "margin", "verdict", "why")
         rows = tuple(_check_row(c) for c in step.sla.checks)
@@ -290,12 +236,7 @@ def step_blocks(step: StepSummary) -> list[Block]:
             blocks.append(Items((note,), "note"))
     if (turns := _turn_table(step)) is not None:
         blocks.append(turns)
-    if step.endpoints:  # a pooling step's breakdowns: no token timing (part_table)
-        rows = tuple(endpoints.cells(e) for e in step.endpoints)
-        blocks.append(Table(*part_table(step, endpoints.HEADER, rows)))
-    if step.models:
-        rows = tuple(mix.cells(m) for m in step.models)
-        blocks.append(Table(*part_table(step, mix.HEADER, rows)))
+    blocks += [Table(s.table.header, s.table.rows) for s in sections if s.table is not None]
     if warnings := _warnings(step):
         blocks.append(Items(warnings, "warn"))
     return blocks

@@ -15,7 +15,7 @@ from pathlib import Path
 import pydantic
 import yaml
 
-from loadgen.report.csv_out import render_steps_csv
+from loadgen.report.step_table import render_steps_csv
 from loadgen.results import load_summary, read_run_samples, read_telemetry, write_atomic
 from loadgen.scenario import Scenario
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from loadgen.report.csv_out import telemetry_fields
+from loadgen.report.telemetry import telemetry_fields
 from loadgen.results import load_value
 from loadgen.summary import StepSummary, Summary
 from loadgen.vocab import CURVE_STATS, PERCENTILE_OF, metric_label

@@ -7,9 +7,11 @@ stderr) and :func:`format_verdict` (the run's last lines).
 
 from __future__ import annotations
 
-from loadgen.report import facts, frontier, mix, sessions, validity
-from loadgen.report.endpoints import console_lines, target_text
+from loadgen.report import facts, validity
+from loadgen.report.endpoints import target_text
 from loadgen.report.pooling import throughput_parts
+from loadgen.report.sections import step_sections
+from loadgen.report.spec_decode import spec_mismatch_text
 from loadgen.report.wrap import CONSOLE_WIDTH, fit, phrases
 from loadgen.results import load_label
 from loadgen.summary import Distribution, SlaCheck, StepSummary, Summary
@@ -134,27 +136,20 @@ def interval_text(lo: float | None, hi: float | None) -> str:
     return f"{lo:.2f}-{hi:.2f}"
 
 
-def _notes(step: StepSummary, prompt_length_source: str | None) -> list[str]:
-    """Lines under the table: TTFT's end point, prefix cache, cached tokens, speculative
-    decoding, images and audio, sessions, prompt-length check."""
-    texts = (
-        facts.ttft_of_text(step),
-        facts.prefix_cache_text(step),
-        facts.cached_text(step),
-        facts.spec_decode_text(step),
-        facts.phases_text(step),
-        facts.time_split_text(step),
-        facts.media_text(step),
-        frontier.step_text(step),
-    )
-    out = [text for text in texts if text] + sessions.lines(step)
-    prompt = facts.prompt_length_text(step)
-    if prompt is not None and (
-        step.prompt_lengths.beyond_tolerance or prompt_length_source == "approximate"
-    ):
-        out.append(prompt)
-    # each fitted to the console's width (the step block indents by 2)
-    return [f"  {line}" for text in out for line in fit("", phrases(text), " ", CONSOLE_WIDTH - 2)]
+def _section_lines(step: StepSummary, details: bool) -> list[str]:
+    """Under the table, each section of the step in the sections' order: a breakdown's
+    laid-out lines as they are, each fact line fitted to the console's width (the step
+    block indents by 2). A detail only with ``details`` or when its verdict is off."""
+    out: list[str] = []
+    for section in step_sections(step):
+        if section.detail and not details and section.verdict != "off":
+            continue
+        if section.console is not None:
+            out += section.console
+            continue
+        width = CONSOLE_WIDTH - 2
+        out += [f"  {ln}" for text in section.lines for ln in fit("", phrases(text), " ", width)]
+    return out
 
 
 def step_warning_lines(step: StepSummary) -> list[str]:
@@ -180,8 +175,9 @@ def format_step(
     """A readable block: counts, throughput, latency table, SLA and (unless told) warnings.
 
     ``prompt_length_source`` (the run's ``Summary.prompt_length_source``):
-    with ``approximate`` the planned-vs-server prompt line is printed whenever
-    the server counted prompts; otherwise only when a request is beyond tolerance.
+    with ``approximate`` the sections' details are printed too (the planned-vs-server
+    prompt line whenever the server counted prompts); otherwise a detail only when it
+    is off (a request beyond tolerance).
     ``warnings=False`` leaves out :func:`step_warning_lines` (printed apart, to stderr).
     """
     r, t = step.requests, step.throughput
@@ -208,14 +204,11 @@ def format_step(
             " · ",
         ),
         *_latency_rows(step),
-        *console_lines(step),
-        *mix.console_lines(step),
-        *validity.console_lines(step),
-        *_notes(step, prompt_length_source),
+        *_section_lines(step, details=prompt_length_source == "approximate"),
     ]
     if step.tokens.count_mismatches:
         note = f"note: {step.tokens.count_mismatches} requests where usage tokens != token events"
-        lines += fit("  ", phrases(note + facts.spec_mismatch_text(step)), " ")
+        lines += fit("  ", phrases(note + spec_mismatch_text(step)), " ")
     if step.sla.checks:
         sla = step.sla
         lines += fit(f"  SLA {sla.verdict}: ", [_check_text(c) for c in sla.checks], "; ")

@@ -42,7 +42,7 @@ import numpy as np
 import pytest
 
 from loadgen.records import read_records
-from loadgen.report.facts import spec_decode_text
+from loadgen.report.spec_decode import spec_decode_text
 from loadgen.run import RunOptions, run_scenario
 from loadgen.scenario import Scenario
 from loadgen.target.spec_decode import (

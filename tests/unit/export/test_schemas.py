@@ -9,7 +9,7 @@ import pytest
 from loadgen.export import schemas
 from loadgen.export.schemas import STEP_TYPES, family_type, record_columns
 from loadgen.records import Record
-from loadgen.report.csv_out import BASE_COLUMNS, OPTIONAL_COLUMNS
+from loadgen.report.step_table import BASE_COLUMNS, OPTIONAL_COLUMNS
 
 
 def test_every_record_field_has_a_column_in_order() -> None:

@@ -86,8 +86,7 @@ def test_merged_columns_give_the_same_figures() -> None:
 
 
 def test_a_line_only_when_new_connections_carried_a_share_and_csv_columns_always() -> None:
-    from loadgen.report.csv_out import PHASE_COLUMNS, phase_fields
-    from loadgen.report.facts import phases_text
+    from loadgen.report.phases import PHASE_COLUMNS, phase_fields, phases_text
 
     busy = summarize([new(0, 1.0, 20.0, 80.0), *(reused(1 + i, 20.0) for i in range(9))])
     text = phases_text(busy)

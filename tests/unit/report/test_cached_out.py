@@ -9,8 +9,8 @@ from pathlib import Path
 
 from loadgen.metrics.step import summarize_step
 from loadgen.records import Record
-from loadgen.report.csv_out import render_steps_csv
 from loadgen.report.documents.writer import write_reports
+from loadgen.report.step_table import render_steps_csv
 from loadgen.report.terminal.console import format_step
 from loadgen.scenario import SlaSpec
 from loadgen.summary import LoadPoint, Summary

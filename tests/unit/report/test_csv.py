@@ -4,7 +4,8 @@ import csv
 import io
 
 from loadgen.records import Record
-from loadgen.report.csv_out import BASE_COLUMNS, render_steps_csv, step_row, telemetry_fields
+from loadgen.report.step_table import BASE_COLUMNS, render_steps_csv, step_row
+from loadgen.report.telemetry import telemetry_fields
 from loadgen.summary import LittleCheck, Summary
 
 

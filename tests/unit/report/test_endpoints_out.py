@@ -8,10 +8,10 @@ from pathlib import Path
 
 from loadgen.metrics import summarize_step
 from loadgen.records import Record
-from loadgen.report.csv_out import render_steps_csv
 from loadgen.report.documents.html import render_html
 from loadgen.report.documents.markdown import build_document, render_markdown
 from loadgen.report.endpoints import CSV_FIELDS, HEADER, target_text
+from loadgen.report.step_table import render_steps_csv
 from loadgen.report.terminal.console import format_run_header, format_step
 from loadgen.scenario import SlaSpec
 from loadgen.summary import LoadPoint, Summary

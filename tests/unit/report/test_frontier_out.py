@@ -13,13 +13,13 @@ from loadgen.compare.runs import load_runs
 from loadgen.metrics.columns import StepColumns
 from loadgen.metrics.frontier import frontier_point
 from loadgen.records import Record
-from loadgen.report.csv_out import steps_table
 from loadgen.report.documents.writer import write_reports
 from loadgen.report.frontier import step_text
 from loadgen.report.plots import figures
 from loadgen.report.plots.compare_frontier import FRONTS_FILE, compare_fronts
 from loadgen.report.plots.frontier_figure import MISS_COLOUR, draw_frontier, draw_fronts
 from loadgen.report.plots.frontier_view import PER_GPU, PER_RUN, frontier_view
+from loadgen.report.step_table import steps_table
 from loadgen.results.files import write_summary
 from loadgen.summary import FrontierPoint, Summary
 

@@ -21,10 +21,10 @@ from pydantic import TypeAdapter
 from loadgen.metrics.step import summarize_step
 from loadgen.records import Record
 from loadgen.report.blocks import verdict_cell
-from loadgen.report.csv_out import render_steps_csv
 from loadgen.report.documents.html import render_html
 from loadgen.report.documents.markdown import build_document, render_markdown
 from loadgen.report.plots import load_figures
+from loadgen.report.step_table import render_steps_csv
 from loadgen.report.terminal.console import format_step
 from loadgen.results.sweep import make_sweep, verdict
 from loadgen.scenario import LoadSpec, SlaSpec

@@ -12,7 +12,6 @@ import pytest
 
 from loadgen.records import Record
 from loadgen.report import facts
-from loadgen.report.csv_out import BASE_COLUMNS, render_steps_csv
 from loadgen.report.documents.markdown import (
     OVERVIEW_HEADER,
     PREFIX_COLUMN,
@@ -22,6 +21,7 @@ from loadgen.report.documents.markdown import (
 )
 from loadgen.report.documents.writer import write_reports
 from loadgen.report.sessions import CSV_FIELDS as SESSION_COLUMNS
+from loadgen.report.step_table import BASE_COLUMNS, render_steps_csv
 from loadgen.report.terminal.console import format_run_header, format_step
 from loadgen.results.steps import load_label
 from loadgen.scenario.workload_spec import WorkloadSpec
@@ -311,8 +311,8 @@ def test_rich_run_counts(rich_data: tuple[Summary, list[Record]]) -> None:
 
 
 def test_docs_name_every_optional_column_and_plot() -> None:
-    from loadgen.report.csv_out import OPTIONAL_COLUMNS
     from loadgen.report.plots.figures import PLOT_FILES
+    from loadgen.report.step_table import OPTIONAL_COLUMNS
 
     docs = (Path(__file__).resolve().parents[3] / "docs" / "reports.md").read_text()
     for names, _ in OPTIONAL_COLUMNS:

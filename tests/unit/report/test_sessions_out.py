@@ -10,7 +10,7 @@ import numpy as np
 
 from loadgen.metrics import summarize_step
 from loadgen.records import Record
-from loadgen.report import csv_out, sessions
+from loadgen.report import sessions, step_table
 from loadgen.report.documents.markdown import build_document, render_markdown
 from loadgen.report.plots import figures
 from loadgen.report.plots.context_figure import UNKNOWN_COLOUR, context_steps, draw_context
@@ -70,7 +70,9 @@ def test_console_and_report_say_the_sessions_figures() -> None:
     step = step_of(agent_records(0, 4))
     s = step.sessions
     assert s is not None and s.completed == 4
-    lines = sessions.lines(step)
+    section = sessions.section(step)
+    assert section is not None and section.key == "sessions"
+    lines = section.lines
     assert lines[0].startswith("sessions: 4 completed, 0 failed · ")
     assert "time p50 0.40 s" in lines[0]
     # main 100 + 80 ms of 400, waiting 100 -> 300 ms, 20 ms the rest
@@ -93,7 +95,9 @@ def test_a_chat_reads_without_sub_agents() -> None:
     for r in chat:
         r.agent = r.parent = r.agent_depth = None
         r.turn, r.call = r.call, None
-    (_, split, *_) = sessions.lines(step_of(chat))
+    section = sessions.section(step_of(chat))
+    assert section is not None
+    (_, split, *_) = section.lines
     assert split.startswith("session time: LLM calls ") and "sub-agent" not in split
 
 
@@ -103,13 +107,13 @@ def test_steps_csv_has_the_session_columns_only_when_a_step_ran_sessions() -> No
     for r in plain_records:
         r.session = None
     plain = step_of(plain_records, 1)
-    assert plain.sessions is None and sessions.csv_fields(plain) == {}
-    rows = [csv_out.step_row(s) for s in (with_sessions, plain)]
-    columns = csv_out.csv_columns(rows)
+    assert plain.sessions is None and sessions.section(plain) is None
+    rows = [step_table.step_row(s) for s in (with_sessions, plain)]
+    columns = step_table.csv_columns(rows)
     assert columns[-len(sessions.CSV_FIELDS) :] == list(sessions.CSV_FIELDS)
     assert rows[0]["sessions_completed"] == 4 and rows[0]["session_time_ms_p50"] == 400.0
     assert rows[0]["session_cached_share"] == with_sessions.sessions.cached_share  # type: ignore[union-attr]
-    only_plain = csv_out.csv_columns([rows[1]])
+    only_plain = step_table.csv_columns([rows[1]])
     assert not set(only_plain) & set(sessions.CSV_FIELDS)
 
 

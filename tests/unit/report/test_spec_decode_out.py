@@ -5,9 +5,9 @@ from __future__ import annotations
 import csv
 import io
 
-from loadgen.report.csv_out import SPEC_DECODE_COLUMNS as COLUMNS
-from loadgen.report.csv_out import render_steps_csv
-from loadgen.report.facts import spec_decode_text
+from loadgen.report.spec_decode import SPEC_DECODE_COLUMNS as COLUMNS
+from loadgen.report.spec_decode import spec_decode_text
+from loadgen.report.step_table import render_steps_csv
 from loadgen.report.terminal.console import format_step
 from loadgen.summary import SpecDecodeStats
 from tests.unit.report.conftest import bare_step, bare_summary

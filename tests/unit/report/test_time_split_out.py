@@ -9,7 +9,7 @@ import pytest
 
 from loadgen.metrics.time_split import split_growth
 from loadgen.records import Record
-from loadgen.report import facts
+from loadgen.report import time_split
 from loadgen.report.plots import figures
 from loadgen.report.plots.split_figure import PART_COLOURS, draw_time_split, split_bars
 from loadgen.summary import PhaseTime, Summary, TimeSplit
@@ -75,17 +75,17 @@ def test_growth_can_name_the_server_frontend(with_splits: Summary) -> None:
 def test_facts_line(with_splits: Summary) -> None:
     s2 = with_splits.steps[2]
     s2.time_split = s2.time_split and s2.time_split.model_copy(update={"grew_most": "queue up"})
-    assert facts.time_split_text(s2) == (
+    assert time_split.time_split_text(s2) == (
         "where the time went (vllm histograms, means): queue 40 ms, prefill 14 ms, "
         "decode 30 ms, server frontend 7 ms, network + client -1 ms; queue up"
     )
-    assert facts.time_split_text(with_splits.steps[3]) is None
+    assert time_split.time_split_text(with_splits.steps[3]) is None
 
 
 def test_a_mean_that_rounds_to_zero_reads_0_not_minus_0(with_splits: Summary) -> None:
     s0 = with_splits.steps[0]
     s0.time_split = split(0.2, 8.0, 10.0, -0.4, -0.3)  # the mock: float noise about 0
-    assert facts.time_split_text(s0) == (
+    assert time_split.time_split_text(s0) == (
         "where the time went (vllm histograms, means): queue 0 ms, prefill 8 ms, "
         "decode 10 ms, server frontend 0 ms, network + client 0 ms"
     )

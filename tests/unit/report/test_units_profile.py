@@ -12,10 +12,10 @@ from loadgen.compare.runs import load_runs
 from loadgen.metrics.profiles import PROFILES
 from loadgen.records import Record
 from loadgen.report.blocks import Table
-from loadgen.report.csv_out import render_steps_csv
 from loadgen.report.documents.comparison import comparison_tables
 from loadgen.report.documents.markdown import build_document
 from loadgen.report.documents.writer import write_reports
+from loadgen.report.step_table import render_steps_csv
 from loadgen.summary import Summary
 
 from .conftest import write_run

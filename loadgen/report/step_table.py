@@ -1,17 +1,16 @@
-"""``steps.csv``: one row per step, flat columns that pandas or a spreadsheet read directly.
+"""The flat step table: one row per step, the columns steps.csv, Parquet and MLflow share.
 
-Owns the column names (see docs/reports.md) and
-:func:`telemetry_fields`, the flat view of a step's ``telemetry`` block that
-the plots and the Markdown report also use. Empty cells are values the step
-does not have (no successful request, no telemetry). Booleans are
-``True``/``False``, which pandas reads as bool. The fixed columns are always
-there; each group of :data:`OPTIONAL_COLUMNS` only when some step has a value
-that says something (a plain run has none of them), then cost and telemetry.
-
-Several endpoints add ``endpoint<i>_<field>`` columns after those
-(loadgen.report.endpoints.CSV_FIELDS); a model mix adds ``model<i>_<field>``
-columns (loadgen.report.mix.CSV_FIELDS); steps with sessions add ``session*`` columns
-(loadgen.report.sessions.csv_fields).
+Owns the column names (see docs/reports.md), :func:`steps_table` (the columns
+and rows, Python values) and steps.csv's text (:func:`render_steps_csv`).
+Empty cells are values the step does not have (no successful request, no
+telemetry). Booleans are ``True``/``False``, which pandas reads as bool. The
+fixed columns are always there; each group of :data:`OPTIONAL_COLUMNS` only
+when some step has a value that says something (a plain run has none of them).
+Every other column is a section's field (:mod:`loadgen.report.sections`: the
+endpoints' ``endpoint<i>_<field>``, the models' ``model<i>_<field>``,
+``session*``, ``cost_*``, ...), in the sections' order, those a section marks
+``late_columns`` (the frontier's, the telemetry's) last; the table names no
+feature but for the optional groups it places.
 """
 
 from __future__ import annotations
@@ -22,10 +21,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from loadgen.report import frontier, mix, pooling, sessions, validity
-from loadgen.report.endpoints import csv_fields
+from loadgen.report import pooling
+from loadgen.report.phases import PHASE_COLUMNS
+from loadgen.report.sections import step_sections
+from loadgen.report.spec_decode import SPEC_DECODE_COLUMNS
 from loadgen.results import is_pooling, load_value
-from loadgen.summary import Mean, MeanMax, StepSummary, Summary
+from loadgen.summary import StepSummary, Summary
 from loadgen.vocab import CURVE_STATS, DISTRIBUTION_STATS
 
 __all__ = [
@@ -33,13 +34,11 @@ __all__ = [
     "CI_COLUMNS",
     "LATENCY_COLUMNS",
     "OPTIONAL_COLUMNS",
-    "SPEC_DECODE_COLUMNS",
     "STATS",
     "csv_columns",
     "render_steps_csv",
     "step_row",
     "steps_table",
-    "telemetry_fields",
     "write_steps_csv",
 ]
 
@@ -54,17 +53,6 @@ CI_COLUMNS = tuple(
     for s in CURVE_STATS
     for end in ("low", "high")
 )
-#: speculative decoding's columns (StepSummary.spec_decode), empty without a draft model
-SPEC_DECODE_COLUMNS = (
-    "spec_decode_acceptance_rate",
-    "spec_decode_mean_accepted_length",
-    "spec_decode_drafts",
-    "spec_decode_draft_tokens",
-    "spec_decode_accepted_tokens",
-    "spec_decode_emitted_tokens",
-    "spec_decode_tokens_per_event",
-)
-
 BASE_COLUMNS = (
     "step",
     "load_mode",
@@ -109,30 +97,6 @@ BASE_COLUMNS = (
 )
 
 
-#: request phases: new connections beside reused ones (step.phases)
-PHASE_COLUMNS = (
-    "conn_new_requests",
-    "conn_reused_requests",
-    "connect_ms_p50",
-    "connect_ms_p99",
-    "tls_ms_p50",
-    "tls_ms_p99",
-    "ttft_new_conn_ms_p50",
-    "ttft_reused_conn_ms_p50",
-)
-
-
-def phase_fields(step: StepSummary) -> dict[str, Any]:
-    """The step's :data:`PHASE_COLUMNS` (all None when no transport said)."""
-    p = step.phases
-    if p is None:
-        return dict.fromkeys(PHASE_COLUMNS)
-    n, r = p.new, p.reused
-    values = [n.requests, r.requests, n.connect_ms_p50, n.connect_ms_p99, n.tls_ms_p50]
-    values += [n.tls_ms_p99, n.ttft_ms_p50, r.ttft_ms_p50]
-    return dict(zip(PHASE_COLUMNS, values, strict=True))
-
-
 def _some(values: list[Any]) -> bool:
     return any(v is not None for v in values)
 
@@ -173,76 +137,19 @@ OPTIONAL_COLUMNS: tuple[tuple[tuple[str, ...], Callable[[list[Any]], bool]], ...
 _OPTIONAL = {name for names, _ in OPTIONAL_COLUMNS for name in names}
 
 
-def _mean_max(block: MeanMax | Mean | None, prefix: str, out: dict[str, float]) -> None:
-    if block is not None:
-        out.update({f"{prefix}_{k}": float(v) for k, v in block.model_dump().items()})
-
-
-def telemetry_fields(step: StepSummary) -> dict[str, float]:
-    """The step's telemetry as flat numbers: all GPUs together and the server's gauges.
-
-    Keys: ``gpu_count``, ``gpu_util_pct_mean/max``, ``gpu_mem_used_gib_peak``,
-    ``gpu_power_w_mean``, ``gpu_energy_j``, ``gpu_j_per_output_token``,
-    ``gpu_output_tokens_per_j``, ``server_{running,waiting}_{mean,max}``,
-    ``server_kv_usage_pct_{mean,max}``, ``server_preemptions``, and
-    ``prom_<name>_{mean,max,last}`` for each ``telemetry.prometheus`` query of
-    one series; a key is absent when the step has no such value.
-    """
-    out: dict[str, float] = {}
-    t = step.telemetry
-    total = t.total if t is not None else None
-    if total is not None:
-        out["gpu_count"] = float(total.gpus)
-        _mean_max(total.util_pct, "gpu_util_pct", out)
-        if total.mem_used_bytes is not None:
-            out["gpu_mem_used_gib_peak"] = total.mem_used_bytes.peak / 2**30
-        _mean_max(total.power_w, "gpu_power_w", out)
-        energy = {
-            "gpu_energy_j": total.energy_j,
-            "gpu_j_per_output_token": total.j_per_output_token,
-            "gpu_output_tokens_per_j": total.output_tokens_per_j,
-        }
-        out.update({k: v for k, v in energy.items() if v is not None})
-    server = t.server if t is not None else None
-    if server is not None:
-        _mean_max(server.running, "server_running", out)
-        _mean_max(server.waiting, "server_waiting", out)
-        kv: dict[str, float] = {}
-        _mean_max(server.kv_usage, "server_kv_usage_pct", kv)
-        out.update({k: v * 100.0 for k, v in kv.items()})
-        if server.preemptions is not None:
-            out["server_preemptions"] = float(server.preemptions)
-    prom = t.prometheus if t is not None else None
-    for name, q in prom.queries.items() if prom is not None else ():
-        found = {"mean": q.mean, "max": q.max, "last": q.last}
-        out.update({f"prom_{name}_{k}": v for k, v in found.items() if v is not None})
-    return out
-
-
 def _optional_fields(step: StepSummary) -> dict[str, Any]:
-    """The step's values of :data:`OPTIONAL_COLUMNS` (None: the step has no such value)."""
-    pl, pc, cache = step.prompt_lengths, step.prefix_cache, step.cache
-    row: dict[str, Any] = {
-        "time_scale": step.load.time_scale,
-        "requests_ramp": step.requests.ramp,
-        "ttft_of": step.ttft_of,
-        "prefix_cache_hit_rate": pc.hit_rate if pc is not None else None,
-        "cache_hit_rate": cache.hit_rate if cache is not None else None,
-        "cache_requests_with_hits": cache.requests_with_hits if cache is not None else None,
-        "cache_tokens_per_request": cache.cached_tokens_per_request if cache is not None else None,
-        **phase_fields(step),
-        "prompt_len_mean_rel_diff": pl.mean_rel_diff if pl.compared else None,
-        "prompt_len_worst_rel_diff": pl.worst_rel_diff if pl.compared else None,
-        "prompt_len_beyond_tolerance": pl.beyond_tolerance,
-        "short_outputs": step.tokens.short_outputs,
-        "requests_cancelled_by_client": step.requests.cancelled_by_client,
-        "cancelled_by_client_share": step.requests.cancelled_by_client_share,
-        "cancelled_output_tokens": step.tokens.cancelled_output_total,
-    }
-    sd = step.spec_decode
-    for name in ("acceptance_rate", "mean_accepted_length", "drafts", "draft_tokens",
-                 "accepted_tokens", "emitted_tokens", "tokens_per_event"):  # fmt: skip
-        row[f"spec_decode_{name}"] = getattr(sd, name) if sd is not None else None
+    """The step's own values of :data:`OPTIONAL_COLUMNS`, every other optional column None
+    (the sections fill theirs)."""
+    row: dict[str, Any] = dict.fromkeys(_OPTIONAL)
+    row.update(
+        time_scale=step.load.time_scale,
+        requests_ramp=step.requests.ramp,
+        ttft_of=step.ttft_of,
+        short_outputs=step.tokens.short_outputs,
+        requests_cancelled_by_client=step.requests.cancelled_by_client,
+        cancelled_by_client_share=step.requests.cancelled_by_client_share,
+        cancelled_output_tokens=step.tokens.cancelled_output_total,
+    )
     for metric in ("ttft_reasoning_ms", "ttft_answer_ms"):
         dist = getattr(step, metric)
         for stat in CURVE_STATS:
@@ -252,7 +159,7 @@ def _optional_fields(step: StepSummary) -> dict[str, Any]:
 
 def step_row(step: StepSummary, metrics_profile: str = "loadgen") -> dict[str, Any]:
     """Every column of one step: the fixed ones, every optional one (None where the step
-    has no value), and cost and telemetry columns only when the step has them.
+    has no value), and its sections' fields.
     ``metrics_profile``: the run's (``summary.metrics_profile``), repeated on every row."""
     load, r, t, c = step.load, step.requests, step.throughput, step.client
     row: dict[str, Any] = {
@@ -311,20 +218,15 @@ def step_row(step: StepSummary, metrics_profile: str = "loadgen") -> dict[str, A
         metrics_profile=metrics_profile,
     )
     row.update(_optional_fields(step))
-    row.update(csv_fields(step))
-    row.update(mix.csv_fields(step))
-    row.update(validity.csv_fields(step))
-    row.update(sessions.csv_fields(step))
-    if step.cost is not None:  # a figure the step has no throughput for is left out
-        row.update({f"cost_{k}": v for k, v in step.cost.model_dump(exclude_none=True).items()})
-    row.update(frontier.csv_fields(step))
-    row.update({f"telemetry_{k}": v for k, v in telemetry_fields(step).items()})
+    sections = step_sections(step)
+    for section in sorted(sections, key=lambda s: s.late_columns):  # stable: in their order
+        row.update(section.fields)
     return row
 
 
 def csv_columns(rows: list[dict[str, Any]]) -> list[str]:
-    """The base columns; the optional groups that say something; then the cost and
-    telemetry columns any row has, in first-seen order."""
+    """The base columns; the optional groups that say something; then the sections'
+    columns any row has, in first-seen order."""
     optional = [
         name
         for names, informative in OPTIONAL_COLUMNS
