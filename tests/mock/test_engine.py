@@ -9,6 +9,7 @@ from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
 
+import pytest
 from mockhttp import MockProc, completion_body, fetch, read_truth
 
 from loadgen.mock import DEFAULT_PROFILE, PROFILES
@@ -74,6 +75,7 @@ def test_running_and_waiting_follow_the_load(start_mock: Callable[..., MockProc]
     assert "# TYPE vllm:e2e_request_latency_seconds histogram" in after
 
 
+@pytest.mark.timing  # the mock's step times to 0.5 ms: run apart, on a quiet machine
 def test_step_durations_follow_the_formula(
     start_mock: Callable[..., MockProc], tmp_path: Path
 ) -> None:
