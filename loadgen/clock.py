@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from loadgen.netstamp import WallOffset
 
 __all__ = [
+    "LATELY",
     "NS_PER_MS",
     "NS_PER_S",
     "Anchor",
@@ -138,6 +139,21 @@ async def sleep_until(deadline_ns: int) -> None:
 async def pause(seconds: float) -> None:
     """A coarse relative wait, for periodic housekeeping only (never for a schedule)."""
     await asyncio.sleep(seconds)
+
+
+class Lately:
+    """How late the event loop has lately run what was due (ns): the worst of the loop
+    monitor's recent samples, 0 until one runs. A stamp the loop takes as it reads (the
+    user-space transports') may be up to this late: their reads' slack."""
+
+    __slots__ = ("ns",)
+
+    def __init__(self) -> None:
+        self.ns = 0
+
+
+#: the process's one :class:`Lately` (the loop monitor sets it, user-space transports read it)
+LATELY = Lately()
 
 
 async def yield_lag_ns() -> int:

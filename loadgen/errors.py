@@ -106,13 +106,13 @@ class SlaMissed(LoadgenError):
 
 
 class Inconclusive(LoadgenError):
-    """``--strict``: a step is inconclusive (loadgen itself may have been the bottleneck)."""
+    """``--strict``: a step is inconclusive (its sample or loadgen's own error cannot decide it)."""
 
     brief = "inconclusive (--strict)"
     meaning = (
         "`--strict`: a step is inconclusive (too few requests for a percentile bound at"
-        " `sla.confidence`, a bound inside its interval, or loadgen itself saturated; each"
-        " step's reason is named)"
+        " `sla.confidence`, a bound within loadgen's own error of the value, or a bound inside"
+        " its interval; each step's reason is named)"
     )
 
 

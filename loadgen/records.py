@@ -133,6 +133,17 @@ class Record:
     connect_ns: int | None = None  # a new connection: its TCP connect was done
     tls_ns: int | None = None  # a new https connection: its TLS handshake was done
     first_byte_ns: int | None = None  # the answer's first byte came (a 1xx answer's included)
+    # -- loadgen's own error (docs/metrics.md, "Client error")
+    #: per token event, how much earlier than its stamp it may have come (ns): its read
+    #: also carried a later token event (or bytes of a later event), so it got that read's
+    #: stamp, and came after the connection's previous read. Shorter than ``token_ns``:
+    #: the rest are 0. None: every token event's stamp is exact (its read's own)
+    token_slack_ns: list[int] | None = None
+    #: how much earlier than ``end_ns`` the answer's last byte may have come: ``end_ns``
+    #: less the stamp of the read that ended it, plus that read's slack, where the
+    #: transport stamps in user space (0: exact, the kernel's stamp of that read, or a
+    #: failure: it ends when loadgen saw it)
+    end_slack_ns: int = 0
 
     @property
     def output_tokens(self) -> int:

@@ -56,7 +56,7 @@ from loadgen.client.transport import (
     TransportError,
     describe,
 )
-from loadgen.clock import now_ns
+from loadgen.clock import LATELY, now_ns
 
 __all__ = ["AiohttpTransport"]
 
@@ -227,7 +227,7 @@ class _AiohttpResponse:
         body = self._body
         return Phases(new_connection=None if body.conn is None else not body.reused)
 
-    async def chunks(self) -> AsyncIterator[tuple[int, bytes]]:
+    async def chunks(self) -> AsyncIterator[tuple[int, bytes, int]]:
         readany = self._resp.content.readany
         arrivals = self._arrivals
         try:
@@ -236,7 +236,7 @@ class _AiohttpResponse:
                 if not data:
                     return
                 if not arrivals and not self._early:
-                    yield now_ns(), data
+                    yield now_ns(), data, LATELY.ns
                     continue
                 for piece in self._split(data):
                     yield piece
@@ -247,22 +247,24 @@ class _AiohttpResponse:
         except aiohttp.ClientError as exc:
             raise TransportError("protocol_error", describe(exc)) from None
 
-    def _split(self, data: bytes) -> list[tuple[int, bytes]]:
-        """Cut what one read returned back into the pieces that arrived, each with its stamp."""
-        out: list[tuple[int, bytes]] = []
+    def _split(self, data: bytes) -> list[tuple[int, bytes, int]]:
+        """Cut what one read returned back into the pieces that arrived, each with its stamp
+        (the loop's, so each may be as late as the loop lately ran: its slack)."""
+        slack = LATELY.ns
+        out: list[tuple[int, bytes, int]] = []
         off = 0
         if self._early:
             n = min(self._early, len(data))
-            out.append((self._early_ns, data[:n]))
+            out.append((self._early_ns, data[:n], slack))
             self._early -= n
             off = n
         arrivals = self._arrivals
         while off < len(data) and arrivals:
             ns, n = arrivals.popleft()
-            out.append((ns, data[off : off + n]))
+            out.append((ns, data[off : off + n], slack))
             off += n
         if off < len(data):
-            out.append((now_ns(), data[off:]))
+            out.append((now_ns(), data[off:], slack))
         return out
 
     async def read_prefix(self, limit: int) -> bytes:
@@ -273,6 +275,7 @@ class _AiohttpResponse:
 
 
 class AiohttpTransport:
+    exact_stamps = False  # stamped as the loop reads
     read_lag: ReadLag | None = None  # stamps taken as the loop reads: no lag to see
 
     def __init__(

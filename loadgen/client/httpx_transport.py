@@ -38,7 +38,7 @@ from loadgen.client.transport import (
     TransportError,
     describe,
 )
-from loadgen.clock import now_ns
+from loadgen.clock import LATELY, now_ns
 
 __all__ = ["HttpxTransport"]
 
@@ -106,11 +106,11 @@ class _HttpxResponse:
     def sent_ns(self) -> None:
         return None  # httpx has no hook at the socket write: loadgen's start stamp stands
 
-    async def chunks(self) -> AsyncIterator[tuple[int, bytes]]:
+    async def chunks(self) -> AsyncIterator[tuple[int, bytes, int]]:
         try:
             async for data in self._resp.aiter_raw():
                 if data:
-                    yield now_ns(), data
+                    yield now_ns(), data, LATELY.ns  # the loop's stamp: as late as it runs
         except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
             raise TransportError("disconnected", describe(exc)) from None
         except httpx.HTTPError as exc:
@@ -129,6 +129,7 @@ class _HttpxResponse:
 
 
 class HttpxTransport:
+    exact_stamps = False  # stamped as the loop reads
     read_lag: ReadLag | None = None  # stamps taken as the loop reads: no lag to see
     #: the protocols responses came in, as httpx names them (``HTTP/2``, ``HTTP/1.1``)
     http_versions: set[str]

@@ -22,6 +22,7 @@ __all__ = [
     "keep_text",
     "phases",
     "reasoning",
+    "slack",
     "too_many",
 ]
 
@@ -50,6 +51,17 @@ def phases(rec: Record, resp: Response) -> None:
     rec.first_byte_ns = p.first_byte_ns
     if p.headers_ns is not None:
         rec.headers_ns = p.headers_ns
+
+
+def slack(rec: Record, first: int, count: int, late_ns: int) -> None:
+    """Token events ``first`` .. ``first + count - 1`` may have come up to ``late_ns``
+    before their stamp (they shared a read with a later event: off the common path)."""
+    s = rec.token_slack_ns
+    if s is None:
+        s = rec.token_slack_ns = []
+    if len(s) < first:
+        s.extend([0] * (first - len(s)))
+    s.extend([late_ns] * count)
 
 
 def too_many(rec: Record, limit: int) -> None:

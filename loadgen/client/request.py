@@ -63,6 +63,7 @@ from loadgen.client.record_marks import (
     fail,
     keep_text,
     phases,
+    slack,
     too_many,
 )
 from loadgen.client.routing import Router
@@ -131,6 +132,8 @@ class Requester:
         output_check: OutputCheck | None = None,
     ) -> None:
         self.transport = transport
+        #: a read's stamp is its last bytes' (the kernel's): its last event is exact
+        self._exact = getattr(transport, "exact_stamps", False)
         self._adapter = adapter
         self._stream_mode = stream
         path = adapter.path if stream else adapter.path_no_stream
@@ -217,13 +220,14 @@ class Requester:
         total_deadline = sent + t.total_ns
         # workload.cancel after_s: the deadlines' timer also ends the stream at that point
         stop = NEVER if spec.cancel_after_ns is None else sent + spec.cancel_after_ns
+        earliest = 0  # the earliest the answer's last byte may have come
         try:
             async with asyncio.timeout_at(
                 loop_time_at(min(sent + t.first_token_ns, total_deadline, stop))
             ) as tmo:
                 after = spec.cancel_after_tokens  # workload.cancel after_tokens: token events
                 end = min(total_deadline, stop)
-                await self._stream(rec, req, tmo, end, text, calls, after or NEVER)
+                earliest = await self._stream(rec, req, tmo, end, text, calls, after or NEVER)
         except TimeoutError:
             if now_ns() >= stop:
                 cut_by_client(rec)  # the user stopped: the connection was closed on the way out
@@ -249,6 +253,10 @@ class Requester:
             if router is not None and endpoint is not None:  # ended, whatever the outcome
                 router.release(endpoint)
         rec.end_ns = now_ns()
+        if earliest and rec.ok and self._exact:
+            rec.end_ns = min(earliest, rec.end_ns)  # its last byte: the kernel's stamp
+        elif earliest and rec.end_ns > earliest:
+            rec.end_slack_ns = rec.end_ns - earliest
         if check is not None and rec.ok:  # after the stream: out of every timing
             rec.valid_output, rec.invalid_detail = check.check(calls, "".join(text or ()))
         keep_text(rec, text if spec.keep_text else None)
@@ -265,9 +273,11 @@ class Requester:
         text: list[str] | None,
         calls: ToolCalls | None = None,
         stop: int = NEVER,
-    ) -> None:
+    ) -> int:
+        """Read the answer onto ``rec``; returns the earliest its last read's bytes may
+        have come (0: no body read)."""
         idle = self._timeouts.idle_ns
-        slack = idle // 8
+        idle_slack = idle // 8
         armed = 0  # the idle deadline the timer is set to, once tokens flow
         async with self.transport.open(req) as resp:
             rec.headers_ns = now_ns()
@@ -281,33 +291,47 @@ class Requester:
             if resp.status >= 300:  # redirects are not followed: a 3xx is the answer
                 body = await resp.read_prefix(200)
                 fail(rec, f"http_{resp.status}", body.decode("utf-8", "replace"))
-                return
+                return 0
+            exact = self._exact
             if not self._stream_mode:
                 limit = self._limits.body_bytes
-                await read_whole_body(rec, resp, self._adapter, limit, self._pooling, text, calls)
-                return
+                return await read_whole_body(
+                    rec, resp, self._adapter, limit, self._pooling, text, calls, exact
+                )
             splitter = SseSplitter(self._limits.event_bytes)
             max_events = self._limits.max_tokens(rec.max_tokens)
             adapter = self._adapter
-            arrived = 0
-            async for arrived, data in resp.chunks():
+            tokens = rec.token_ns
+            arrived = earliest = 0
+            async for arrived, data, late in resp.chunks():
                 payloads = splitter.feed(data)
+                before = len(tokens)
                 used = apply_events(
                     rec, adapter, payloads, arrived, text, splitter.errors, calls, stop
                 )
+                if late:  # the read may hold bytes that came before its stamp
+                    earliest = arrived if exact else arrived - late
+                    shared = len(tokens) - before
+                    if exact and not splitter.holding:
+                        shared -= 1  # the read's last event ended with it: its stamp is exact
+                    if shared > 0:
+                        slack(rec, before, shared, late)
+                else:
+                    earliest = arrived
                 if used is not None:  # the answer's last event (or a bad one), or the abort
                     if rec.cancelled_by_client:
                         resp.abort()
                     else:
                         resp.end_of_answer(used < len(payloads) or splitter.holding)
-                    return
+                    return earliest
                 if rec.output_events > max_events:
                     too_many(rec, max_events)
-                    return
+                    return earliest
                 if rec.first_token_ns is not None and arrived + idle > armed:
-                    armed = min(arrived + idle + slack, total_deadline)
+                    armed = min(arrived + idle + idle_slack, total_deadline)
                     tmo.reschedule(loop_time_at(armed))
             tail = splitter.finish()
             if apply_events(rec, adapter, tail, arrived, text, splitter.errors, calls) is not None:
-                return
+                return earliest
         fail(rec, "incomplete_stream", "the stream ended without its final event")
+        return earliest

@@ -1,4 +1,10 @@
-"""The transport interface: send one request, yield ``(arrival_ns, bytes)`` as they come.
+"""The transport interface: send one request, yield ``(arrival_ns, bytes, slack_ns)`` as they come.
+
+``slack_ns`` is the read's own error: how much earlier than ``arrival_ns`` the
+read's first bytes may have come (docs/metrics.md, "Client error"). A transport
+with :attr:`Transport.exact_stamps` stamps each read with the kernel's receive
+stamp of its last bytes, so only the bytes before them can be early; one
+without (its stamp is when the loop read them) may be early on every byte.
 
 A transport owns one connection pool for a whole run, sized by the caller so
 that it never caps the load. Library exceptions are turned into
@@ -101,8 +107,9 @@ class Response(Protocol):
         """When the request's last byte went to the socket, if the transport knows."""
         ...
 
-    def chunks(self) -> AsyncIterator[tuple[int, bytes]]:
-        """Body bytes as they arrive, each stamped with :func:`loadgen.clock.now_ns`."""
+    def chunks(self) -> AsyncIterator[tuple[int, bytes, int]]:
+        """Body bytes as they arrive: each read stamped (:func:`loadgen.clock.now_ns`
+        values), with how much earlier than its stamp its first bytes may have come."""
         ...
 
     async def read_prefix(self, limit: int) -> bytes:
@@ -139,6 +146,10 @@ class Response(Protocol):
 
 
 class Transport(Protocol):
+    #: a read's stamp is when its last bytes came (the kernel's receive stamp): the last
+    #: event of a read that ends on an event's end has an exact stamp
+    exact_stamps: bool
+
     @property
     def read_lag(self) -> ReadLag | None:
         """Read lags, where the transport knows when bytes arrived (else None)."""

@@ -33,24 +33,28 @@ async def read_whole_body(
     pooling: PoolingCheck,
     text: list[str] | None,
     calls: ToolCalls | None = None,
-) -> None:
+    exact: bool = True,
+) -> int:
     """A non-streaming answer: one JSON body of at most ``limit`` bytes; its last byte is the
     only token time. ``text`` collects the answer's text and ``calls`` its tool calls when
-    they are kept (else None); a pooling answer is checked by ``pooling``."""
+    they are kept (else None); a pooling answer is checked by ``pooling``. Returns the
+    earliest its last byte may have come (0: no read): its read's stamp, less the read's
+    slack where the stamps are not ``exact``."""
     parts: list[bytes] = []
-    last = size = 0
-    async for arrived, data in resp.chunks():
+    last = size = earliest = 0
+    async for arrived, data, slack in resp.chunks():
         parts.append(data)
         last = arrived
+        earliest = arrived if exact else arrived - slack
         size += len(data)
         if size > limit:
             fail(rec, "event_too_large", f"the response body passed {limit} bytes")
-            return
+            return earliest
     try:
         d = adapter.parse_body(b"".join(parts))
     except _MALFORMED as exc:
         fail(rec, "malformed_event", f"{exc}: {b''.join(parts)[:120]!r}")
-        return
+        return earliest
     rec.first_token_ns = rec.first_answer_ns = rec.last_token_ns = last or now_ns()
     rec.output_tokens_server = d.completion_tokens
     rec.prompt_tokens_server = d.prompt_tokens
@@ -68,5 +72,6 @@ async def read_whole_body(
         rec.vector_dim = d.vector_dim
         if (failure := pooling.failure(rec.inputs, d)) is not None:
             fail(rec, *failure)
-            return
+            return earliest
     rec.ok = True
+    return earliest

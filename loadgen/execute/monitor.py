@@ -1,12 +1,15 @@
 """Watching loadgen itself: event-loop lag, requests in flight, CPU use.
 
-A small task wakes about every ``period`` and measures how long one pass
-through the event loop's ready queue takes (the loop's lag: the delay any
-work waiting its turn carries), and samples the number of requests in
-flight, for Little's law, and (every tenth wake) the process's resident
-memory, for the step's peak. With the h1 transport the step also gets the read
-lag (how long bytes waited in the socket before loadgen read them). Whatever
-numpy imports lazily for these figures is imported with this module, not mid-run.
+A small task wakes about every ``period`` and measures the event loop's lag:
+how late its timer fired, past the timer's 1 ms resolution (a long busy
+stretch shows whole), or else how long one pass through the ready queue
+takes (the delay any work waiting its turn carries); the worst of the last
+second is ``clock.LATELY``, the slack of a stamp the loop takes as it reads. It
+also samples the number of requests in flight, for Little's law, and (every
+tenth wake) the process's resident memory, for the step's peak. With the h1
+transport the step also gets the read lag (how long bytes waited in the socket
+before loadgen read them). Whatever numpy imports lazily for these figures is
+imported with this module, not mid-run.
 
 :meth:`LoopMonitor.pulse` is the same watch right now, for the live view: the
 CPU use and loop lag of the last :data:`PULSE_WINDOW_S` seconds and the
@@ -23,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from loadgen.clock import NS_PER_MS, NS_PER_S, cpu_ns, now_ns, pause, yield_lag_ns
+from loadgen.clock import LATELY, NS_PER_MS, NS_PER_S, cpu_ns, now_ns, pause, yield_lag_ns
 from loadgen.summary import ClientHealth
 
 # np.percentile imports numpy.ma the first time it is called: call it here, at import,
@@ -77,6 +80,11 @@ def rss_bytes() -> int | None:
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 #: the RSS is read every this many lag samples (every 100 ms)
 _RSS_EVERY = 10
+#: the loop's timers fire up to a millisecond late on an idle loop (epoll waits whole
+#: milliseconds): a timer's lateness counts as lag past this
+TIMER_RESOLUTION_NS = NS_PER_MS
+#: ``clock.LATELY`` is the worst of this many latest samples (about a second)
+_LATELY_SAMPLES = 100
 
 
 @dataclass(slots=True)
@@ -105,12 +113,20 @@ class LoopMonitor:
             self._task = None
 
     async def _run(self) -> None:
-        period_s = self.period_ns / NS_PER_S
+        period = self.period_ns
+        period_s = period / NS_PER_S
+        lags = self.lags_ns
         while True:
+            due = now_ns() + period
             await pause(period_s)
-            self.lags_ns.append(await yield_lag_ns())
+            # a busy stretch the timer waited out, past its own resolution, or else one
+            # pass through the ready queue (what work waiting its turn carries now)
+            late = now_ns() - due - TIMER_RESOLUTION_NS
+            lag = await yield_lag_ns()
+            lags.append(late if late > lag else lag)
             self.samples.append((now_ns(), self.in_flight))
-            if len(self.lags_ns) % _RSS_EVERY == 0:
+            LATELY.ns = max(lags[-_LATELY_SAMPLES:])
+            if len(lags) % _RSS_EVERY == 0:
                 self._read_rss()
 
     def _read_rss(self) -> None:

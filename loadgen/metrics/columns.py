@@ -6,7 +6,7 @@ ints (2-5 KB for a 128-token request). Once a record is on disk
 integer columns (``array('q')``: 8 bytes a value), and the inter-token gaps
 of the successful ones pooled in one array (4 bytes a gap while every gap
 fits in an int32, about 2.1 s; the array turns int64 the first time one does
-not). For 128-token requests that is about 0.7 KB a request.
+not). For 128-token requests that is about 0.76 KB a request.
 
 Columns hold ``None`` as :data:`NONE` (the smallest int64). Row order is the
 order the records were added, so every statistic the summary takes over
@@ -31,6 +31,12 @@ it received (``by_client_tokens``), and is in no latency column.
 Request phases: whether each successful request opened its connection is one
 byte a row; the new connections' connect and TLS times are kept apart (a
 kept-alive run has about one per stream).
+
+loadgen's own error: per successful request, how much earlier than their stamps
+its first, first answer and last token events and its end may have come (four
+columns), and, for the few gaps whose tokens shared a read with a later event,
+how much shorter (``lo``) or longer (``hi``) each gap may have been, kept
+sparse by the gap's index in the pool (a quiet client has none).
 
 Tool calls and structured answers are tallied apart (``outputs``:
 :class:`~loadgen.metrics.validity.OutputTally`), and so is every call of a
@@ -93,6 +99,11 @@ _OK = (
     "cached",  # Record.cached_tokens_server (None: the usage had no count)
     "session",  # Record.session (None: not a multi-turn request)
     "call",  # Record.call: an agent's call index (None: not an agent's)
+    # -- loadgen's own error (Record.token_slack_ns, end_slack_ns): how much earlier
+    "first_slack",  # than its stamp the first token event may have come
+    "answer_slack",  # ... the first answer token event
+    "last_slack",  # ... the last token event
+    "end_slack",  # than end_ns the answer's end may have come
 )
 
 
@@ -155,6 +166,7 @@ class StepColumns(_Accumulator):
 
     __slots__ = (
         "_conn",
+        "_gap_slack",
         "_gaps",
         "_measured",
         "_ok",
@@ -179,6 +191,9 @@ class StepColumns(_Accumulator):
         self._measured = {name: array("q") for name in _MEASURED}
         self._ok = {name: array("q") for name in _OK}
         self._gaps = array("i")  # int64 ("q") once a gap does not fit
+        #: the gaps that may be off (sparse): their index in ``_gaps``, and how much
+        #: shorter (``lo``) or longer (``hi``) each may have been
+        self._gap_slack = {"at": array("q"), "lo": array("q"), "hi": array("q")}
         #: request phases, per successful row: 1 a new connection, 0 reused, -1 not known
         self._conn = array("b")
         #: of the new connections, in row order: connect and TLS handshake times, where known
@@ -269,6 +284,20 @@ class StepColumns(_Accumulator):
         c["cached"].append(_opt(r.cached_tokens_server))
         c["session"].append(_opt(r.session))
         c["call"].append(_opt(r.call))
+        slack = r.token_slack_ns
+        if slack:  # off the common path: only tokens that shared a read have any
+            t = r.token_ns
+            c["first_slack"].append(slack[0])
+            answer = t.index(r.first_answer_ns) if r.first_answer_ns in t else len(t)
+            c["answer_slack"].append(slack[answer] if answer < len(slack) else 0)
+            c["last_slack"].append(slack[-1] if len(slack) == len(t) else 0)
+            if len(t) > 1:
+                self._add_gap_slack(slack, len(t))
+        else:
+            c["first_slack"].append(0)
+            c["answer_slack"].append(0)
+            c["last_slack"].append(0)
+        c["end_slack"].append(r.end_slack_ns)
         new = r.new_connection
         self._conn.append(-1 if new is None else int(new))
         if new:  # off the common path: a kept-alive run opens one per stream
@@ -281,6 +310,20 @@ class StepColumns(_Accumulator):
         self.outputs.add(r)
         if len(r.token_ns) > 1:
             self._add_gaps(r.token_ns)
+
+    def _add_gap_slack(self, slack: list[int], n: int) -> None:
+        """The gaps of the request about to be pooled (``n`` token events) that may be
+        off: gap i (t[i] - t[i-1]) up to slack[i] shorter and slack[i-1] longer."""
+        base = len(self._gaps) - 1  # gap i of the request is pooled at base + i
+        at, lo, hi = self._gap_slack["at"], self._gap_slack["lo"], self._gap_slack["hi"]
+        known = len(slack)  # the slack of the events past these is 0
+        for i in range(1, min(n, known + 1)):
+            shorter = slack[i] if i < known else 0
+            longer = slack[i - 1]
+            if shorter or longer:
+                at.append(base + i)
+                lo.append(shorter)
+                hi.append(longer)
 
     def _add_gaps(self, t: list[int]) -> None:
         """ITL gaps t[i] - t[i-1], appended in order; int32 until one does not fit."""
@@ -300,6 +343,10 @@ class StepColumns(_Accumulator):
             self._measured[name].extend(col)
         for name, col in other._ok.items():
             self._ok[name].extend(col)
+        offset = len(self._gaps)
+        self._gap_slack["at"].extend(i + offset for i in other._gap_slack["at"])
+        self._gap_slack["lo"].extend(other._gap_slack["lo"])
+        self._gap_slack["hi"].extend(other._gap_slack["hi"])
         if self._gaps.typecode != other._gaps.typecode:
             if self._gaps.typecode == "i":
                 self._gaps = array("q", self._gaps)
@@ -358,6 +405,13 @@ class StepColumns(_Accumulator):
         if self._gaps.typecode == "i":
             return np.frombuffer(self._gaps, dtype=np.int32)
         return np.frombuffer(self._gaps, dtype=np.int64)
+
+    def gap_slack(self) -> tuple[Ints, Ints, Ints]:
+        """The pooled gaps that may be off: their index among :meth:`gaps`, and how much
+        shorter and longer each may have been (ns)."""
+        g = self._gap_slack
+        at, lo, hi = (np.frombuffer(g[k], dtype=np.int64) for k in ("at", "lo", "hi"))
+        return at, lo, hi
 
     def span(self) -> tuple[int, int]:
         """(first measured send, last measured end); (0, 0) when nothing was measured."""

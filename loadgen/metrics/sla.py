@@ -12,10 +12,17 @@ unless ``sla.latency_from`` is ``sent``.
 
 :func:`decide` gives the step its one verdict, which every output renders:
 *missed* when no request succeeded or a bound is missed with confidence;
-*inconclusive* when loadgen itself was saturated (``client.saturated``: the
-numbers describe the client as much as the server, whatever the checks say)
-or a bound is undecided, with the cause (too few requests for the percentile,
-or the bound inside the interval); else *met*.
+*inconclusive* when a bound is undecided, with the cause (too few requests
+for the percentile, loadgen's own error, or the bound inside the interval);
+else *met*.
+
+loadgen's own error (``step.client_error``, loadgen.metrics.client_error)
+decides with the interval: a latency statistic's interval is widened by its
+band, how far the statistic may move were every reading off by its bound. A
+bound missed or met by more than that keeps its verdict, however busy the
+client was; one inside it is inconclusive, cause ``client_error``, and the
+reason says by how much the readings may be off. Saturation
+(``client.saturated``) is a warning beside the verdict, not a verdict.
 """
 
 from __future__ import annotations
@@ -78,14 +85,15 @@ def request_meets_sla(
 def check_sla(step: StepSummary, sla: SlaSpec) -> SlaResult:
     """Every stated bound against the step's measured value.
 
-    A step with no successful request never passes, whatever bounds are stated;
-    neither does a step whose client was saturated (it is inconclusive).
+    A step with no successful request never passes, whatever bounds are stated.
     """
     checks: list[SlaCheck] = []
+    errors = step.client_error
     for metric in ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"):
         distribution = getattr(step, metric)
         dist = distribution.model_dump()
         ci = distribution.ci.model_dump() if distribution.ci is not None else {}
+        error = errors.bound(metric) if errors is not None else None
         for stat, bound in getattr(sla, metric).items():
             value = dist.get(stat)
             check = _check(metric, stat, bound, value)
@@ -93,6 +101,9 @@ def check_sla(step: StepSummary, sla: SlaSpec) -> SlaResult:
             if value is not None and pair is not None:
                 check.interval = pair
                 check.verdict = verdict(Interval(pair[0], pair[1], ci["confidence"]), bound)
+            band = error.band.get(stat) if error is not None else None
+            if value is not None and band is not None:
+                _with_client_error(check, value, band, ci.get("confidence"))
             checks.append(check)
     checks += _session_checks(step, sla)
     if sla.max_error_rate is not None:
@@ -100,11 +111,40 @@ def check_sla(step: StepSummary, sla: SlaSpec) -> SlaResult:
     if sla.valid_output_rate is not None:
         bound = sla.valid_output_rate
         checks.append(validity_check(step.output_validity, bound, sla.confidence))
-    saturated = step.client.saturated
-    passed = not saturated and step.requests.ok > 0 and all(c.passed for c in checks)
-    result = SlaResult(passed=passed, inconclusive=saturated, checks=checks)
+    passed = step.requests.ok > 0 and all(c.passed for c in checks)
+    result = SlaResult(passed=passed, checks=checks)
     decide(result, step.requests.ok)
     return result
+
+
+def _with_client_error(
+    check: SlaCheck, value: float, band: list[float], confidence: float | None
+) -> None:
+    """Decide ``check`` with loadgen's own error: its interval (or, without one, its value)
+    widened by how far the statistic may move were every reading off by its bound. A
+    bound missed or met by more than that keeps its verdict; one inside it is undecided,
+    and says by how much the readings may be off."""
+    low, high = band
+    down, up = value - low, high - value
+    down, up = (x if x > _NS_MS else 0.0 for x in (down, up))  # the band's rounding aside
+    if not down and not up:
+        return
+    check.client_band = [low, high]
+    pair = check.interval or [value, value]
+    wide = Interval(
+        None if pair[0] is None else pair[0] - down,
+        None if pair[1] is None else pair[1] + up,
+        confidence or 0.95,
+    )
+    widened = verdict(wide, check.bound)
+    if widened == check.verdict:
+        return
+    check.verdict = widened
+    check.client_error = True
+    late = f"up to {_ms(down)} late" if down else ""
+    early = f"up to {_ms(up)} early" if up else ""
+    off = " or ".join(w for w in (late, early) if w)
+    check.reason = f"loadgen's readings may be {off} here"
 
 
 def _session_checks(step: StepSummary, sla: SlaSpec) -> list[SlaCheck]:
@@ -139,9 +179,6 @@ def decide(result: SlaResult, ok: int) -> None:
     unsure = [c for c in checks if c.verdict == "inconclusive"]
     if checks and ok == 0:
         result.verdict, result.cause, result.reason = "missed", "no_success", NO_SUCCESS
-    elif result.inconclusive:  # with or without bounds: the numbers are the client's too
-        result.verdict, result.cause = "inconclusive", "saturated"
-        result.reason = "loadgen itself was saturated (see its warnings)"
     elif not checks:
         result.verdict = result.cause = result.reason = None
     elif missed:
@@ -150,12 +187,16 @@ def decide(result: SlaResult, ok: int) -> None:
     elif unsure:
         result.verdict = "inconclusive"
         few = [c for c in unsure if c.requests_needed is not None and c.requests_needed > ok]
-        result.cause = "few_requests" if few else "close_call"
-        result.reason = "; ".join(_unsure_text(c) for c in (few or unsure))
+        ours = [c for c in unsure if c.client_error]
+        result.cause = "few_requests" if few else "client_error" if ours else "close_call"
+        result.reason = "; ".join(_unsure_text(c) for c in (few or ours or unsure))
     else:
         result.verdict, result.cause = "met", "met"
         result.reason = f"every bound met ({len(checks)} checked)"
 
+
+#: a nanosecond in ms: a band end closer than this to the value is the value
+_NS_MS = 1e-6
 
 #: what a step with no successful request is, in every output
 NO_SUCCESS = "no successful request"
@@ -181,9 +222,16 @@ def _missed_text(c: SlaCheck) -> str:
 
 def _unsure_text(c: SlaCheck) -> str:
     """The check's own reason, named: ``ttft_ms.p99: 9 requests cannot decide ...``."""
+    if c.client_error and c.value is not None:
+        return f"{c.metric}.{c.stat_label} {c.value:.4g} against {c.bound:g}: {c.reason}"
     if c.metric == VALIDITY:
         return f"valid output rate: {c.reason or 'too close to call'}"
     return f"{c.metric}.{c.stat_label}: {c.reason or 'too close to call'}"
+
+
+def _ms(x: float) -> str:
+    """A few significant figures of milliseconds: ``6 ms``, ``0.04 ms``."""
+    return f"{x:.2g} ms" if x < 10 else f"{x:.0f} ms"
 
 
 def _check(metric: str, stat: str, bound: float, value: float | None) -> SlaCheck:

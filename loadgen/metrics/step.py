@@ -40,6 +40,7 @@ from loadgen.metrics.aggregate import (
     token_counts,
 )
 from loadgen.metrics.cache import cached_token_stats
+from loadgen.metrics.client_error import client_error
 from loadgen.metrics.columns import NONE, StepColumns
 from loadgen.metrics.confidence import rate_interval, requests_needed
 from loadgen.metrics.latency import FIRST_STAMP
@@ -169,6 +170,8 @@ def summarize_step(
     step.sessions, session_times = session_stats(cols.sessions, good, ttft_rows, window_s, sla)
     step.cache = cached_token_stats(ok)
     step.phases = connection_phases(ok)
+    if len(ok):
+        step.client_error = client_error(ok, profile.name, ttft_of, step.latency_from)
     step.sla = check_sla(step, sla)
     _requests_needed(step, ok, profile.name, ttft_of, sla.confidence)
     for c in step.sla.checks:

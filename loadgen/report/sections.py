@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 from loadgen.report import (
     cache,
+    client_error,
     client_queue,
     cost,
     endpoints,
@@ -50,6 +51,7 @@ STEP_SECTIONS: tuple[Builder, ...] = (
     mix.section,
     validity.section,
     ttft_end.section,
+    client_error.section,
     cache.section,
     spec_decode.section,
     phases.section,

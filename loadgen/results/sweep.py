@@ -237,7 +237,10 @@ def undecided_text(steps: list[StepSummary]) -> str:
     close = [s for s in steps if s.sla.cause == "close_call"]
     if close:
         parts.append(f"{_steps(close)} (a bound inside its interval: too close to call)")
-    saturated = [s for s in steps if s.sla.cause == "saturated"]
+    ours = [s for s in steps if s.sla.cause == "client_error"]
+    if ours:
+        parts.append(f"{_steps(ours)} (a bound within loadgen's own error of the value)")
+    saturated = [s for s in steps if s.sla.cause == "saturated"]  # a summary of loadgen before
     if saturated:
         parts.append(f"{_steps(saturated)} (loadgen itself saturated)")
     return "inconclusive: " + "; ".join(parts)

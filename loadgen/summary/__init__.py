@@ -13,6 +13,8 @@ One module per concept, each importing only those before it:
 - ``sla``: :class:`SlaBounds`, :class:`LatencyBounds`, :class:`SlaCheck`,
   :class:`SlaResult`, ``StepVerdict``, ``Cause``
 - ``health``: :class:`ClientHealth`, :class:`LittleCheck`, :class:`TargetCheck`
+- ``client_error``: :class:`ClientError`, :class:`ErrorBound` (loadgen's own error per
+  metric)
 - ``prometheus``: :class:`PrometheusStats` (named queries of a Prometheus over a step)
 - ``telemetry``: :class:`StepTelemetry` and its parts
 - ``mix``: :class:`ModelStats` (one model's share of a step)
@@ -38,6 +40,7 @@ is :data:`loadgen.vocab.PERCENTILES`, re-exported.
 
 from loadgen.summary.cache import BY_TURN_MAX, CachedTokenStats
 from loadgen.summary.calibration import TOKENIZE_ENGINES, PromptCalibration
+from loadgen.summary.client_error import ClientError, ErrorBound
 from loadgen.summary.counts import (
     LoadPoint,
     PrefixCacheStats,
@@ -96,6 +99,7 @@ __all__ = [
     "TOKEN_TIMING_FIELDS",
     "CachedTokenStats",
     "Cause",
+    "ClientError",
     "ClientHealth",
     "ClientHost",
     "ClockAnchor",
@@ -105,6 +109,7 @@ __all__ = [
     "EndpointStats",
     "EnvGpu",
     "Environment",
+    "ErrorBound",
     "FrontierPoint",
     "GpuProcess",
     "GpuStats",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from loadgen.strict import Sparse, Strict
 
@@ -18,11 +18,14 @@ __all__ = ["Cause", "LatencyBounds", "SlaBounds", "SlaCheck", "SlaResult", "Step
 #: A step's verdict with confidence: every output renders this one value.
 StepVerdict = Literal["met", "missed", "inconclusive"]
 #: Why a step got its verdict: ``met`` (every bound decided within), ``missed`` (a bound
-#: decided beyond), ``no_success`` (missed: no request succeeded), ``saturated``
-#: (inconclusive: loadgen itself was the bottleneck), ``few_requests`` (inconclusive: too
-#: few requests for a percentile's interval to reach the bound), ``close_call``
-#: (inconclusive: the bound lies inside the interval).
-Cause = Literal["met", "missed", "no_success", "saturated", "few_requests", "close_call"]
+#: decided beyond), ``no_success`` (missed: no request succeeded), ``few_requests``
+#: (inconclusive: too few requests for a percentile's interval to reach the bound),
+#: ``client_error`` (inconclusive: the bound lies within loadgen's own error of the
+#: statistic), ``close_call`` (inconclusive: the bound lies inside the interval).
+#: ``saturated`` is only in summaries of loadgen before the client's error was measured.
+Cause = Literal[
+    "met", "missed", "no_success", "few_requests", "client_error", "close_call", "saturated"
+]
 
 
 class LatencyBounds(Sparse):
@@ -82,8 +85,13 @@ class SlaCheck(Strict):
     #: share of values beyond the bound seen here (None: never, or not estimated)
     requests_needed: int | None = None
     #: why an inconclusive check is undecided, in words: too few requests for the
-    #: percentile, or a value too close to the bound
+    #: percentile, loadgen's own error, or a value too close to the bound
     reason: str | None = None
+    #: the statistic's band for loadgen's own error, [low, high] (ms): where it may lie
+    #: were every reading off by its bound; None when every reading was exact
+    client_band: list[float] | None = None
+    #: the check would be decided but for loadgen's own error (it is then inconclusive)
+    client_error: bool = False
 
     @property
     def stat_label(self) -> str:
@@ -95,25 +103,29 @@ class SlaResult(Strict):
     """A step against the SLA. ``verdict``, ``cause`` and ``reason`` are the one answer
     every output renders (:func:`loadgen.metrics.sla.decide` sets them)."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _older(cls, data: Any) -> Any:
+        """A summary from before loadgen measured its own error flagged a saturated step
+        ``inconclusive`` here; ``client.saturated`` says it now, so the key is dropped."""
+        if isinstance(data, dict) and "inconclusive" in data:
+            data = {k: v for k, v in data.items() if k != "inconclusive"}
+        return data
+
     passed: bool = Field(
         True,
-        description="Every point estimate within its bound, and not saturated: the "
-        "verdict without confidence (outputs render `verdict`).",
-    )
-    inconclusive: bool = Field(
-        False,
-        description="loadgen itself was saturated in this step (client.saturated): the "
-        "numbers describe the client as much as the server, so the step's verdict is "
-        "inconclusive whatever its checks say.",
+        description="Every point estimate within its bound: the verdict without "
+        "confidence or loadgen's error (outputs render `verdict`).",
     )
     checks: list[SlaCheck] = Field(default_factory=list)
     good_requests: int | None = None
     verdict: StepVerdict | None = Field(
         None,
         description="The step's verdict with confidence (None: no bound stated): missed "
-        "when no request succeeded or a check is missed; inconclusive when loadgen was "
-        "saturated or a check is undecided; else met. `--fail-on-sla` fails on missed, "
-        "`--strict` on inconclusive too; `verdict.inconclusive_steps` lists the latter.",
+        "when no request succeeded or a check is missed; inconclusive when a check is "
+        "undecided (too few requests, loadgen's own error, a close call); else met. "
+        "`--fail-on-sla` fails on missed, `--strict` on inconclusive too; "
+        "`verdict.inconclusive_steps` lists the latter.",
     )
     cause: Cause | None = Field(None, description="Why the step got its verdict.")
     reason: str | None = Field(

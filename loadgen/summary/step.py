@@ -13,6 +13,7 @@ from pydantic import Field, SerializerFunctionWrapHandler, field_validator, mode
 from loadgen.redact import strip_userinfo
 from loadgen.strict import Strict
 from loadgen.summary.cache import CachedTokenStats
+from loadgen.summary.client_error import ClientError
 from loadgen.summary.counts import (
     LoadPoint,
     PrefixCacheStats,
@@ -160,6 +161,11 @@ class StepSummary(Strict):
     )
     sla: SlaResult = Field(default_factory=SlaResult)
     client: ClientHealth = Field(default_factory=ClientHealth)
+    client_error: ClientError | None = Field(
+        None,
+        description="loadgen's own error per metric: how far its readings may be from "
+        "what the server did, measured per reading; verdicts are decided with it.",
+    )
     little: LittleCheck | None = None
     telemetry: StepTelemetry | None = Field(
         None, description="GPU, host and server telemetry over the step, when collected."
@@ -250,8 +256,8 @@ class StepSummary(Strict):
     @property
     def meets_sla(self) -> bool:
         """The step met the SLA: its verdict is *met*, or no bound was stated and a request
-        succeeded (with loadgen not saturated). What the run's verdict and every report
-        count as passing."""
+        succeeded with loadgen able to offer the load (not saturated). What the run's
+        verdict and every report count as passing."""
         if self.sla.verdict is None:
-            return self.requests.ok > 0 and not self.sla.inconclusive
+            return self.requests.ok > 0 and not self.client.saturated
         return self.sla.verdict == "met"

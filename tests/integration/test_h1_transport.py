@@ -153,7 +153,7 @@ def two_events_30_ms_apart(written: list[tuple[int, int]]) -> Script:
 async def fetch(transport: Transport, url: str) -> tuple[int, bytes, list[int]]:
     async with transport.open(request(url)) as resp:
         body, stamps = b"", []
-        async for ns, data in resp.chunks():
+        async for ns, data, _ in resp.chunks():
             body += data
             stamps.append(ns)
         return resp.status, body, stamps
@@ -187,7 +187,7 @@ async def second_event_read_late(transport: H1Transport, url: str) -> tuple[int,
         await it.__anext__()
         time.sleep(0.1)  # noqa: ASYNC251 - the loop is stuck while the second event arrives
         read_ns = time.perf_counter_ns()
-        stamp, data = await it.__anext__()
+        stamp, data, _ = await it.__anext__()
         assert data.startswith(b"data: 2")
         async for _ in it:
             pass
@@ -327,7 +327,7 @@ def test_a_slow_reader_pauses_the_socket_and_loses_nothing(
         transport = H1Transport(limit=4, connect_timeout_s=5)
         body = b""
         async with transport.open(request(server.url)) as resp:
-            async for _, data in resp.chunks():
+            async for _, data, _ in resp.chunks():
                 body += data
                 await asyncio.sleep(0.001)
         await transport.aclose()
@@ -371,7 +371,7 @@ def test_closing_the_transport_fails_an_answer_still_coming(serve: Any) -> None:
         got = []
         async with transport.open(request(server.url)) as resp:
             with pytest.raises(TransportError, match="loadgen closed the connection mid-body"):
-                async for _, data in resp.chunks():
+                async for _, data, _ in resp.chunks():
                     got.append(data)
                     asyncio.get_running_loop().call_soon(asyncio.ensure_future, transport.aclose())
         return got
@@ -407,7 +407,7 @@ def test_a_connection_is_reused_when_the_closing_chunk_comes_after_done(serve: A
         transport = H1Transport(limit=4, connect_timeout_s=5)
         for _ in range(3):
             async with transport.open(request(server.url)) as resp:
-                async for _, data in resp.chunks():
+                async for _, data, _ in resp.chunks():
                     if data.endswith(b"[DONE]\n\n"):
                         break  # as the Requester does: the stream is over for it
             await asyncio.sleep(0.05)
@@ -527,7 +527,7 @@ def test_every_transport_takes_the_tls_options(
             kind, limit=4, connect_timeout_s=5, tls=TlsOptions(ca_file=str(cert))
         )
         async with transport.open(request(server.url)) as resp:
-            body = b"".join([data async for _, data in resp.chunks()])
+            body = b"".join([data async for _, data, _ in resp.chunks()])
             status = resp.status
         await transport.aclose()
         return status, body
@@ -583,7 +583,7 @@ def test_a_request_larger_than_the_socket_takes_goes_out_whole(
         out = []
         for _ in range(2):
             async with transport.open(big) as resp:
-                out.append((resp.status, b"".join([data async for _, data in resp.chunks()])))
+                out.append((resp.status, b"".join([data async for _, data, _ in resp.chunks()])))
         await transport.aclose()
         return out
 
@@ -674,7 +674,7 @@ def test_an_early_200_still_gets_the_whole_request() -> None:
     async def main() -> tuple[int, bytes]:
         transport = H1Transport(limit=4, connect_timeout_s=5)
         async with transport.open(big) as resp:
-            out = resp.status, b"".join([data async for _, data in resp.chunks()])
+            out = resp.status, b"".join([data async for _, data, _ in resp.chunks()])
         await transport.aclose()
         return out
 

@@ -97,7 +97,7 @@ async def load(
         for _ in todo:
             try:
                 async with transport.open(request(url)) as resp:
-                    body = b"".join([data async for _, data in resp.chunks()])
+                    body = b"".join([data async for _, data, _ in resp.chunks()])
                     retried += resp.reconnects
                     assert resp.sent_ns is not None
                     if resp.reconnects:  # the retry's own send, after the retry began

@@ -443,10 +443,14 @@ class Connection:
         elif body:
             piece = body[0] if len(body) == 1 else b"".join(body)
             body.clear()
-            ex.pieces.append((stamp, piece))
+            # its bytes came after the answer's previous read (TCP keeps their order)
+            # and after the request went: the first of them at most this much earlier
+            floor = ex.last_read or ex.sent
+            ex.pieces.append((stamp, piece, stamp - floor if floor and stamp > floor else 0))
             ex.buffered += len(piece)
             if ex.buffered > PAUSE_BYTES:
                 self.pause()
+        ex.last_read = stamp
         if error is None:
             return None
         cause = error if isinstance(error, _HeadersTooLarge) else error.__context__
@@ -593,6 +597,7 @@ class Exchange:
         "head_at",
         "head_fields",
         "keep_alive",
+        "last_read",
         "pieces",
         "received",
         "reconnects",
@@ -610,7 +615,9 @@ class Exchange:
         self.cut = False  # the rest of the request was dropped (a refusal came first)
         self.ended = False  # the caller read the answer's last event ([DONE])
         self.stray = False  # body bytes came past that event: the connection is not reused
-        self.pieces: list[tuple[int, bytes]] = []
+        #: the answer's body reads waiting for the caller: (stamp, bytes, slack: how much
+        #: earlier than the stamp the first of them may have come)
+        self.pieces: list[tuple[int, bytes, int]] = []
         self.buffered = 0
         self.waiter: asyncio.Future[None] | None = None
         self.received = 0  # bytes of the answer so far (any: then it is never retried)
@@ -626,6 +633,7 @@ class Exchange:
         self.fresh = False  # the first request on its connection
         self.first_byte = 0  # the receive stamp of the answer's first read (1xx included)
         self.head_at = 0  # that of the read that completed its header block
+        self.last_read = 0  # the receive stamp of the answer's latest read
 
     @property
     def sent_ns(self) -> int | None:
@@ -680,7 +688,7 @@ class Exchange:
                 raise self.error
             await self._wait()
 
-    async def chunks(self) -> AsyncIterator[tuple[int, bytes]]:
+    async def chunks(self) -> AsyncIterator[tuple[int, bytes, int]]:
         conn = self.conn
         while True:
             if self.pieces:
@@ -701,8 +709,8 @@ class Exchange:
     async def read_prefix(self, limit: int) -> bytes:
         out = b""
         try:
-            async for _, data in self.chunks():
-                out += data
+            async for piece in self.chunks():
+                out += piece[1]
                 if len(out) >= limit:
                     break
         except TransportError:

@@ -78,6 +78,8 @@ class _Target:
 class H1Transport:
     """Pooled HTTP/1.1 keep-alive connections to ``http://`` and ``https://`` targets."""
 
+    exact_stamps = True  # each read carries the kernel's receive stamp (Linux)
+
     def __init__(
         self, *, limit: int, connect_timeout_s: float, tls: TlsOptions | None = None
     ) -> None:

@@ -29,10 +29,10 @@ class ScriptedResponse:
     reconnects = 0
     retry_start_ns = None
 
-    def __init__(self, chunks: list[tuple[int, bytes]]) -> None:
+    def __init__(self, chunks: list[tuple[int, bytes, int]]) -> None:
         self._chunks = chunks
 
-    async def chunks(self) -> AsyncIterator[tuple[int, bytes]]:
+    async def chunks(self) -> AsyncIterator[tuple[int, bytes, int]]:
         for chunk in self._chunks:
             yield chunk
 
@@ -56,7 +56,7 @@ class ScriptedTransport:
     async def open(self, request: HttpRequest) -> AsyncIterator[ScriptedResponse]:
         self.sent.append(orjson.loads(request.body))
         base = now_ns()
-        yield ScriptedResponse([(base + off, data) for off, data in self.script])
+        yield ScriptedResponse([(base + off, data, 0) for off, data in self.script])
 
     async def aclose(self) -> None:
         pass

@@ -29,7 +29,7 @@ class UrlTransport:
         self.urls.append(request.url)
         if request.url.startswith(self.down):
             raise TransportError("connect_error", "refused")
-        yield ScriptedResponse([(off, data) for off, data in DONE])
+        yield ScriptedResponse([(off, data, 0) for off, data in DONE])
 
     async def aclose(self) -> None:
         pass

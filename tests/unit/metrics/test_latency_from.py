@@ -105,11 +105,10 @@ def test_closed_loop_is_unchanged() -> None:
     assert s.ttft_from_scheduled_ms is None and s.queue_wait_ms is None
 
 
-def test_a_saturated_step_is_inconclusive_never_passing() -> None:
-    s = summarize_step(
-        0, CLOSED, [rec(0, 0, 0, scheduled=False)], sla(), client=ClientHealth(saturated=True)
-    )
-    assert all(c.passed for c in s.sla.checks)  # the bounds hold ...
-    assert s.sla.inconclusive and not s.sla.passed  # ... but the numbers cannot be trusted
-    fine = summarize_step(0, CLOSED, [rec(0, 0, 0, scheduled=False)], sla())
-    assert fine.sla.passed and not fine.sla.inconclusive
+def test_a_saturated_step_is_judged_by_its_bounds_and_warned_of() -> None:
+    """Saturation is a warning beside the verdict (its error is measured per reading,
+    tests/unit/metrics/test_client_error.py), not a verdict of its own."""
+    records = [rec(i, i * 50, 0, scheduled=False) for i in range(400)]
+    s = summarize_step(0, CLOSED, records, sla(), client=ClientHealth(saturated=True))
+    assert all(c.passed for c in s.sla.checks) and s.sla.passed
+    assert s.sla.verdict == "met" and s.client.saturated

@@ -57,6 +57,10 @@ NEW_COLUMNS = (
     "prompt_len_beyond_tolerance",
     "short_outputs",
 )
+#: loadgen's own error beside every run's metrics (loadgen.report.client_error)
+ERROR_COLUMNS = tuple(
+    f"{m}_error_ms_{s}" for m in ("ttft", "itl", "tpot", "e2e") for s in ("p99", "max")
+)
 PROMPT_LINE = "prompt tokens: planned vs server +2.0% mean (worst +4.0%), 8 of 20 beyond ±2%"
 SHORT_WARNING = "5 of 20 requests ended before max_tokens"
 
@@ -167,7 +171,7 @@ def test_csv_new_columns_follow_the_base_columns(
     header = _header(summary)
     assert header[: len(BASE_COLUMNS)] == list(BASE_COLUMNS)
     # no cost, telemetry, ttft_of; the records have sessions: their columns last
-    assert header[len(BASE_COLUMNS) :] == [*NEW_COLUMNS, *SESSION_COLUMNS]
+    assert header[len(BASE_COLUMNS) :] == [*NEW_COLUMNS, *ERROR_COLUMNS, *SESSION_COLUMNS]
     rows = list(csv.DictReader(io.StringIO(render_steps_csv(summary))))
     s0, s1 = summary.steps
     assert [r["load_mode"] for r in rows] == ["concurrency", "trace"]
@@ -198,7 +202,10 @@ def test_csv_plain_run_has_no_new_column(run_data: tuple[Summary, list[Record]])
     summary, _ = run_data
     header = _header(summary)
     assert not set(header) & {*NEW_COLUMNS, "ttft_of"}
-    assert all(h in BASE_COLUMNS or h.startswith(("cost_", "telemetry_")) for h in header)
+    assert all(
+        h in BASE_COLUMNS or h in ERROR_COLUMNS or h.startswith(("cost_", "telemetry_"))
+        for h in header
+    )
 
 
 def test_csv_new_columns_read_typed_in_pandas(rich_data: tuple[Summary, list[Record]]) -> None:
@@ -289,7 +296,7 @@ def test_reports_on_disk(tmp_path: Path, rich_data: tuple[Summary, list[Record]]
     assert "<li>prefix cache hit 62.5% of 8,000 prompt tokens</li>" in page
     assert "Step 1 · trace x0.5" in page
     steps_csv = (out / "steps.csv").read_text().splitlines()[0]
-    assert steps_csv.endswith(",".join((*NEW_COLUMNS, *SESSION_COLUMNS)))
+    assert steps_csv.endswith(",".join((*NEW_COLUMNS, *ERROR_COLUMNS, *SESSION_COLUMNS)))
 
 
 def test_plain_reports_on_disk_have_none_of_it(results_dir: Path) -> None:

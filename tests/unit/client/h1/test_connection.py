@@ -130,7 +130,7 @@ def test_a_framed_answer_in_one_read_is_complete_and_kept_alive(
 ) -> None:
     core, ex = answered(OK)
     assert core.state is S.DONE
-    assert (ex.status, ex.pieces, ex.framed, ex.keep_alive) == (200, [(1, b"hello")], True, True)
+    assert (ex.status, ex.pieces, ex.framed, ex.keep_alive) == (200, [(1, b"hello", 0)], True, True)
     assert ex.received == len(OK) and core.head_in() and not refused(ex)
     assert core.after_caller() is S.IDLE
 
@@ -140,8 +140,23 @@ def test_each_read_of_the_body_is_one_piece_with_its_stamp(
 ) -> None:
     head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
     core, ex = answered(head, b"3\r\nabc\r\n", b"2\r\nde\r\n1\r\nf\r\n", b"0\r\n\r\n")
-    assert ex.pieces == [(2, b"abc"), (3, b"def")]  # one piece a read: the read's stamp
+    # one piece a read: the read's stamp, and how much earlier its first bytes may have
+    # come (after the previous read's stamp)
+    assert ex.pieces == [(2, b"abc", 1), (3, b"def", 1)]
     assert core.state is S.DONE and ex.framed
+
+
+def test_a_read_may_be_early_only_back_to_the_send_or_the_previous_read(
+    connect: Callable[[], Connection],
+) -> None:
+    core = connect()
+    ex = core.start()
+    ex.sent = 100
+    head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    assert core.feed(head + b"1\r\na\r\n", 130) is None  # back to the send: 30
+    assert core.feed(b"1\r\nb\r\n", 150) is None  # back to the previous read: 20
+    assert core.feed(b"1\r\nc\r\n", 150) is None  # the same moment: none
+    assert ex.pieces == [(130, b"a", 30), (150, b"b", 20), (150, b"c", 0)]
 
 
 def test_interim_answers_are_skipped(answered: Answered) -> None:
@@ -151,7 +166,7 @@ def test_interim_answers_are_skipped(answered: Answered) -> None:
     assert core.feed(early + b"HTTP/1.1 201 Created\r\nConnection: close\r\n\r\nab", 2) is None
     assert core.state is S.BODY and ex.status == 201
     assert not ex.framed  # the 103's Content-Length was the 103's
-    assert ex.pieces == [(2, b"ab")]
+    assert ex.pieces == [(2, b"ab", 1)]
 
 
 def test_bytes_after_the_complete_answer_spoil_only_the_connection(
@@ -161,7 +176,7 @@ def test_bytes_after_the_complete_answer_spoil_only_the_connection(
     error = core.feed(OK + b"HTTP/1.1 200 OK\r\n", 1)
     assert error is not None and error.kind == "protocol_error"
     core.end(error, by_server=True)
-    assert core.state is S.CLOSED and ex.error is None and ex.pieces == [(1, b"hello")]
+    assert core.state is S.CLOSED and ex.error is None and ex.pieces == [(1, b"hello", 0)]
 
 
 def test_a_header_block_that_does_not_end_is_too_large(answered: Answered) -> None:
@@ -190,10 +205,10 @@ def test_a_caller_far_behind_pauses_the_connection_and_draining_it_resumes(
     assert core.feed(b"def", 2) is None
     assert not core.reading and ex.buffered == 6
 
-    async def take() -> list[tuple[int, bytes]]:
+    async def take() -> list[tuple[int, bytes, int]]:
         return [piece async for piece in ex.chunks()]
 
-    assert loop.run_until_complete(take()) == [(1, b"abc"), (2, b"def")]
+    assert loop.run_until_complete(take()) == [(1, b"abc", 0), (2, b"def", 1)]
     assert core.reading and ex.buffered == 0
 
 
@@ -252,7 +267,7 @@ def test_the_caller_sees_the_pieces_then_the_error_of_a_body_cut_short(
         await ex.wait_headers()
         out = []
         with pytest.raises(TransportError, match="mid-body"):
-            async for _, data in ex.chunks():
+            async for _, data, _ in ex.chunks():
                 out.append(data)
         return out
 
