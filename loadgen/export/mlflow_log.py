@@ -102,8 +102,8 @@ def open_tracking(uri: str | None, experiment: str) -> Tracker:
 
 def overall_verdict(summary: Summary) -> str:
     """``missed`` if a step missed, else ``inconclusive`` if one was, else ``met``; ``none``
-    when no step was judged (no SLA bounds)."""
-    verdicts = {s.sla.verdict for s in summary.steps}
+    when no step was judged (no SLA bounds, or every step cut short: ``standing``)."""
+    verdicts = {s.standing for s in summary.steps}
     for word in ("missed", "inconclusive", "met"):
         if word in verdicts:
             return word
@@ -231,7 +231,7 @@ def _tags(summary: Summary, results_dir: Path) -> dict[str, str]:
     }
     _, rows = steps_table(summary)
     for step, row in zip(summary.steps, rows, strict=True):
-        tags[f"loadgen.step.{step.index}.verdict"] = step.sla.verdict or "none"
+        tags[f"loadgen.step.{step.index}.verdict"] = step.standing or "none"
         value = row.get("load_value")
         tags[f"loadgen.step.{step.index}.load"] = (
             f"{step.load.mode} {value:g}" if value is not None else "-"

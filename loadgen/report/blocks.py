@@ -15,6 +15,7 @@ from loadgen.vocab import METRIC_LABELS
 __all__ = [
     "FAIL",
     "INCONCLUSIVE",
+    "INTERRUPTED",
     "METRIC_NAMES",
     "PASS",
     "Block",
@@ -28,15 +29,17 @@ __all__ = [
     "verdict_cell",
 ]
 
-#: How a verdict (a step's ``sla.verdict`` or a check's ``verdict``) reads in a table cell.
+#: How a verdict (a step's ``standing`` or a check's ``verdict``) reads in a table cell.
 PASS = "✔ met"
 FAIL = "✘ missed"
 INCONCLUSIVE = "? inconclusive"
-_MARKS = {"met": PASS, "missed": FAIL, "inconclusive": INCONCLUSIVE}
+INTERRUPTED = "– interrupted, not judged"
+_MARKS = {"met": PASS, "missed": FAIL, "inconclusive": INCONCLUSIVE, "interrupted": INTERRUPTED}
 
 
 def verdict_cell(verdict: str | None) -> str:
-    """``✔ met``, ``✘ missed``, ``? inconclusive``; ``–`` for no verdict (no bound stated)."""
+    """``✔ met``, ``✘ missed``, ``? inconclusive``, ``– interrupted, not judged`` (a step
+    cut short: ``StepSummary.standing``); ``–`` for no verdict (no bound stated)."""
     return _MARKS.get(verdict or "", "–")
 
 

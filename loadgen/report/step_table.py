@@ -189,7 +189,7 @@ def step_row(step: StepSummary, metrics_profile: str = "loadgen") -> dict[str, A
         ci = getattr(step, f"{metric}_ms").ci
         pair = getattr(ci, stat) if ci is not None else None
         row[name] = None if pair is None else pair[0 if end == "low" else 1]
-    row.update(sla_verdict=step.sla.verdict, sla_cause=step.sla.cause, sla_reason=step.sla.reason)
+    row.update(sla_verdict=step.standing, sla_cause=step.sla.cause, sla_reason=step.sla.reason)
     row.update(
         requests_per_s=t.requests_per_s,
         output_tokens_per_s=t.output_tokens_per_s,

@@ -160,11 +160,19 @@ def make_sweep(load: LoadSpec) -> Sweep:
 
 
 def verdict(sweep: Sweep) -> Verdict:
-    """The highest load whose step met the SLA, with goodput there; undecided steps named."""
+    """The run's one verdict: the highest load whose step met the SLA, with goodput there;
+    undecided steps named. Every output renders it and decides nothing of its own.
+
+    The rules (docs/metrics.md, "The run's verdict"): a step cut short by a stop signal
+    (``interrupted``) is left out, and named; without SLA bounds the answer is the
+    highest load run cleanly (a request succeeded, loadgen not saturated), and no word
+    of an SLA is said."""
     steps = [(p, s) for p, s in sweep.done if p.role == "step"]
     mode = steps[0][0].mode if steps else sweep.load.mode
-    passing = [(p, s) for p, s in steps if s.meets_sla and not s.interrupted]
     v = Verdict(mode=mode, sweep=sweep.kind, stopped_early=sweep.stopped)
+    v.sla_set = any(st.sla.checks for _, st in steps)
+    v.interrupted_steps = [s.index for _, s in steps if not s.judged]
+    steps = [(p, s) for p, s in steps if s.judged]
     v.inconclusive_steps = [s.index for _, s in steps if s.sla.verdict == "inconclusive"]
     v.saturation_rps = sweep.saturation_rps
     if sweep.kind == "sla-search":
@@ -173,48 +181,66 @@ def verdict(sweep: Sweep) -> Verdict:
             v.bracket = [sweep.low, sweep.high]
     if mode == "offline":
         _offline_verdict(v, steps)
-        return v
-    trace = mode == "trace"
-    unit = "concurrency" if mode == "concurrency" else "rate"
-    sessions = any(st.sessions is not None for _, st in steps)  # each arrival starts one
-    suffix = "" if mode == "concurrency" else " sessions/s" if sessions else " req/s"
-    sure = _with_confidence(steps)
-    if not passing:
-        v.text = ("no replay speed" if trace else f"no {unit}") + " met the SLA" + sure
     else:
-        pick = min if trace else max  # the heaviest load: a trace's smallest time scale
-        best_p, best_s = pick(passing, key=lambda ps: ps[0].value)
-        v.max_passing = best_p.value
-        v.goodput_requests_per_s = best_s.throughput.goodput_requests_per_s
-        v.output_tokens_per_s = best_s.throughput.output_tokens_per_s
-        goodput = f"goodput there: {v.goodput_requests_per_s or 0:.2f} req/s"
-        if trace:
-            v.text = (
-                f"fastest replay meeting the SLA: time scale {best_p.value:g} "
-                f"({1 / best_p.value:g}x the recorded rate, "
-                f"{best_s.throughput.requests_per_s:.2f} req/s){sure}; {goodput}"
-            )
-        elif not any(st.sla.checks for _, st in steps):  # nothing to meet: say so
-            v.text = (
-                f"no SLA bounds set: highest {unit} run cleanly: {best_p.value:g}{suffix}; "
-                f"throughput there: {best_s.throughput.requests_per_s:.2f} req/s"
-            )
-        else:
-            v.text = f"max {unit} meeting the SLA: {best_p.value:g}{suffix}{sure}; {goodput}"
-        if v.bracket:
-            failing = [st for pt, st in steps if pt.value == v.bracket[1]]
-            how = (
-                "misses it"
-                if not failing or failing[-1].sla.verdict == "missed"
-                else "is undecided"
-            )
-            v.text += f" ({v.bracket[1]:g}{suffix} {how})"
+        _load_verdict(v, steps)
     undecided = [s for _, s in steps if s.sla.verdict == "inconclusive"]
     if undecided:
         v.text += "; " + undecided_text(undecided)
+    if v.interrupted_steps:
+        v.text += f"; {_indexes(v.interrupted_steps)} interrupted (cut short): not judged"
     if sweep.stopped:
         v.text += f"; stopped early: {sweep.stopped}"
     return v
+
+
+def _load_verdict(v: Verdict, steps: list[tuple[Point, StepSummary]]) -> None:
+    """``v``'s answer and sentence from the judged steps of a concurrency, rate or trace
+    sweep."""
+    trace = v.mode == "trace"
+    unit = "replay speed" if trace else "concurrency" if v.mode == "concurrency" else "rate"
+    sessions = any(st.sessions is not None for _, st in steps)  # each arrival starts one
+    suffix = "" if v.mode == "concurrency" else " sessions/s" if sessions else " req/s"
+    sure = _with_confidence(steps) if v.sla_set else ""
+    passing = [(p, s) for p, s in steps if s.meets_sla]
+    if not passing:
+        if not steps:
+            v.text = "no step finished"
+        elif v.sla_set:
+            v.text = f"no {unit} met the SLA{sure}"
+        else:  # nothing to meet: say what did not happen
+            ok = any(s.requests.ok for _, s in steps)
+            v.text = f"no SLA bounds set: no {unit} " + (
+                "ran cleanly (loadgen itself saturated)" if ok else "completed a request"
+            )
+        return
+    pick = min if trace else max  # the heaviest load: a trace's smallest time scale
+    best_p, best_s = pick(passing, key=lambda ps: ps[0].value)
+    v.max_passing = best_p.value
+    v.goodput_requests_per_s = best_s.throughput.goodput_requests_per_s
+    v.output_tokens_per_s = best_s.throughput.output_tokens_per_s
+    goodput = f"goodput there: {v.goodput_requests_per_s or 0:.2f} req/s"
+    if not v.sla_set:  # nothing to meet: say so
+        best = (
+            f"fastest replay run cleanly: time scale {best_p.value:g}"
+            if trace
+            else f"highest {unit} run cleanly: {best_p.value:g}{suffix}"
+        )
+        v.text = (
+            f"no SLA bounds set: {best}; "
+            f"throughput there: {best_s.throughput.requests_per_s:.2f} req/s"
+        )
+    elif trace:
+        v.text = (
+            f"fastest replay meeting the SLA: time scale {best_p.value:g} "
+            f"({1 / best_p.value:g}x the recorded rate, "
+            f"{best_s.throughput.requests_per_s:.2f} req/s){sure}; {goodput}"
+        )
+    else:
+        v.text = f"max {unit} meeting the SLA: {best_p.value:g}{suffix}{sure}; {goodput}"
+    if v.bracket:
+        failing = [st for pt, st in steps if pt.value == v.bracket[1]]
+        how = "misses it" if not failing or failing[-1].sla.verdict == "missed" else "is undecided"
+        v.text += f" ({v.bracket[1]:g}{suffix} {how})"
 
 
 def undecided_text(steps: list[StepSummary]) -> str:
@@ -247,7 +273,12 @@ def undecided_text(steps: list[StepSummary]) -> str:
 
 
 def _steps(steps: list[StepSummary]) -> str:
-    return ("step " if len(steps) == 1 else "steps ") + ", ".join(str(s.index) for s in steps)
+    return _indexes([s.index for s in steps])
+
+
+def _indexes(indexes: list[int]) -> str:
+    """``step 3``, ``steps 0, 1``."""
+    return ("step " if len(indexes) == 1 else "steps ") + ", ".join(map(str, indexes))
 
 
 def _with_confidence(steps: list[tuple[Point, StepSummary]]) -> str:
@@ -262,7 +293,7 @@ def _with_confidence(steps: list[tuple[Point, StepSummary]]) -> str:
 
 def _offline_verdict(v: Verdict, steps: list[tuple[Point, StepSummary]]) -> None:
     """MLPerf Offline: the highest throughput any step reached (latency bounds do not apply)."""
-    done = [(p, s) for p, s in steps if not s.interrupted and s.requests.ok]
+    done = [(p, s) for p, s in steps if s.requests.ok]
     if not done:
         v.text = "offline: no step completed a request"
         return

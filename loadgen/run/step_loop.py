@@ -328,7 +328,8 @@ class StepLoop:
             tally,
             metrics_profile=self.opts.metrics_profile,
             endpoints=self.urls,
-            interrupted=interrupted,
+            # loadgen's own stop on a dead target is no interrupt: that step is judged
+            interrupted=interrupted and self.dead.reason is None,
             extras=StepExtras(
                 client=health,
                 mean_in_flight=outcome.mean_in_flight(start, end),

@@ -112,6 +112,18 @@ class Verdict(Strict):
         description="Indexes of steps in which loadgen itself was saturated: neither pass "
         "nor fail (`--strict` exits 1 when this is not empty).",
     )
+    sla_set: bool | None = Field(
+        None,
+        description="The run had SLA bounds to meet; without them no output speaks of "
+        "meeting an SLA (the verdict names the highest load run cleanly). Null in "
+        "summaries written before it (Summary.sla_set then asks the steps).",
+    )
+    interrupted_steps: list[int] = Field(
+        default_factory=list,
+        description="Indexes of steps cut short by a stop signal (Ctrl-C): shown as far as "
+        "they got and left out of the verdict, the frontier's best point and every "
+        "output's SLA column.",
+    )
     text: str = ""  # one sentence for people
 
 
@@ -183,6 +195,15 @@ class Summary(Strict):
         description="What the run could see of the server, GPUs and client before the "
         "first step (loadgen.summary.environment); null in runs made before it.",
     )
+
+    @property
+    def sla_set(self) -> bool:
+        """The run had SLA bounds, as its verdict says (``verdict.sla_set``); a summary
+        written before that field: its SLA block states one, or a step checked one."""
+        v = self.verdict
+        if v is not None and v.sla_set is not None:
+            return v.sla_set
+        return self.sla.stated() or any(s.sla.checks for s in self.steps)
 
     @field_validator("metrics_profile")
     @classmethod

@@ -64,6 +64,12 @@ class SlaBounds(Sparse):
             for stat, bound in bounds.model_dump().items()
         ]
 
+    def stated(self) -> bool:
+        """A bound is given (the settings ``ttft_of``, ``latency_from`` and ``confidence``
+        alone bound nothing)."""
+        settings = {"ttft_of", "latency_from", "confidence"}
+        return any(v is not None for k, v in self if k not in settings)
+
     def items(self) -> list[tuple[str, Any]]:
         """``(key, value)`` of the keys given, as in the scenario (bounds as dicts)."""
         return list(self.model_dump().items())

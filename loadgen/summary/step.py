@@ -254,10 +254,26 @@ class StepSummary(Strict):
     )
 
     @property
+    def judged(self) -> bool:
+        """The step counts: a step cut short by a stop signal (Ctrl-C, SIGTERM, SIGHUP:
+        ``interrupted``) is shown as far as it got and judged by nothing, neither the
+        run's verdict nor the frontier's best point nor any output's SLA column
+        (docs/metrics.md, "The run's verdict")."""
+        return not self.interrupted
+
+    @property
+    def standing(self) -> str | None:
+        """The step's SLA verdict as every output shows it: ``interrupted`` for a step
+        that is not :attr:`judged`, else ``sla.verdict`` (None without bounds)."""
+        return "interrupted" if not self.judged else self.sla.verdict
+
+    @property
     def meets_sla(self) -> bool:
-        """The step met the SLA: its verdict is *met*, or no bound was stated and a request
-        succeeded with loadgen able to offer the load (not saturated). What the run's
-        verdict and every report count as passing."""
+        """The step met the SLA: it is :attr:`judged` and its verdict is *met*, or no bound
+        was stated and a request succeeded with loadgen able to offer the load (not
+        saturated). What the run's verdict and every report count as passing."""
+        if not self.judged:
+            return False
         if self.sla.verdict is None:
             return self.requests.ok > 0 and not self.client.saturated
         return self.sla.verdict == "met"

@@ -17,6 +17,7 @@ from pathlib import Path
 from loadgen.report.blocks import (
     FAIL,
     INCONCLUSIVE,
+    INTERRUPTED,
     PASS,
     Block,
     Figures,
@@ -69,7 +70,7 @@ footer { color: var(--muted); font-size: 12px; margin-top: 32px; }
 
 
 #: cells that say whether a step met its SLA
-_VERDICT_CELLS = (PASS, FAIL, INCONCLUSIVE)
+_VERDICT_CELLS = (PASS, FAIL, INCONCLUSIVE, INTERRUPTED)
 
 
 def _cell(text: str) -> str:

@@ -136,21 +136,14 @@ def _sla_text(sla: SlaBounds) -> str:
 
 
 def _verdict_blocks(summary: Summary) -> list[Block]:
+    """The run's verdict (``summary.verdict``, decided by the sweep) as the console says it,
+    and its notes; the report decides nothing of its own."""
     v = summary.verdict
     blocks: list[Block] = [Heading("Verdict")]
     if v is not None and v.text:
         blocks.append(Text(v.text, "verdict"))
-    else:
-        passing = [s for s in summary.steps if s.meets_sla]
-        best = max(passing, key=lambda s: s.throughput.requests_per_s, default=None)
-        text = (
-            f"highest load meeting the SLA: {load_label(best)}"
-            if best is not None
-            else "no step met the SLA"
-        )
-        blocks.append(
-            Text(f"{text} (computed by the report: summary.json has no verdict)", "verdict")
-        )
+    else:  # a summary written without one: say so, decide nothing
+        blocks.append(Text("summary.json holds no verdict" if summary.steps else "no step ran"))
     notes = []
     if v is not None and v.bracket:
         tol = f" (tolerance {v.tolerance:g})" if v.tolerance is not None else ""
@@ -162,7 +155,9 @@ def _verdict_blocks(summary: Summary) -> list[Block]:
     if summary.interrupted:
         cut = [str(st.index) for st in summary.steps if st.interrupted]
         which = (
-            f" (step {', '.join(cut)} was cut short and is shown as far as it got)" if cut else ""
+            f" (step {', '.join(cut)} was cut short: shown as far as it got, not judged)"
+            if cut
+            else ""
         )
         notes.append(f"the run was interrupted: this report covers the steps it ran{which}")
     if notes:
@@ -171,7 +166,7 @@ def _verdict_blocks(summary: Summary) -> list[Block]:
 
 
 def _sla_cell(step: StepSummary) -> str:
-    return verdict_cell(step.sla.verdict)
+    return verdict_cell(step.standing)
 
 
 def overview_header(summary: Summary) -> tuple[str, ...]:

@@ -216,8 +216,10 @@ def _facts(step: StepSummary, sections: list[Section]) -> tuple[str, ...]:
 def step_blocks(step: StepSummary) -> list[Block]:
     sla = step.sla
     mark = f" — SLA {sla.verdict}" if sla.verdict is not None else ""
+    if not step.judged:
+        mark = " — interrupted, not judged"
     blocks: list[Block] = [Heading(f"Step {step.index} · {load_label(step)}{mark}", 3)]
-    if sla.verdict is not None and sla.reason:
+    if step.judged and sla.verdict is not None and sla.reason:
         tone = {"met": "pass", "missed": "fail"}.get(sla.verdict, "warn")
         blocks.append(Text(f"SLA {sla.verdict}: {sla.reason}", tone))
     sections = step_sections(step)
@@ -226,6 +228,8 @@ def step_blocks(step: StepSummary) -> list[Block]:
     if step.sla.checks:
         header: tuple[str, ...] = ("SLA bound", "limit", "measured", "margin", "verdict", "why")
         rows = tuple(_check_row(c) for c in step.sla.checks)
+        if not step.judged:  # the values as far as it got; no check is met or missed
+            rows = tuple((*row[:4], verdict_cell(step.standing), *row[5:]) for row in rows)
         if not any(row[-1] for row in rows):  # every check decided: no "why" column
             header, rows = header[:-1], tuple(row[:-1] for row in rows)
         blocks.append(Table(header, rows))

@@ -52,7 +52,7 @@ def _points(
         pts = [xy for xy, m in zip(view.points, view.meets, strict=True) if m == meets]
         if pts:
             xs, ys = zip(*pts, strict=True)
-            what = "meets the SLA" if meets else "misses the SLA"
+            what = view.point_names[0 if meets else 1]
             ax.plot(xs, ys, ls="", marker="o", ms=6, mew=1.4, label=f"{prefix}{what}",
                     gid="meets" if meets else "misses", **look)  # fmt: skip
     if view.front:
@@ -62,7 +62,7 @@ def _points(
     if view.best is not None:
         bx, by = view.points[view.best]
         ax.plot([bx], [by], ls="", color=colour, gid="best",
-                label=f"{prefix}best under the SLA: {view.label(view.best)}",
+                label=f"{prefix}{view.best_name}: {view.label(view.best)}",
                 **_BEST_STYLE)  # fmt: skip
 
 

@@ -7,6 +7,11 @@ Owns :class:`FrontierView` (what ``frontier.png`` and ``loadgen compare`` draw),
 
 The y axis is throughput per GPU when every point has a GPU count, else the
 run's output tokens/s (one axis for all the points, never a mix).
+
+Which steps count is the run's verdict's rule (``StepSummary.meets_sla``: a step
+cut short is never the best point); without SLA bounds (``Summary.sla_set``) the
+best point is the one with the most throughput among the steps run cleanly, and
+no line speaks of an SLA.
 """
 
 from __future__ import annotations
@@ -31,13 +36,28 @@ class FrontierView:
 
     steps: tuple[StepSummary, ...]
     points: tuple[tuple[float, float], ...]  # (interactivity tok/s/user, y), as ``steps``
-    meets: tuple[bool, ...]  # each point met the SLA
+    meets: tuple[bool, ...]  # each point met the SLA (without one: ran cleanly)
     front: tuple[int, ...]  # indexes into ``points``, by rising interactivity
     best: int | None  # the best point under the SLA, an index into ``points``
     y_label: str
+    sla_set: bool = True  # the run had SLA bounds (``Summary.sla_set``)
 
     def label(self, i: int) -> str:
         return point_label(self.steps[i])
+
+    @property
+    def best_name(self) -> str:
+        """What the best point is: ``best under the SLA``, or without an SLA ``most
+        throughput run cleanly``."""
+        return "best under the SLA" if self.sla_set else "most throughput run cleanly"
+
+    @property
+    def point_names(self) -> tuple[str, str]:
+        """The legend of the points that count and of those that do not."""
+        cut = any(not s.judged for s in self.steps)
+        if self.sla_set:
+            return "meets the SLA", "misses the SLA" + (" or cut short" if cut else "")
+        return "run cleanly", "not run cleanly" + (" or cut short" if cut else "")
 
 
 def _xy(step: StepSummary, per_gpu: bool) -> tuple[float, float] | None:
@@ -65,16 +85,19 @@ def frontier_view(summary: Summary, per_gpu: bool | None = None) -> FrontierView
         front=tuple(pareto_front(points)),
         best=best_under_sla(points, meets),
         y_label=PER_GPU if per_gpu else PER_RUN,
+        sla_set=summary.sla_set,
     )
 
 
 def best_text(view: FrontierView) -> str:
-    """``best under the SLA: c=16 (41.2 tok/s per user, 812 output tokens/s per GPU)``."""
+    """``best under the SLA: c=16 (41.2 tok/s per user, 812 output tokens/s per GPU)``;
+    without SLA bounds ``most throughput run cleanly: c=64 (...)``."""
     if view.best is None:
-        return "best under the SLA: none (no step met it)"
+        why = "no finished step met it" if view.sla_set else "no finished step ran cleanly"
+        return f"{view.best_name}: none ({why})"
     x, y = view.points[view.best]
     where = f"{x:,.1f} tok/s per user, {y:,.0f} {view.y_label}"
-    return f"best under the SLA: {view.label(view.best)} ({where})"
+    return f"{view.best_name}: {view.label(view.best)} ({where})"
 
 
 def shared_axis(summaries: Sequence[Summary]) -> bool:

@@ -45,7 +45,7 @@ def overview(
             num(s.throughput.input_tokens_per_s, 0),
             num(s.e2e_ms.p50),
             num(getattr(s.e2e_ms, tail)),
-            verdict_cell(s.sla.verdict),
+            verdict_cell(s.standing),
         )
         for s in steps
     )

@@ -42,6 +42,7 @@ __all__ = [
     "INCONCLUSIVE_LABEL",
     "TELEMETRY_PANELS",
     "VERDICT_LABEL",
+    "VERDICT_LABEL_NO_SLA",
     "Series",
     "bracket_marks",
     "curve_bracket",
@@ -165,6 +166,8 @@ def throughput_bracket(summary: Summary) -> Series:
 
 #: Legend label of the verdict's point: ``{}`` is the step's load (``c=16``).
 VERDICT_LABEL = "verdict: {} (highest load meeting the SLA)"
+#: ... of a run without SLA bounds (``Summary.sla_set`` false)
+VERDICT_LABEL_NO_SLA = "verdict: {} (highest load run cleanly; no SLA set)"
 
 
 def verdict_step(summary: Summary) -> StepSummary | None:
@@ -183,7 +186,8 @@ def curve_verdict(summary: Summary, metric: str, stat: str) -> Series:
     v = getattr(getattr(s, metric), stat) if s is not None else None
     if s is None or v is None:
         return {}
-    return {VERDICT_LABEL.format(point_label(s)): [(s.throughput.output_tokens_per_s, float(v))]}
+    label = (VERDICT_LABEL if summary.sla_set else VERDICT_LABEL_NO_SLA).format(point_label(s))
+    return {label: [(s.throughput.output_tokens_per_s, float(v))]}
 
 
 def curve_confidence(summary: Summary) -> float | None:

@@ -209,7 +209,10 @@ def format_step(
     if step.tokens.count_mismatches:
         note = f"note: {step.tokens.count_mismatches} requests where usage tokens != token events"
         lines += fit("  ", phrases(note + spec_mismatch_text(step)), " ")
-    if step.sla.checks:
+    if step.sla.checks and not step.judged:  # its values, and no word of met or missed
+        cut = [_check_text(c, "") for c in step.sla.checks]
+        lines += fit("  SLA not judged (the step was cut short): ", cut, "; ")
+    elif step.sla.checks:
         sla = step.sla
         lines += fit(f"  SLA {sla.verdict}: ", [_check_text(c) for c in sla.checks], "; ")
         if sla.cause == "saturated":  # the checks alone do not say it
@@ -224,11 +227,14 @@ def format_step(
 _CHECK_WORD = {"met": "met", "missed": "MISSED", "inconclusive": "unsure"}
 
 
-def _check_text(c: SlaCheck) -> str:
-    """``ttft_ms.p99 152.09 <= 400 met``; a bound with no value says why."""
-    word = _CHECK_WORD.get(c.verdict or "", "met" if c.passed else "MISSED")
+def _check_text(c: SlaCheck, word: str | None = None) -> str:
+    """``ttft_ms.p99 152.09 <= 400 met``; a bound with no value says why. ``word``: in
+    place of the check's verdict (``""``: none, for a step that is not judged)."""
+    if word is None:
+        word = _CHECK_WORD.get(c.verdict or "", "met" if c.passed else "MISSED")
     if c.metric == validity.METRIC:
-        return validity.check_text(c, word)
+        return validity.check_text(c, word).rstrip()
+    tail = f" {word}" if word else ""
     if c.value is None:
-        return f"{c.metric}.{c.stat} <= {c.bound:g} {word} (no successful request)"
-    return f"{c.metric}.{c.stat} {_fmt(c.value)} <= {c.bound:g} {word}"
+        return f"{c.metric}.{c.stat} <= {c.bound:g}{tail} (no successful request)"
+    return f"{c.metric}.{c.stat} {_fmt(c.value)} <= {c.bound:g}{tail}"
