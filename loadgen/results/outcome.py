@@ -6,7 +6,7 @@ The judgement lives here, in the library; the CLI only raises what
 :class:`~loadgen.errors.TargetUnusable`; with ``fail_on_sla`` (or
 ``strict``) a step whose verdict is *missed* is
 :class:`~loadgen.errors.SlaMissed`; with ``strict`` an *inconclusive* step
-(loadgen saturated, too few requests, a bound inside its interval) is
+(too few requests, a bound within loadgen's own error or inside its interval) is
 :class:`~loadgen.errors.Inconclusive`. Both name each step's ``sla.reason``.
 """
 

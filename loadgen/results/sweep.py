@@ -9,10 +9,10 @@
 
 A step passes when its one verdict (``sla.verdict``,
 :func:`loadgen.metrics.sla.decide`) is *met*: its bounds decided within at
-the SLA's confidence. An inconclusive step (loadgen saturated, too few
-requests, or a bound inside its interval) never passes: sla-search treats it
-as not passing when loadgen was saturated and by its point estimate
-otherwise, and the run's verdict names it with its cause.
+the SLA's confidence. An inconclusive step (too few requests, a bound within
+loadgen's own error of the value, or a bound inside its interval) never
+passes: sla-search takes it by its point estimate, and the run's verdict
+names it with its cause.
 
 Every strategy also stops early when a step's error rate, or its miss of an
 SLA bound, is past ``load.stop_early`` (so a sweep never hammers a dead
@@ -117,9 +117,9 @@ class Sweep:
         return 1.0 if self.load.mode == "concurrency" else 0.05 * max(self.load.points)
 
     def _search_update(self, point: Point, step: StepSummary) -> None:
-        # an undecided bound goes by its point estimate (the interval cannot say which
-        # side the load is on); a saturated step never passes
-        undecided = step.sla.cause in ("few_requests", "close_call")
+        # an undecided bound goes by its point estimate (the interval, or loadgen's own
+        # error, cannot say which side the load is on)
+        undecided = step.sla.cause in ("few_requests", "close_call", "client_error")
         if step.sla.passed if undecided else step.meets_sla:
             self.low = max(self.low or point.value, point.value)
         else:
@@ -245,7 +245,8 @@ def _load_verdict(v: Verdict, steps: list[tuple[Point, StepSummary]]) -> None:
 
 def undecided_text(steps: list[StepSummary]) -> str:
     """The inconclusive steps grouped by cause: ``inconclusive: step 0, 1 (too few
-    requests: about 368 per step would decide); step 5 (loadgen saturated)``."""
+    requests: about 368 per step would decide); step 5 (a bound within loadgen's own
+    error of the value)``."""
     parts = []
     few = [s for s in steps if s.sla.cause == "few_requests"]
     if few:
