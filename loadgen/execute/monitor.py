@@ -54,6 +54,9 @@ SATURATION = {
 }
 
 
+#: what to do about a saturated client, in every warning that says it is one
+_HINT = "--workers N spreads it over cores; or fewer streams"
+
 #: the live pulse's figures cover about this many seconds back
 PULSE_WINDOW_S = 2.0
 
@@ -184,7 +187,7 @@ class LoopMonitor:
             h.read_lag_max_ms = read_lag[2] / NS_PER_MS
         if wall >= 2 * NS_PER_S and h.cpu_util > SATURATION["cpu_util"]:
             h.warnings.append(
-                f"loadgen used {h.cpu_util:.0%} of a CPU core: it may be the bottleneck"
+                f"loadgen used {h.cpu_util:.0%} of a CPU core: it may be the bottleneck ({_HINT})"
             )
         if (h.loop_lag_p99_ms or 0.0) > SATURATION["loop_lag_p99_ms"]:
             h.warnings.append(
@@ -193,7 +196,8 @@ class LoopMonitor:
         if (h.read_lag_p99_ms or 0.0) > SATURATION["read_lag_p99_ms"]:
             h.warnings.append(
                 f"loadgen read its sockets up to {h.read_lag_p99_ms:.1f} ms (p99) after bytes "
-                "arrived: tokens that piled up meanwhile share the last one's stamp"
+                "arrived: events that piled up meanwhile share the last one's stamp "
+                "(client_error bounds each reading)"
             )
         if media_waits_ns:
             h.media_wait_p99_ms = float(np.percentile(media_waits_ns, 99)) / NS_PER_MS
@@ -204,7 +208,8 @@ class LoopMonitor:
                 )
         if (h.send_lag_p99_ms or 0.0) > SATURATION["send_lag_p99_ms"]:
             h.warnings.append(
-                f"sends ran {h.send_lag_p99_ms:.1f} ms (p99) behind the arrival schedule"
+                f"sends ran {h.send_lag_p99_ms:.1f} ms (p99) behind the arrival schedule: "
+                f"loadgen did not offer the load asked for, so doubt its rates ({_HINT})"
             )
         h.saturated = bool(h.warnings)
         return h

@@ -149,9 +149,11 @@ class LiveView:
             out.append((_server_line(s.server), ""))
         out += [(_gpu_line(g), "") for g in s.gpus]
         out.append((_health_line(s.health), ""))
-        if s.saturated is not None:
+        if s.health.warnings:  # now: from the figures the health line shows
+            out += [(f"⚠ saturated now: {t}", "bold red") for t in s.health.warnings]
+        elif s.saturated is not None:  # earlier in the step, not now
             since, texts = s.saturated
-            out += [(f"⚠ saturated at {since:.0f} s: {t}", "bold red") for t in texts]
+            out += [(f"⚠ saturated earlier, at {since:.0f} s: {t}", "yellow") for t in texts]
         return [(text[:WIDTH], style) for text, style in out]
 
     def _header(self, now: int) -> str:

@@ -189,7 +189,13 @@ def test_the_view_lines_show_each_part() -> None:
     assert "server   running 3 · waiting 1 · KV 25%" in text
     assert "GPU 0    util 87% · mem 40.5 GiB · 310 W" in text
     assert "loadgen  CPU 93% · loop lag p99 0.4 ms" in text
-    assert "⚠ saturated at 2 s: cpu 93%" in text
+    assert "⚠ saturated now: cpu 93%" in text
+    clock[0] = 3 * S  # the next pulse is calm: the warning says it was earlier
+    view.tick(HealthNow(in_flight=3, cpu_util=0.5, loop_lag_p99_ms=0.1), None, ())
+    calm = [line for line, _ in view.lines()]
+    assert "loadgen  CPU 50% · loop lag p99 0.1 ms" in calm
+    assert "⚠ saturated earlier, at 2 s: cpu 93%" in calm
+    assert not any(line.startswith("⚠ saturated now") for line in calm)
     styles = dict(view.lines())
     assert styles[ttft] == ""  # p50 25.0 is not over 25
     assert all(len(line) <= 80 for line in text)
