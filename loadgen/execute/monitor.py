@@ -1,10 +1,13 @@
 """Watching loadgen itself: event-loop lag, requests in flight, CPU use.
 
 A small task wakes about every ``period`` and measures the event loop's lag:
-how late its timer fired, past the timer's 1 ms resolution (a long busy
-stretch shows whole), or else how long one pass through the ready queue
-takes (the delay any work waiting its turn carries); the worst of the last
-second is ``clock.LATELY``, the slack of a stamp the loop takes as it reads. It
+how late its timer fired, past the timer's 1 ms resolution, less the time the
+OS kept the loop's thread waiting for a core meanwhile (:class:`RunQueue`: a
+busy machine's, not loadgen's), so one long busy stretch of loadgen's own
+shows whole; or, when larger, how long one pass through the ready queue takes
+(the delay any work waiting its turn carries). The worst raw lateness of the
+last second (the OS's waits included) is ``clock.LATELY``, the slack of a
+stamp the loop takes as it reads. It
 also samples the number of requests in flight, for Little's law, and (every
 tenth wake) the process's resident memory, for the step's peak. With the h1
 transport the step also gets the read lag (how long bytes waited in the socket
@@ -71,6 +74,33 @@ class Pulse:
     warnings: tuple[str, ...] = ()
 
 
+class RunQueue:
+    """How long the event loop's thread has waited on a CPU run queue (Linux
+    ``/proc/thread-self/schedstat``, its second figure): runnable, but another
+    process had the core. Opened once in the loop's thread; 0 where it cannot be read."""
+
+    __slots__ = ("_fd",)
+
+    def __init__(self) -> None:
+        try:
+            self._fd: int | None = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+        except OSError:
+            self._fd = None
+
+    def wait_ns(self) -> int:
+        if self._fd is None:
+            return 0
+        try:
+            return int(os.pread(self._fd, 128, 0).split()[1])
+        except (OSError, ValueError, IndexError):
+            return 0
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
 def rss_bytes() -> int | None:
     """This process's resident memory now (Linux /proc), else None."""
     try:
@@ -100,12 +130,14 @@ class LoopMonitor:
     _cpu0: int = 0
     _wall0: int = 0
     _task: asyncio.Task[None] | None = None
+    _queue: RunQueue | None = None
     #: (wall, cpu) at each pulse of the last PULSE_WINDOW_S
     _marks: deque[tuple[int, int]] = field(default_factory=lambda: deque(maxlen=64))
 
     def start(self) -> None:
         self._cpu0, self._wall0 = cpu_ns(), now_ns()
         self._read_rss()
+        self._queue = RunQueue()
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def stop(self) -> None:
@@ -114,21 +146,30 @@ class LoopMonitor:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        if self._queue is not None:
+            self._queue.close()
+            self._queue = None
 
     async def _run(self) -> None:
         period = self.period_ns
         period_s = period / NS_PER_S
         lags = self.lags_ns
+        queue = self._queue or RunQueue()
+        lately = deque([0], maxlen=_LATELY_SAMPLES)  # raw lateness, the OS's waits included
         while True:
+            waited = queue.wait_ns()
             due = now_ns() + period
             await pause(period_s)
-            # a busy stretch the timer waited out, past its own resolution, or else one
-            # pass through the ready queue (what work waiting its turn carries now)
+            # how late the timer fired, past its own resolution: the loop's own busy
+            # stretch, less what the OS kept the thread waiting for a core meanwhile (that
+            # is the machine's, not loadgen's); else one pass through the ready queue
             late = now_ns() - due - TIMER_RESOLUTION_NS
+            own = late - (queue.wait_ns() - waited)
             lag = await yield_lag_ns()
-            lags.append(late if late > lag else lag)
+            lags.append(own if own > lag else lag)
             self.samples.append((now_ns(), self.in_flight))
-            LATELY.ns = max(lags[-_LATELY_SAMPLES:])
+            lately.append(late)
+            LATELY.ns = max(lately)
             if len(lags) % _RSS_EVERY == 0:
                 self._read_rss()
 

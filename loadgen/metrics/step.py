@@ -57,6 +57,7 @@ from loadgen.metrics.validity import output_validity
 from loadgen.records import Record
 from loadgen.scenario import SlaSpec
 from loadgen.summary import (
+    ClientError,
     ClientHealth,
     Cost,
     Distribution,
@@ -171,7 +172,10 @@ def summarize_step(
     step.cache = cached_token_stats(ok)
     step.phases = connection_phases(ok)
     if len(ok):
-        step.client_error = client_error(ok, profile.name, ttft_of, step.latency_from)
+        error = client_error(ok, profile.name, ttft_of, step.latency_from)
+        if api in POOLING_APIS:  # no token timing: the end alone
+            error = ClientError(e2e_ms=error.e2e_ms)
+        step.client_error = error
     step.sla = check_sla(step, sla)
     _requests_needed(step, ok, profile.name, ttft_of, sla.confidence)
     for c in step.sla.checks:
