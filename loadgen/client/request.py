@@ -63,7 +63,6 @@ from loadgen.client.record_marks import (
     fail,
     keep_text,
     phases,
-    slack,
     too_many,
 )
 from loadgen.client.routing import Router
@@ -301,23 +300,22 @@ class Requester:
             splitter = SseSplitter(self._limits.event_bytes)
             max_events = self._limits.max_tokens(rec.max_tokens)
             adapter = self._adapter
-            tokens = rec.token_ns
             arrived = earliest = 0
             async for arrived, data, late in resp.chunks():
                 payloads = splitter.feed(data)
-                before = len(tokens)
                 used = apply_events(
-                    rec, adapter, payloads, arrived, text, splitter.errors, calls, stop
+                    rec,
+                    adapter,
+                    payloads,
+                    arrived,
+                    text,
+                    splitter.errors,
+                    calls,
+                    stop,
+                    late,
+                    exact and not splitter.holding,
                 )
-                if late:  # the read may hold bytes that came before its stamp
-                    earliest = arrived if exact else arrived - late
-                    shared = len(tokens) - before
-                    if exact and not splitter.holding:
-                        shared -= 1  # the read's last event ended with it: its stamp is exact
-                    if shared > 0:
-                        slack(rec, before, shared, late)
-                else:
-                    earliest = arrived
+                earliest = arrived if exact or not late else arrived - late
                 if used is not None:  # the answer's last event (or a bad one), or the abort
                     if rec.cancelled_by_client:
                         resp.abort()

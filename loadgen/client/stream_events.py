@@ -24,7 +24,14 @@ from __future__ import annotations
 from loadgen.client.adapters import Adapter
 from loadgen.client.adapters.base import Delta
 from loadgen.client.adapters.event_values import event_error
-from loadgen.client.record_marks import cut_by_client, fail, finish, first_answer, reasoning
+from loadgen.client.record_marks import (
+    cut_by_client,
+    fail,
+    finish,
+    first_answer,
+    reasoning,
+    slack,
+)
 from loadgen.client.sse import ErrorEvent
 from loadgen.client.validity import ToolCalls, tool_event
 from loadgen.records import Record
@@ -47,6 +54,8 @@ def apply_events(
     typed: bool = False,
     calls: ToolCalls | None = None,
     stop: int = NEVER,
+    late: int = 0,
+    exact_end: bool = False,
 ) -> int | None:
     """Apply one chunk's events to ``rec``; once the stream is over, how many of the
     payloads it took (the rest came after the end), else None. ``stop``: token events
@@ -55,14 +64,45 @@ def apply_events(
     ``text`` collects the answer's text when the spec asked for it (else None);
     ``typed``: an :class:`ErrorEvent` may be among the payloads; ``calls`` assembles
     the answer's tool calls when they are to be checked (else None).
+
+    ``late``: the read's slack, how much earlier than ``arrived`` its first bytes may
+    have come; every token event it carried gets it (``Record.token_slack_ns``) but
+    the read's very last payload when ``exact_end`` (the stamp is that of the read's
+    last bytes, and the read ended with that event): an event followed in the same
+    read by any other (a usage chunk, ``[DONE]``) may have come that much earlier.
     """
+    before = len(rec.token_ns)
+    used, last_token = _apply(rec, adapter, payloads, arrived, text, typed, calls, stop)
+    if late:
+        shared = len(rec.token_ns) - before
+        if exact_end and last_token == len(payloads) - 1:
+            shared -= 1  # the read ended with its last token event: that stamp is exact
+        if shared > 0:
+            slack(rec, before, shared, late)
+    return used
+
+
+def _apply(
+    rec: Record,
+    adapter: Adapter,
+    payloads: list[bytes],
+    arrived: int,
+    text: list[str] | None,
+    typed: bool,
+    calls: ToolCalls | None,
+    stop: int,
+) -> tuple[int | None, int]:
+    """:func:`apply_events`' work: (payloads taken once the stream is over, else None;
+    the index of the last payload that was a token event, -1 for none)."""
     deltas, failure = parse_events(adapter, payloads, typed)
     stamp = rec.token_ns.append
+    last_token = -1
     for i, d in enumerate(deltas):
         if d is None:  # [DONE]
             finish(rec, adapter.ends_with_done)
-            return i + 1
+            return i + 1, last_token
         if d.tokens:
+            last_token = i
             if d.reasoning:
                 reasoning(rec, d.tokens, arrived)
             else:
@@ -77,7 +117,7 @@ def apply_events(
             rec.output_chars += len(d.text)
             if rec.output_events >= stop and d.finish_reason is None and not d.final:
                 cut_by_client(rec)
-                return i + 1
+                return i + 1, last_token
         if d.finish_reason is not None:
             rec.finish_reason = d.finish_reason
         if d.completion_tokens is not None:
@@ -92,15 +132,15 @@ def apply_events(
             rec.usage_ignored = d.usage_ignored
         if d.error is not None:
             fail(rec, "stream_error", d.error)
-            return i + 1
+            return i + 1, last_token
         if d.final:
             rec.response_id = d.response_id
             finish(rec, not adapter.ends_with_done)
-            return i + 1
+            return i + 1, last_token
     if failure is not None:
         fail(rec, *failure)
-        return len(deltas) + 1
-    return None
+        return len(deltas) + 1, last_token
+    return None, last_token
 
 
 def parse_events(

@@ -69,15 +69,23 @@ PILED = [
 def test_token_events_with_reads_of_their_own_have_exact_stamps() -> None:
     rec = send(ONE_EACH, exact=True)
     assert rec.ok and len(rec.token_ns) == 3
-    assert rec.token_slack_ns is None
+    # "c" shared its read with the events after it, which may have come later
+    assert rec.token_slack_ns == [0, 0, 10 * MS]
     assert rec.end_ns == rec.token_ns[-1] and rec.end_slack_ns == 0  # the last read's stamp
+
+
+def test_a_token_event_that_ended_its_read_is_exact() -> None:
+    alone = [*ONE_EACH[:2], (30 * MS, sse(delta(content="c")), 10 * MS)]
+    alone.append((40 * MS, sse(DONE_EVENT, b"[DONE]"), 10 * MS))
+    rec = send(alone, exact=True)
+    assert rec.ok and rec.token_slack_ns is None
 
 
 def test_a_token_event_that_shared_its_read_has_the_reads_slack() -> None:
     rec = send(PILED, exact=True)
     assert rec.ok and len(rec.token_ns) == 3
     assert rec.token_ns[1] == rec.token_ns[2]  # one read, one stamp
-    assert rec.token_slack_ns == [0, 25 * MS]  # "c" ended the read: exact
+    assert rec.token_slack_ns == [0, 25 * MS, 25 * MS]
 
 
 def test_stamps_the_loop_takes_are_all_as_late_as_the_loop_ran() -> None:
