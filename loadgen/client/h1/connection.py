@@ -36,6 +36,7 @@ from typing import Protocol
 
 import httptools
 
+from loadgen.client.h1.polls import Polls
 from loadgen.client.h1.tls import Session
 from loadgen.client.transport import Phases, ReadLag, TransportError, describe
 from loadgen.clock import from_kernel_ns, now_ns
@@ -156,6 +157,7 @@ class Owner(Protocol):
 
     loop: asyncio.AbstractEventLoop
     read_lag: ReadLag
+    polls: Polls  # the earliest this pass's reads' bytes can have come
 
     def release(self, conn: Connection) -> None:
         """Pool ``conn`` (its answer is complete and it may carry another) if there is room."""
@@ -443,9 +445,10 @@ class Connection:
         elif body:
             piece = body[0] if len(body) == 1 else b"".join(body)
             body.clear()
-            # its bytes came after the answer's previous read (TCP keeps their order)
-            # and after the request went: the first of them at most this much earlier
-            floor = ex.last_read or ex.sent
+            # its bytes came after the answer's previous read (TCP keeps their order),
+            # after the request went, and after the loop's poll says: the first of them
+            # at most this much earlier than the stamp
+            floor = max(ex.last_read or ex.sent, self.owner.polls.floor_ns)
             ex.pieces.append((stamp, piece, stamp - floor if floor and stamp > floor else 0))
             ex.buffered += len(piece)
             if ex.buffered > PAUSE_BYTES:

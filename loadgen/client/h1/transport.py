@@ -53,6 +53,7 @@ from urllib.parse import urlsplit
 
 from loadgen.client.h1.body import send
 from loadgen.client.h1.connection import Connection, Exchange, Key
+from loadgen.client.h1.polls import Polls
 from loadgen.client.h1.tls import handshake
 from loadgen.client.transport import (
     STALE_STATUS,
@@ -96,6 +97,7 @@ class H1Transport:
         #: requests sent again on a fresh connection after a kept-alive one failed
         self.reconnects = 0
         self.read_lag = ReadLag()
+        self.polls = Polls.of(self.loop)
 
     @asynccontextmanager
     async def open(self, request: HttpRequest) -> AsyncIterator[Exchange]:

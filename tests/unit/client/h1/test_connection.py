@@ -25,6 +25,7 @@ from loadgen.client.h1.connection import (
     advance,
     keep_alive,
 )
+from loadgen.client.h1.polls import Polls
 from loadgen.client.transport import ReadLag, TransportError
 
 S, E = State, Event
@@ -40,6 +41,7 @@ class _Pool:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.read_lag = ReadLag()
+        self.polls = Polls()  # not installed: no floor of its own (0)
 
     def release(self, conn: Connection) -> None:
         pass
