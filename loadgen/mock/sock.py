@@ -34,12 +34,17 @@ import ssl
 import time
 from typing import Any, Protocol
 
-from loadgen.netstamp import ANC_SIZE, WallOffset, kernel_ns
+from loadgen.mock.txlog import TxLog
+from loadgen.netstamp import ANC_SIZE, TX_SENT, WallOffset, kernel_ns, tx_arm, tx_stamps
 from loadgen.netstamp import enable as enable_stamps
 
 __all__ = ["Listener", "SockTransport", "StampedProtocol", "TlsSockTransport", "listen"]
 
 READ_SIZE = 256 * 1024
+#: While a transmit stamp is due, the socket is polled this often (after a few loop turns).
+TX_POLL_S = 0.0005
+#: Writes a connection remembers for their stamps; older ones are forgotten past this.
+TX_KEEP = 65536
 #: After running out of descriptors or memory, wait this long before accepting again.
 ACCEPT_RETRY_S = 0.1
 _OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
@@ -61,13 +66,23 @@ class SockTransport:
     """One accepted connection."""
 
     __slots__ = (
-        "_buffer", "_closing", "_dead", "_eof", "_fd", "_loop", "_protocol", "_sock", "_writing",
+        "_buffer", "_closing", "_dead", "_eof", "_fd", "_loop", "_polls", "_protocol", "_sent",
+        "_sock", "_tx", "_writing", "writes",
     )  # fmt: skip
 
     def __init__(
-        self, sock: socket.socket, protocol: StampedProtocol, loop: asyncio.AbstractEventLoop
+        self,
+        sock: socket.socket,
+        protocol: StampedProtocol,
+        loop: asyncio.AbstractEventLoop,
+        tx: bool = False,
     ) -> None:
         self._sock = sock
+        #: with ``tx``: the kernel stamps each send's leaving (else None: not asked, or refused)
+        self._tx = TxLog() if tx and tx_arm(sock, TX_SENT) else None
+        self._sent = 0  # bytes handed to the socket (sent or buffered), in stream order
+        self.writes = 0  # write() calls so far: the id of the next one
+        self._polls = -1  # >= 0: reading paused while a transmit stamp is due (polled instead)
         self._fd = sock.fileno()
         self._loop = loop
         self._protocol = protocol
@@ -83,6 +98,8 @@ class SockTransport:
         try:
             data, anc, _flags, _addr = self._sock.recvmsg(READ_SIZE, ANC_SIZE)
         except (BlockingIOError, InterruptedError):
+            if self._tx is not None:  # asyncio: the error queue's EPOLLERR wakes the reader
+                self._tx_drain()
             return
         except OSError as exc:
             self._finish(exc)
@@ -100,10 +117,24 @@ class SockTransport:
             self._protocol.data_received_at(data, stamp)
 
     def write(self, data: bytes) -> None:
+        """Send ``data`` (write id ``writes``, counted even if the connection is closing)."""
+        self.writes += 1
+        tx = self._tx
+        if tx is None:
+            self._write(data)
+            return
+        before = self._sent
+        self._write(data)
+        tx.ends.append(self._sent if self._sent > before else -1)
+        if len(tx.ends) > TX_KEEP:
+            tx.forget(tx.base + TX_KEEP // 2)
+
+    def _write(self, data: bytes) -> None:
         if not self._closing:
             self._send(data)
 
     def _send(self, data: bytes) -> None:
+        self._sent += len(data)
         if self._buffer:
             self._buffer += data
             return
@@ -116,25 +147,106 @@ class SockTransport:
             return
         if sent < len(data):
             self._buffer += memoryview(data)[sent:]
-            self._loop.add_writer(self._fd, self._on_writable)
-            self._writing = True
+            if self._polls < 0:
+                self._loop.add_writer(self._fd, self._on_writable)
+                self._writing = True
+        if self._tx is not None:
+            self._tx_check()
 
     def _on_writable(self) -> None:
+        if not self._send_buffer():
+            return
+        if self._tx is not None:
+            self._tx_check()
+        if not self._buffer and self._polls < 0:
+            self._loop.remove_writer(self._fd)
+            self._writing = False
+            self._drained()
+
+    def _send_buffer(self) -> bool:
+        """Send what the buffer holds, as much as the socket takes; False if nothing went."""
         try:
             sent = self._sock.send(self._buffer)
         except (BlockingIOError, InterruptedError):
-            return
+            return False
         except OSError as exc:
             self._finish(exc)
-            return
+            return False
         del self._buffer[:sent]
-        if not self._buffer:
-            self._loop.remove_writer(self._fd)
-            self._writing = False
-            if self._closing:
-                self._finish(None)
-            elif self._eof:
+        return True
+
+    def _drained(self) -> None:
+        """The buffer is empty: a close or half-close waiting for it goes ahead."""
+        if self._closing:
+            self._finish(None)
+        elif self._eof:
+            self._shut()
+
+    # -- transmit stamps (with ``tx``) ------------------------------------------------------
+    #
+    # A stamp waiting in the error queue raises EPOLLERR, which stops a uvloop (libuv)
+    # watcher for good. So the queue is read right after each send (on loopback the
+    # stamp is there before send() returns); where some sent bytes have no stamp yet (the
+    # kernel holds them: a full receive window), the connection leaves the loop's watch
+    # and is polled (reads, buffered writes, stamps) until every byte is stamped.
+
+    def _tx_drain(self) -> None:
+        tx = self._tx
+        assert tx is not None
+        for _kind, key, wall in tx_stamps(self._sock):
+            tx.add(key, wall)
+
+    def _tx_check(self) -> None:
+        assert self._tx is not None
+        if self._dead:
+            return
+        self._tx_drain()
+        if self._polls < 0 and not self._tx.settled(self._sent):
+            self._polls = 0
+            self._loop.remove_reader(self._fd)
+            if self._writing:
+                self._loop.remove_writer(self._fd)
+                self._writing = False
+            self._loop.call_soon(self._poll)
+
+    def _poll(self) -> None:
+        """One look at a connection whose stamps are due: send, read, collect stamps."""
+        if self._dead:
+            return
+        if self._buffer:
+            self._send_buffer()
+        if not self._buffer and self._closing:  # as _drained would (no stamp is waited for)
+            self._finish(None)
+        if not self._dead:
+            self._on_readable()
+        if self._dead:
+            return
+        assert self._tx is not None
+        self._tx_drain()
+        if self._tx.settled(self._sent) and not self._buffer:
+            self._polls = -1
+            self._loop.add_reader(self._fd, self._on_readable)
+            if self._eof:
                 self._shut()
+            return
+        self._polls += 1
+        if self._polls < 8:
+            self._loop.call_soon(self._poll)
+        else:
+            self._loop.call_later(TX_POLL_S, self._poll)
+
+    def tx_ns(self, ids: list[int]) -> tuple[bool, list[int | None]] | None:
+        """Monotonic transmit stamps of writes ``ids`` (``loadgen.mock.txlog.TxSource``)."""
+        tx = self._tx
+        if tx is None:
+            return None
+        if not self._dead:
+            self._tx_drain()
+        now = _pc()
+        settled, out = tx.lookup(ids, lambda wall: _OFFSET.to_monotonic(wall, now), self._dead)
+        if settled and ids:
+            tx.forget(max(ids) + 1)
+        return settled, out
 
     def can_write_eof(self) -> bool:
         return True
@@ -183,6 +295,8 @@ class SockTransport:
             return
         self._dead = True
         self._closing = True
+        if self._tx is not None:  # the last stamps, before the socket and its queue go
+            self._tx_drain()
         self._loop.remove_reader(self._fd)
         if self._writing:  # before the close: libuv must not poll a closed descriptor
             self._loop.remove_writer(self._fd)
@@ -203,12 +317,13 @@ class TlsSockTransport(SockTransport):
         protocol: StampedProtocol,
         loop: asyncio.AbstractEventLoop,
         context: ssl.SSLContext,
+        tx: bool = False,
     ) -> None:
         self._incoming = ssl.MemoryBIO()
         self._outgoing = ssl.MemoryBIO()
         self._tls = context.wrap_bio(self._incoming, self._outgoing, server_side=True)
         self._ready = False  # the handshake is done
-        super().__init__(sock, protocol, loop)
+        super().__init__(sock, protocol, loop, tx)
 
     def can_write_eof(self) -> bool:
         return False  # a half-close under TLS would need close_notify first
@@ -239,7 +354,7 @@ class TlsSockTransport(SockTransport):
         if eof:  # after what the protocol scheduled for that data, as a later read would be
             self._loop.call_soon(self.close)
 
-    def write(self, data: bytes) -> None:
+    def _write(self, data: bytes) -> None:
         if self._closing or not self._ready:
             return
         try:
@@ -274,11 +389,13 @@ class Listener:
         factory: Any,
         loop: asyncio.AbstractEventLoop,
         tls: ssl.SSLContext | None = None,
+        tx: bool = False,
     ) -> None:
         self.sockets = sockets
         self._factory = factory
         self._loop = loop
         self._tls = tls
+        self._tx = tx
         for sock in sockets:
             loop.add_reader(sock.fileno(), self._on_accept, sock)
 
@@ -300,9 +417,9 @@ class Listener:
                 conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             enable_stamps(conn)  # else reads are stamped when made
             if self._tls is None:
-                SockTransport(conn, self._factory(), self._loop)
+                SockTransport(conn, self._factory(), self._loop, self._tx)
             else:
-                TlsSockTransport(conn, self._factory(), self._loop, self._tls)
+                TlsSockTransport(conn, self._factory(), self._loop, self._tls, self._tx)
 
     def _resume(self, sock: socket.socket) -> None:
         if sock.fileno() >= 0:
@@ -319,9 +436,15 @@ class Listener:
 
 
 async def listen(
-    factory: Any, host: str, port: int, backlog: int, tls: ssl.SSLContext | None = None
+    factory: Any,
+    host: str,
+    port: int,
+    backlog: int,
+    tls: ssl.SSLContext | None = None,
+    tx: bool = False,
 ) -> Listener:
-    """Bind every address of ``host:port`` (port 0: a free one, the same for all if it can)."""
+    """Bind every address of ``host:port`` (port 0: a free one, the same for all if it can);
+    with ``tx`` each connection's sends are stamped by the kernel (``SockTransport.tx_ns``)."""
     loop = asyncio.get_running_loop()
     infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     sockets: list[socket.socket] = []
@@ -343,4 +466,4 @@ async def listen(
         for sock in sockets:
             sock.close()
         raise
-    return Listener(sockets, factory, loop, tls)
+    return Listener(sockets, factory, loop, tls, tx)
