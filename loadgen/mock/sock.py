@@ -18,7 +18,15 @@ Where the kernel gives no stamp, a read is stamped when it is made.
 (``ssl.MemoryBIO``), so a request keeps the stamp of when its encrypted bytes
 arrived.
 
-The kernel-stamp code (the socket option, the control message, the
+With ``--truth`` (``listen(tx=True)``) each connection also asks the kernel
+for a transmit stamp of each send (``SO_TIMESTAMPING``), numbers its writes
+(``writes``) and answers ``tx_ns(ids)``: when those writes left the socket
+(:mod:`loadgen.mock.txlog`). The stamps come on the socket's error queue, read
+right after each send; such a socket is watched through a :class:`TxWatch`,
+since the error queue's EPOLLERR would stop a uvloop watcher for good. Where
+the kernel will not stamp, nothing changes and ``tx_ns`` answers None.
+
+The kernel-stamp code (the socket options, the control messages, the
 wall-to-monotonic offset) is ``loadgen.netstamp``'s, shared with the client;
 the clocks it converts with are read here, as the mock keeps its own time.
 """
@@ -29,9 +37,11 @@ import asyncio
 import contextlib
 import errno
 import logging
+import select
 import socket
 import ssl
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from loadgen.mock.txlog import TxLog
@@ -41,8 +51,6 @@ from loadgen.netstamp import enable as enable_stamps
 __all__ = ["Listener", "SockTransport", "StampedProtocol", "TlsSockTransport", "listen"]
 
 READ_SIZE = 256 * 1024
-#: While a transmit stamp is due, the socket is polled this often (after a few loop turns).
-TX_POLL_S = 0.0005
 #: Writes a connection remembers for their stamps; older ones are forgotten past this.
 TX_KEEP = 65536
 #: After running out of descriptors or memory, wait this long before accepting again.
@@ -66,7 +74,7 @@ class SockTransport:
     """One accepted connection."""
 
     __slots__ = (
-        "_buffer", "_closing", "_dead", "_eof", "_fd", "_loop", "_polls", "_protocol", "_sent",
+        "_buffer", "_closing", "_dead", "_eof", "_fd", "_io", "_loop", "_protocol", "_sent",
         "_sock", "_tx", "_writing", "writes",
     )  # fmt: skip
 
@@ -75,14 +83,17 @@ class SockTransport:
         sock: socket.socket,
         protocol: StampedProtocol,
         loop: asyncio.AbstractEventLoop,
-        tx: bool = False,
+        tx: TxWatch | None = None,
     ) -> None:
         self._sock = sock
         #: with ``tx``: the kernel stamps each send's leaving (else None: not asked, or refused)
-        self._tx = TxLog() if tx and tx_arm(sock, TX_SENT) else None
+        self._tx = TxLog() if tx is not None and tx_arm(sock, TX_SENT) else None
+        #: who watches the socket: the loop, or (stamped) ``tx``, which the loop watches
+        self._io: asyncio.AbstractEventLoop | TxWatch = (
+            loop if self._tx is None or tx is None else tx
+        )
         self._sent = 0  # bytes handed to the socket (sent or buffered), in stream order
         self.writes = 0  # write() calls so far: the id of the next one
-        self._polls = -1  # >= 0: reading paused while a transmit stamp is due (polled instead)
         self._fd = sock.fileno()
         self._loop = loop
         self._protocol = protocol
@@ -92,7 +103,7 @@ class SockTransport:
         self._writing = False  # a writer callback is registered
         self._eof = False  # write_eof: FIN once the buffer is sent
         protocol.connection_made(self)
-        loop.add_reader(self._fd, self._on_readable)
+        self._io.add_reader(self._fd, self._on_readable)
 
     def _on_readable(self) -> None:
         try:
@@ -147,19 +158,18 @@ class SockTransport:
             return
         if sent < len(data):
             self._buffer += memoryview(data)[sent:]
-            if self._polls < 0:
-                self._loop.add_writer(self._fd, self._on_writable)
-                self._writing = True
-        if self._tx is not None:
-            self._tx_check()
+            self._io.add_writer(self._fd, self._on_writable)
+            self._writing = True
+        if self._tx is not None and not self._dead:
+            self._tx_drain()
 
     def _on_writable(self) -> None:
         if not self._send_buffer():
             return
-        if self._tx is not None:
-            self._tx_check()
-        if not self._buffer and self._polls < 0:
-            self._loop.remove_writer(self._fd)
+        if self._tx is not None and not self._dead:
+            self._tx_drain()
+        if not self._buffer:
+            self._io.remove_writer(self._fd)
             self._writing = False
             self._drained()
 
@@ -184,56 +194,17 @@ class SockTransport:
 
     # -- transmit stamps (with ``tx``) ------------------------------------------------------
     #
-    # A stamp waiting in the error queue raises EPOLLERR, which stops a uvloop (libuv)
-    # watcher for good. So the queue is read right after each send (on loopback the
-    # stamp is there before send() returns); where some sent bytes have no stamp yet (the
-    # kernel holds them: a full receive window), the connection leaves the loop's watch
-    # and is polled (reads, buffered writes, stamps) until every byte is stamped.
+    # The error queue is read right after each send: on loopback the stamp is queued
+    # before send() returns. A stamp that comes later (bytes the kernel held back, a
+    # retransmission) raises EPOLLERR, which would stop a uvloop (libuv) watcher for good:
+    # so a stamped socket is watched by a TxWatch (an epoll set the loop watches, which
+    # reports its sockets' errors as readiness) and the reader drains the queue.
 
     def _tx_drain(self) -> None:
         tx = self._tx
         assert tx is not None
         for _kind, key, wall in tx_stamps(self._sock):
             tx.add(key, wall)
-
-    def _tx_check(self) -> None:
-        assert self._tx is not None
-        if self._dead:
-            return
-        self._tx_drain()
-        if self._polls < 0 and not self._tx.settled(self._sent):
-            self._polls = 0
-            self._loop.remove_reader(self._fd)
-            if self._writing:
-                self._loop.remove_writer(self._fd)
-                self._writing = False
-            self._loop.call_soon(self._poll)
-
-    def _poll(self) -> None:
-        """One look at a connection whose stamps are due: send, read, collect stamps."""
-        if self._dead:
-            return
-        if self._buffer:
-            self._send_buffer()
-        if not self._buffer and self._closing:  # as _drained would (no stamp is waited for)
-            self._finish(None)
-        if not self._dead:
-            self._on_readable()
-        if self._dead:
-            return
-        assert self._tx is not None
-        self._tx_drain()
-        if self._tx.settled(self._sent) and not self._buffer:
-            self._polls = -1
-            self._loop.add_reader(self._fd, self._on_readable)
-            if self._eof:
-                self._shut()
-            return
-        self._polls += 1
-        if self._polls < 8:
-            self._loop.call_soon(self._poll)
-        else:
-            self._loop.call_later(TX_POLL_S, self._poll)
 
     def tx_ns(self, ids: list[int]) -> tuple[bool, list[int | None]] | None:
         """Monotonic transmit stamps of writes ``ids`` (``loadgen.mock.txlog.TxSource``)."""
@@ -297,9 +268,9 @@ class SockTransport:
         self._closing = True
         if self._tx is not None:  # the last stamps, before the socket and its queue go
             self._tx_drain()
-        self._loop.remove_reader(self._fd)
+        self._io.remove_reader(self._fd)
         if self._writing:  # before the close: libuv must not poll a closed descriptor
-            self._loop.remove_writer(self._fd)
+            self._io.remove_writer(self._fd)
             self._writing = False
         self._buffer.clear()
         self._sock.close()
@@ -317,7 +288,7 @@ class TlsSockTransport(SockTransport):
         protocol: StampedProtocol,
         loop: asyncio.AbstractEventLoop,
         context: ssl.SSLContext,
-        tx: bool = False,
+        tx: TxWatch | None = None,
     ) -> None:
         self._incoming = ssl.MemoryBIO()
         self._outgoing = ssl.MemoryBIO()
@@ -377,6 +348,79 @@ class TlsSockTransport(SockTransport):
             self._send(self._outgoing.read())
 
 
+class TxWatch:
+    """Watches stamped sockets for the loop: one epoll set, which the loop watches.
+
+    A socket with transmit stamps in its error queue polls EPOLLERR; a uvloop
+    (libuv) watcher stops for good on that, asyncio's calls its reader. In this
+    set the error is this set's readiness to the loop, and :meth:`_ready` calls
+    the socket's reader (which reads the queue where there is nothing to read)
+    and its writer, as the loop's ``add_reader``/``add_writer`` would. Level
+    triggered, as the loop's are.
+    """
+
+    __slots__ = ("_callbacks", "_ep", "_loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._ep = select.epoll()
+        self._callbacks: dict[int, list[Callable[[], None] | None]] = {}  # fd: [reader, writer]
+        loop.add_reader(self._ep.fileno(), self._ready)
+
+    def _set(self, fd: int, which: int, callback: Callable[[], None] | None) -> None:
+        slots = self._callbacks.get(fd)
+        if slots is None:
+            if callback is None:
+                return
+            slots = self._callbacks[fd] = [None, None]
+            slots[which] = callback
+            self._ep.register(fd, self._mask(slots))
+            return
+        slots[which] = callback
+        if slots[0] is None and slots[1] is None:
+            del self._callbacks[fd]
+            with contextlib.suppress(OSError):  # closed already
+                self._ep.unregister(fd)
+        else:
+            self._ep.modify(fd, self._mask(slots))
+
+    @staticmethod
+    def _mask(slots: list[Callable[[], None] | None]) -> int:
+        return (select.EPOLLIN if slots[0] else 0) | (select.EPOLLOUT if slots[1] else 0)
+
+    def add_reader(self, fd: int, callback: Callable[[], None]) -> None:
+        self._set(fd, 0, callback)
+
+    def remove_reader(self, fd: int) -> None:
+        self._set(fd, 0, None)
+
+    def add_writer(self, fd: int, callback: Callable[[], None]) -> None:
+        self._set(fd, 1, callback)
+
+    def remove_writer(self, fd: int) -> None:
+        self._set(fd, 1, None)
+
+    def _ready(self) -> None:
+        for fd, events in self._ep.poll(0):
+            slots = self._callbacks.get(fd)
+            if slots is None:
+                continue
+            if events & _READ_EVENTS and (reader := slots[0]) is not None:
+                reader()
+            if events & _WRITE_EVENTS and (writer := slots[1]) is not None:
+                writer()
+
+    def close(self) -> None:
+        if not self._ep.closed:
+            self._loop.remove_reader(self._ep.fileno())
+            self._ep.close()
+
+
+#: what wakes a watched socket's reader (an error: the queue of stamps, or a reset) and writer
+_READ_EVENTS = select.EPOLLIN | select.EPOLLERR | select.EPOLLHUP
+_WRITE_EVENTS = select.EPOLLOUT | select.EPOLLERR | select.EPOLLHUP
+
+
 class Listener:
     """Listening sockets that wrap each accepted connection in a :class:`SockTransport`.
 
@@ -395,7 +439,8 @@ class Listener:
         self._factory = factory
         self._loop = loop
         self._tls = tls
-        self._tx = tx
+        #: with ``tx``: one watcher for every stamped connection (closed with the listener)
+        self._tx = TxWatch(loop) if tx and hasattr(select, "epoll") else None  # Linux
         for sock in sockets:
             loop.add_reader(sock.fileno(), self._on_accept, sock)
 
@@ -430,6 +475,8 @@ class Listener:
             if sock.fileno() >= 0:
                 self._loop.remove_reader(sock.fileno())
                 sock.close()
+        if self._tx is not None:
+            self._tx.close()
 
     async def wait_closed(self) -> None:
         await asyncio.sleep(0)

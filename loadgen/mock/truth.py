@@ -12,7 +12,8 @@ one, else ``token_user_ns``, the clock read just before the write. A line waits
 for its stamps (up to ``TX_WAIT_NS``; a kernel holding bytes back: a client not
 reading) and is then written with what is known; ``token_stamp`` says which
 kind its ``token_ns`` are: ``kernel`` (all), ``user`` (none: no transmit stamps
-here), ``mixed``, or ``none`` (a line with no tokens). Invariant: ``len(token_ns) == len(token_user_ns)``.
+here), ``mixed``, or ``none`` (a line with no tokens). Invariant:
+``len(token_ns) == len(token_user_ns)``.
 
 With ``--network-delay-ms`` the stamps are moved from the server's clock to the
 socket's, the client's end of the simulated path (``recv_ns`` one delay earlier,
