@@ -213,8 +213,7 @@ class SockTransport:
             return None
         if not self._dead:
             self._tx_drain()
-        now = _pc()
-        settled, out = tx.lookup(ids, lambda wall: _OFFSET.to_monotonic(wall, now), self._dead)
+        settled, out = tx.lookup(ids, lambda wall: _OFFSET.to_monotonic(wall, _pc()), self._dead)
         if settled and ids:
             tx.forget(max(ids) + 1)
         return settled, out

@@ -73,6 +73,7 @@ class TxLog:
         (``dead``: the connection is gone, none can still come)."""
         out: list[int | None] = []
         settled = True
+        seen: dict[int, int] = {}  # one conversion per stamp: a write's tokens share it exactly
         for i in ids:
             j = i - self.base
             if j >= len(self.ends):  # not written yet (a delayed write on its way)
@@ -87,7 +88,10 @@ class TxLog:
                 settled = settled and dead
                 out.append(None)
                 continue
-            out.append(to_mono(self.walls[bisect_left(self.keys, end - 1)]))
+            wall = self.walls[bisect_left(self.keys, end - 1)]
+            if wall not in seen:
+                seen[wall] = to_mono(wall)
+            out.append(seen[wall])
         return settled, out
 
     def forget(self, upto: int) -> None:

@@ -43,6 +43,18 @@ def test_each_write_takes_the_stamp_of_its_last_byte() -> None:
     assert log.base == 3 and log.keys == [29] and log.lookup([2], identity, True)[1] == [None]
 
 
+def test_tokens_of_one_write_share_its_stamp_exactly() -> None:
+    """One conversion per stamp: a clock-offset reading that moves between conversions
+    must not tell apart tokens that went out in one write."""
+    log = TxLog()
+    log.ends += [10, 10, 20]
+    log.add(9, 1000)
+    log.add(19, 2000)
+    drift = iter(range(100))
+    settled, out = log.lookup([0, 0, 0, 2], lambda wall: wall + next(drift), dead=False)
+    assert settled and out[0] == out[1] == out[2] != out[3]
+
+
 def test_keys_are_unwrapped_past_32_bits() -> None:
     log = TxLog()
     start = (1 << 32) - 8
