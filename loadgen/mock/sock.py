@@ -367,6 +367,9 @@ class TxWatch:
         loop.add_reader(self._ep.fileno(), self._ready)
 
     def _set(self, fd: int, which: int, callback: Callable[[], None] | None) -> None:
+        if self._ep.closed:  # the listener has closed: connections going after it
+            self._callbacks.pop(fd, None)
+            return
         slots = self._callbacks.get(fd)
         if slots is None:
             if callback is None:

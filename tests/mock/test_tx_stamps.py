@@ -139,3 +139,25 @@ def test_truth_token_stamps_are_the_kernels_and_follow_the_clock_reads(
         assert len(kernel) == len(user) == row["output_tokens"] > 0
         assert all(0 <= k - u < 1_000_000_000 for k, u in zip(kernel, user, strict=True))
         assert kernel == sorted(kernel) and row["recv_ns"] < kernel[0]
+
+
+@linux
+def test_stopping_with_a_stamped_connection_open_is_clean(
+    start_mock: Callable[..., MockProc], tmp_path: Path
+) -> None:
+    """The listener (and its watcher of stamped sockets) closes before the open
+    connections are aborted: no traceback, exit 0, the truth line written."""
+    truth = tmp_path / "truth.jsonl"
+    mock = start_mock("--ttft-ms", "1", "--itl-ms", "1", "--truth", str(truth))
+    body = b'{"model": "m", "prompt": "hi", "max_tokens": 3, "stream": true}'
+    head = (f"POST /v1/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(body)}\r\n\r\n").encode()  # fmt: skip
+    with socket.create_connection(("127.0.0.1", mock.port)) as s:
+        s.sendall(head + body)
+        seen = b""
+        while b"0\r\n\r\n" not in seen:
+            seen += s.recv(65536)
+        assert mock.stop() == 0  # the keep-alive connection still open
+    assert "Traceback" not in mock.log()
+    (row,) = read_truth(truth)
+    assert row["token_stamp"] == "kernel" and len(row["token_ns"]) == 3
