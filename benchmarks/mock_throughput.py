@@ -9,8 +9,11 @@ next request on the same connection when the chunked body ends. Two modes:
 - paced: fixed mode, ``--ttft-ms 0 --itl-ms 1`` (each stream gets a token every 1 ms)
 - burst: ``--burst`` (each response written in one go, one SSE event per token)
 
+With ``--truth`` the mock writes its ground-truth file too (to a temporary
+file), and so asks the kernel for a transmit stamp of every write.
+
 Usage: python benchmarks/mock_throughput.py [--mode paced|burst|both]
-       [--streams 256] [--tokens 128] [--seconds 5]
+       [--streams 256] [--tokens 128] [--seconds 5] [--truth]
 Targets (issue 3): paced >= 120,000 tok/s, burst >= 500,000 tok/s.
 """
 
@@ -21,6 +24,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Coroutine
 from typing import Any
@@ -126,8 +130,12 @@ def run(coro: Coroutine[Any, Any, tuple[float, float]]) -> tuple[float, float]:
     return uvloop.run(coro)
 
 
-def start_server(mode: str, cpu: int | None) -> tuple[subprocess.Popen[str], int]:
+def start_server(
+    mode: str, cpu: int | None, truth: str | None = None
+) -> tuple[subprocess.Popen[str], int]:
     flags = ["--ttft-ms", "0", "--itl-ms", "1"] if mode == "paced" else ["--burst"]
+    if truth is not None:
+        flags += ["--truth", truth]
     proc = subprocess.Popen(
         [sys.executable, "-m", "loadgen.mock", "--port", "0", *flags],
         stdout=subprocess.PIPE,
@@ -147,18 +155,24 @@ def run_mode(mode: str, args: argparse.Namespace) -> float:
     server_cpu = cpus[0]
     if len(cpus) > 1:
         os.sched_setaffinity(0, set(cpus[1:]))
-    proc, port = start_server(mode, server_cpu)
+    truth = None
+    if args.truth:
+        fd, truth = tempfile.mkstemp(suffix=".jsonl")
+        os.close(fd)
+    proc, port = start_server(mode, server_cpu, truth)
     try:
         rate, cpu = run(drive(port, args.streams, args.tokens, args.seconds, proc.pid))
     finally:
         proc.terminate()
         proc.wait(timeout=10)
         os.sched_setaffinity(0, set(cpus))
+        if truth is not None:
+            os.unlink(truth)
     verdict = "ok" if rate >= TARGETS[mode] else "BELOW TARGET"
     print(
         f"{mode:5s}: {rate:12,.0f} tok/s  server CPU {cpu:4.0%} of one core (pinned to CPU "
         f"{server_cpu}; {rate / max(cpu, 1e-9):,.0f} tok per server CPU-second)  "
-        f"streams={args.streams} tokens/request={args.tokens}  "
+        f"streams={args.streams} tokens/request={args.tokens}{' truth' if args.truth else ''}  "
         f"target {TARGETS[mode]:,}: {verdict}",
         flush=True,
     )
@@ -171,6 +185,7 @@ def main() -> int:
     parser.add_argument("--streams", type=int, default=256)
     parser.add_argument("--tokens", type=int, default=128)
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--truth", action="store_true", help="the mock writes --truth too")
     args = parser.parse_args()
     modes = ["paced", "burst"] if args.mode == "both" else [args.mode]
     for mode in modes:

@@ -4,10 +4,12 @@ Owns the per-request output side. The engine or pacer calls ``emit()`` once per
 token; the plain streaming path writes one pre-framed ``bytes`` object,
 stamping ``perf_counter_ns()`` just before the write (a write that wakes the
 reader can get this process preempted right after it, which would make a stamp
-taken after the write late by the reader's whole turn). Mid-stream and framing faults
-(disconnect, stall, malformed, error_event, split, no_done, bom) live in
-:mod:`loadgen.mock.gen_faults`' ``FaultyStreamGen`` so the common path stays
-branch-free. ``BodyGen`` answers non-streaming requests with one JSON body.
+taken after the write late by the reader's whole turn) and, with ``--truth``,
+noting the write's id (``token_w``), by which the truth file later takes the
+kernel's stamp of when that write left the socket (``loadgen.mock.txlog``).
+Mid-stream and framing faults (disconnect, stall, malformed, error_event,
+split, no_done, bom) live in :mod:`loadgen.mock.gen_faults`' ``FaultyStreamGen``
+so the common path stays branch-free. ``BodyGen`` answers non-streaming requests with one JSON body.
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from loadgen.mock.events import SEQ_MASK, Events, variants_of
 from loadgen.mock.http_framing import JSON_TYPE, simple_response
 from loadgen.mock.metrics import Metrics
 from loadgen.mock.request import GenSpec
 from loadgen.mock.truth import TruthWriter
+from loadgen.mock.txlog import TxSource
 
 __all__ = ["BodyGen", "Conn", "Ctx", "Gen", "StreamGen"]
 
@@ -77,6 +80,8 @@ class Gen:
         "sched_ns",
         "spec",
         "token_ns",
+        "token_w",
+        "tx",
     )  # fmt: skip
 
     def __init__(
@@ -101,6 +106,11 @@ class Gen:
         self.dead = False
         self.gone = False  # the client went away before the end (truth: aborted)
         self.token_ns: list[int] = []
+        #: with --truth, a transport that numbers its writes: each token's write id
+        self.tx: TxSource | None = None
+        if ctx.truth is not None and isinstance(getattr(conn.transport, "writes", None), int):
+            self.tx = cast(TxSource, conn.transport)
+        self.token_w: list[int] = []
         self.blocks: list[int] | None = None  # prefix-cache block hashes (engine mode)
         self.cached = 0  # prompt tokens its first admission found in the prefix cache
         self.admitted = False
@@ -150,6 +160,15 @@ class Gen:
     def _variant(self, k: int) -> int:
         return self.ctx.seq[(self.offset + k) & SEQ_MASK]
 
+    def _wrote(self, now: int, n: int = 1) -> None:
+        """``n`` tokens went out in the write just made, stamped ``now`` before it."""
+        if n == 1:
+            self.token_ns.append(now)
+        else:
+            self.token_ns.extend([now] * n)
+        if self.tx is not None:
+            self.token_w.extend([self.tx.writes - 1] * n)
+
     def _first(self, now: int) -> None:
         self.first_ns = now
         self.ctx.metrics.first_token(self.recv_ns, now, self.spec.prompt_tokens)
@@ -176,7 +195,7 @@ class Gen:
                 record["aborted"] = True
             if self.drafts:  # --spec-decode: this request's share of the draft counters
                 record["spec_decode"] = [self.drafts, self.draft_tokens, self.accepted]
-            self.ctx.truth.add(record)
+            self.ctx.truth.add(record, self.tx, self.token_w)
 
     def _complete(self) -> None:
         self.dead = True
@@ -235,6 +254,8 @@ class StreamGen(Gen):
         self.write(data)
         self.emitted = k + 1
         self.token_ns.append(now)
+        if self.tx is not None:
+            self.token_w.append(self.tx.writes - 1)
         if k == 0:
             self._first(now)
         return False
@@ -252,7 +273,7 @@ class StreamGen(Gen):
         data = b"".join(parts)
         now = _pc()
         self.write(data)
-        self.token_ns.extend([now] * (k1 - k0))
+        self._wrote(now, k1 - k0)
         self.emitted = k1
         if k0 == 0:
             self._first(now)
@@ -279,7 +300,7 @@ class StreamGen(Gen):
             data += self.events.trailer(k1, True)
         now = _pc()
         self.write(data)
-        self.token_ns.extend([now] * (k1 - k0))
+        self._wrote(now, k1 - k0)
         self.emitted = k1
         if last:
             self._complete()

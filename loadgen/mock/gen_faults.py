@@ -102,7 +102,7 @@ class FaultyStreamGen(StreamGen):
         self._stamp(last, now)
 
     def _stamp(self, last: bool, now: int) -> None:
-        self.token_ns.append(now)
+        self._wrote(now)  # the write just made (a split event's last piece)
         if len(self.token_ns) == 1:
             self._first(now)
         if last:

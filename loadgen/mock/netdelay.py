@@ -87,16 +87,26 @@ class DelayLine:
 class DelayedTransport:
     """The part of ``asyncio.Transport`` the mock uses, each action one delay late."""
 
-    __slots__ = ("_closing", "_inner", "_line")
+    __slots__ = ("_closing", "_inner", "_line", "writes")
 
     def __init__(self, inner: Any, line: DelayLine) -> None:
         self._inner = inner
         self._line = line
         self._closing = False  # close or abort asked for (it may still be on its way)
+        #: write() calls so far; the socket's transport numbers the same writes alike (each
+        #: reaches it, in order; one after a close never does, nor is it asked about)
+        self.writes = 0
 
     def write(self, data: bytes) -> None:
+        self.writes += 1
         if not self._closing:
             self._line.later(self._inner.write, data)
+
+    def tx_ns(self, ids: list[int]) -> tuple[bool, list[int | None]] | None:
+        """The socket's transmit stamps of these writes (``loadgen.mock.txlog.TxSource``):
+        when they left, one delay after they were asked for."""
+        tx_ns = getattr(self._inner, "tx_ns", None)
+        return None if tx_ns is None else tx_ns(ids)
 
     def write_eof(self) -> None:
         self._line.later(self._inner.write_eof)

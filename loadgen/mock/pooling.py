@@ -213,7 +213,7 @@ class PoolGen(Gen):
         data = simple_response(200, body, keep_alive=self.conn.keep_alive, content_type=JSON_TYPE)
         now = time.perf_counter_ns()  # before the write, as the streaming path stamps
         self.conn.transport.write(data)
-        self.token_ns.append(now)
+        self._wrote(now)
         self._first(now)
         self._complete()
         return True
@@ -248,7 +248,9 @@ class PoolGen(Gen):
                     "end_ns": end_ns,
                     "inputs": len(spec.texts),
                     "vector_dim": dim,
-                }
+                },
+                self.tx,
+                self.token_w,
             )
 
 

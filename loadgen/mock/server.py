@@ -259,7 +259,12 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> None:
     loop = asyncio.get_running_loop()
     server = MockServer(settings, loop)
     listener = await listen(
-        server.protocol, settings.host, settings.port, backlog=4096, tls=settings.tls
+        server.protocol,
+        settings.host,
+        settings.port,
+        backlog=4096,
+        tls=settings.tls,
+        tx=settings.truth is not None,  # only the truth file needs transmit stamps
     )
     stop = stop or asyncio.Event()
     if threading.current_thread() is threading.main_thread():

@@ -17,8 +17,8 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-import numpy as np
 import orjson
 import pytest
 
@@ -26,6 +26,7 @@ from loadgen.execute.monitor import SATURATION
 from loadgen.records import Record
 from loadgen.scenario import Scenario
 from loadgen.summary import Summary
+from tests.integration.test_ground_truth import Agreement
 
 # durations held to tight bounds: run apart from the parallel tests (-m timing)
 pytestmark = pytest.mark.timing
@@ -33,27 +34,30 @@ pytestmark = pytest.mark.timing
 RunFixture = Callable[[Scenario], tuple[Summary, list[Record], Path]]
 Make = Callable[..., Scenario]
 MS = 1e6
+#: |TTFT - truth| p99 for requests with media: a body of hundreds of KB, stamped by the
+#: client before its first byte went (below LARGE_BODY) and by the mock when its last
+#: byte came, so the send itself is in the difference (chat: test_ground_truth.py)
+BOUND_MS = 1.0
+#: attempts of the saturation test (loadgen's own health on a busy machine, not timing truth)
 ATTEMPTS = 2
-BOUND_MS = 1.0  # as tests/integration/test_ground_truth.py
 PER_MP, PER_S = 1000.0, 20.0
 MEDIA_ARGS = ["--image-tokens-per-megapixel", str(PER_MP), "--audio-tokens-per-second", str(PER_S)]
 
 
-def _truth(path: Path) -> dict[str, dict[str, object]]:
+def _truth(path: Path) -> dict[str, dict[str, Any]]:
     return {
         (row := orjson.loads(line))["request_id"]: row for line in path.read_bytes().splitlines()
     }
 
 
-def _ttft_error_ms(records: list[Record], truth: dict[str, dict[str, object]]) -> float:
-    errs = []
+def _check_timing(label: str, records: list[Record], truth: dict[str, dict[str, Any]]) -> None:
+    """TTFT within ``BOUND_MS`` and ITL within chat's (test_ground_truth.py), at p99 in this
+    run, once the reads loadgen merged are accounted for (``Agreement``)."""
+    found = Agreement()
     for r in records:
-        t = truth[r.request_id]
         assert r.first_token_ns is not None
-        tokens = t["token_ns"]
-        assert isinstance(tokens, list) and isinstance(t["recv_ns"], int)
-        errs.append(abs((r.first_token_ns - r.sent_ns) - (tokens[0] - t["recv_ns"])))
-    return float(np.percentile(errs, 99)) / MS
+        found.add(r.first_token_ns, r.sent_ns, r.token_ns, truth[r.request_id])
+    found.check(label, ttft_bound_ms=BOUND_MS)
 
 
 def _images_run(run: RunFixture, scenario: Make, tmp: Path, side: int, n: int) -> tuple:
@@ -84,17 +88,12 @@ def test_chat_with_images_counts_their_tokens_and_keeps_ttft_true(
 ) -> None:
     side = 400
     per_image = math.ceil(side * (side // 2) / 1e6 * PER_MP)
-    errors = []
-    for _ in range(ATTEMPTS):
-        summary, records, truth = _images_run(run, scenario, tmp_path, side, 40)
-        for r in records:
-            assert (r.images, r.image_pixels) == (2, 2 * side * (side // 2))
-            assert r.prompt_tokens_server == 16 + 2 * per_image
-            assert truth[r.request_id]["prompt_tokens"] == r.prompt_tokens_server
-        errors.append(_ttft_error_ms(records, truth))
-        if errors[-1] < BOUND_MS:
-            break
-    assert min(errors) < BOUND_MS, errors
+    summary, records, truth = _images_run(run, scenario, tmp_path, side, 40)
+    for r in records:
+        assert (r.images, r.image_pixels) == (2, 2 * side * (side // 2))
+        assert r.prompt_tokens_server == 16 + 2 * per_image
+        assert truth[r.request_id]["prompt_tokens"] == r.prompt_tokens_server
+    _check_timing("images", records, truth)
     step = summary.steps[0]
     assert step.media is not None and step.media.images_per_request == 2.0
     assert step.media.megapixels_per_request == 2 * side * (side // 2) / 1e6
@@ -109,21 +108,16 @@ def test_an_8_mb_body_is_timed_from_its_last_byte(
 
     ``sent_ns`` is the kernel's stamp of the last byte's transmission (SO_TIMESTAMPING):
     polled for the send queue's end (SIOCOUTQNSD) it came 1-5 ms late on a busy machine."""
-    errors = []
-    for _ in range(ATTEMPTS):
-        summary, records, truth = _images_run(run, scenario, tmp_path, 2000, 6)
-        for r in records:
-            assert r.request_bytes > 7_000_000
-            t = truth[r.request_id]
-            assert isinstance(t["recv_ns"], int)
-            # the last byte was written after the request began, and the server's read
-            # of it came no earlier than 1 ms before loadgen saw the write complete
-            assert r.sent_ns > r.start_ns
-            assert t["recv_ns"] > r.sent_ns - 1 * MS
-        errors.append(_ttft_error_ms(records, truth))
-        if errors[-1] < BOUND_MS:
-            break
-    assert min(errors) < BOUND_MS, errors
+    summary, records, truth = _images_run(run, scenario, tmp_path, 2000, 6)
+    for r in records:
+        assert r.request_bytes > 7_000_000
+        t = truth[r.request_id]
+        assert isinstance(t["recv_ns"], int)
+        # the last byte was written after the request began, and the server's read
+        # of it came no earlier than 1 ms before loadgen saw the write complete
+        assert r.sent_ns > r.start_ns
+        assert t["recv_ns"] > r.sent_ns - 1 * MS
+    _check_timing("8 MB", records, truth)
     step = summary.steps[0]
     assert step.send_ms is not None and step.send_ms.mean is not None and step.send_ms.mean > 0
 
@@ -206,8 +200,8 @@ def test_the_media_are_described_in_the_summary_and_every_report(
 def test_transcription_streams_text_timed_as_chat(
     run: RunFixture, scenario: Make, tmp_path: Path
 ) -> None:
-    """TTFT and ITL of a streamed transcription against the mock's truth, within the bound
-    chat is held to (test_ground_truth.py), in one of two attempts."""
+    """TTFT and ITL of a streamed transcription against the mock's truth, in one run: ITL
+    within the bound chat is held to (test_ground_truth.py), TTFT within the media's."""
     truth_path = tmp_path / "truth.jsonl"
     args = ["--ttft-ms", "20", "--itl-ms", "8", "--truth", str(truth_path), *MEDIA_ARGS]
     sc = scenario(
@@ -223,25 +217,21 @@ def test_transcription_streams_text_timed_as_chat(
         },
         load={"concurrency": [1], "requests_per_step": 20},
     )
-    attempts = []
-    for _ in range(ATTEMPTS):
-        truth_path.unlink(missing_ok=True)
-        summary, records, _ = run(sc)
-        assert summary.steps[0].requests.failed == 0, summary.steps[0].requests.errors
-        truth = _truth(truth_path)
-        itl_errs: list[float] = []
-        for r in records:
-            assert r.audio_s == 1.5 and r.images == 0
-            assert r.output_events == r.output_tokens_server == 12
-            assert r.prompt_tokens_server == math.ceil(1.5 * PER_S) + 3
-            t = truth[r.request_id]
-            assert t["path"] == "/v1/audio/transcriptions"
-            assert isinstance(t["token_ns"], list)
-            itl_errs += np.abs(np.diff(r.token_ns) - np.diff(t["token_ns"])).tolist()
-        attempts.append((_ttft_error_ms(records, truth), float(np.percentile(itl_errs, 99)) / MS))
-        if max(attempts[-1]) < BOUND_MS:
-            break
-    assert min(max(a) for a in attempts) < BOUND_MS, attempts
+    summary, records, _ = run(sc)
+    assert summary.steps[0].requests.failed == 0, summary.steps[0].requests.errors
+    truth = _truth(truth_path)
+    found = Agreement()
+    for r in records:
+        assert r.audio_s == 1.5 and r.images == 0
+        assert r.output_events == r.output_tokens_server == 12
+        assert r.prompt_tokens_server == math.ceil(1.5 * PER_S) + 3
+        t = truth[r.request_id]
+        assert t["path"] == "/v1/audio/transcriptions"
+        assert r.first_token_ns is not None
+        found.add(r.first_token_ns, r.sent_ns, r.token_ns, t)
+    # ITL as chat; TTFT as the other media requests: loadgen stamps a 48 KB body before
+    # its first byte goes, the mock when its last byte came (BOUND_MS above)
+    found.check("transcription", ttft_bound_ms=BOUND_MS)
     step = summary.steps[0]
     assert step.media is not None and step.media.audio_s_per_request == 1.5
 

@@ -29,7 +29,6 @@ pytestmark = pytest.mark.timing
 RunFixture = Callable[[Scenario], tuple[Summary, list[Record], Path]]
 ITL_MS = 10.0
 DELAY_MS = 30.0
-ATTEMPTS = 2
 #: the allowance on 2 * D: loopback, the client's parsing and a busy shared machine
 SLACK_MS = 5.0
 
@@ -75,22 +74,15 @@ def test_the_split_finds_twice_the_one_way_delay(
     scheme: str,
     concurrency: int,
 ) -> None:
-    """Each attempt a fresh run; the figures must all hold in one of ``ATTEMPTS`` (two
-    CPUs shared with the client and the kernel: one late wake-up of the mock's delay
-    timer at the end of a stream adds straight to the client's E2E). Over https the
-    handshake is not delayed, the records are."""
-    seen = []
+    """One run; every figure must hold in it. Over https the handshake is not delayed,
+    the records are."""
     tls = tls_files if scheme == "https" else None
     label = f"{scheme} c={concurrency}"
-    for attempt in range(ATTEMPTS):
-        truth = tmp_path / f"truth{attempt}.jsonl"
-        step, records, rows = delayed_step(run, scenario, DELAY_MS, concurrency, truth, tls)
-        figures = delay_figures(step, records, rows)
-        seen.append(figures)
-        print(f"{label}: " + ", ".join(f"{k} {v:.2f}" for k, v in figures.items()))
-        if within(figures):
-            return
-    pytest.fail(f"{label}: no attempt within bounds: {seen}")
+    truth = tmp_path / "truth.jsonl"
+    step, records, rows = delayed_step(run, scenario, DELAY_MS, concurrency, truth, tls)
+    figures = delay_figures(step, records, rows)
+    print(f"{label}: " + ", ".join(f"{k} {v:.3f}" for k, v in figures.items()))
+    assert within(figures), figures
 
 
 def delay_figures(
@@ -107,6 +99,7 @@ def delay_figures(
     for r in records:
         row = truth[r.request_id]
         assert row["network_delay_ns"] == int(DELAY_MS * 1e6)
+        assert row["token_stamp"] == "kernel", row  # when each write left the socket
         token_ns, recv_ns = row["token_ns"], row["recv_ns"]
         assert isinstance(token_ns, list) and isinstance(recv_ns, int)
         assert r.first_token_ns is not None
@@ -125,7 +118,7 @@ def within(f: dict[str, float]) -> bool:
         abs(f["network"] - 2 * DELAY_MS) <= SLACK_MS
         and abs(f["ttft_gap"] - 2 * DELAY_MS) <= SLACK_MS
         and abs(f["itl_p50"] - ITL_MS) <= 1.0  # every write shifted, none spread apart
-        and f["truth_err"] < 1.0  # the truth's stamps are the socket's: the client's
+        and f["truth_err"] < 0.1  # the truth's stamps are the socket's (kernel): the client's
         and f["server_ttft"] >= 20.0 - 0.01  # the server's own TTFT leaves the path out
     )
 

@@ -2,7 +2,7 @@
 
 Token counts equal the server's usage; TTFT and ITL agree with the mock's
 ``--truth`` file within the bound chat is held to (tests/integration/
-test_ground_truth.py: its helpers and two attempts); reasoning tokens are told
+test_ground_truth.py: its helpers, one run); reasoning tokens are told
 apart; Responses sessions keep the conversation on the client or on the
 server (``previous_response_id``), and the mock counts the stored context.
 """
@@ -12,14 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import orjson
 import pytest
 
 from loadgen.records import Record
 from loadgen.scenario import Scenario
 from tests.integration.conftest import Runner, make_scenario
-from tests.integration.test_ground_truth import MS, within_bound
+from tests.integration.test_ground_truth import Agreement
 
 # durations held to tight bounds: run apart from the parallel tests (-m timing)
 pytestmark = pytest.mark.timing
@@ -32,8 +31,7 @@ def truth_of(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def timed(run: Runner, api: str, truth_path: Path, concurrency: int, requests: int) -> Any:
-    """One run (reasoning on); (TTFT p99 error, ITL p99 error) in ms against the truth."""
-    truth_path.unlink(missing_ok=True)
+    """One run (reasoning on); its readings against the truth."""
     args = ["--ttft-ms", "20", "--itl-ms", "8", "--reasoning-tokens", "3"]
     sc = make_scenario(
         target={
@@ -51,7 +49,7 @@ def timed(run: Runner, api: str, truth_path: Path, concurrency: int, requests: i
     summary, records, _ = run(sc)
     assert summary.steps[0].requests.failed == 0
     truth = truth_of(truth_path)
-    ttft_err, itl_err = [], []
+    found = Agreement()
     for r in (r for r in records if not r.warmup):
         t = truth[r.request_id]
         assert r.ok and r.output_tokens_server == r.output_events == len(t["token_ns"])
@@ -66,16 +64,15 @@ def timed(run: Runner, api: str, truth_path: Path, concurrency: int, requests: i
         assert r.first_token_ns is not None and r.first_answer_ns is not None
         if r.reasoning_events:
             assert r.first_token_ns == r.first_reasoning_ns < r.first_answer_ns
-        ttft_err.append(abs((r.first_token_ns - r.sent_ns) - (t["token_ns"][0] - t["recv_ns"])))
-        itl_err.extend(np.abs(np.diff(r.token_ns) - np.diff(t["token_ns"])).tolist())
-    return float(np.percentile(ttft_err, 99)) / MS, float(np.percentile(itl_err, 99)) / MS
+        found.add(r.first_token_ns, r.sent_ns, r.token_ns, t)
+    return found
 
 
 @pytest.mark.parametrize("api", APIS)
 def test_counts_and_timing_match_the_mock_truth(api: str, tmp_path: Path) -> None:
     run = Runner(tmp_path)
     truth = tmp_path / "truth.jsonl"
-    within_bound(f"{api} c=8", lambda: timed(run, api, truth, 8, 160))
+    timed(run, api, truth, 8, 160).check(f"{api} c=8")
 
 
 @pytest.mark.parametrize("api", APIS)

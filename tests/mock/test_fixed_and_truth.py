@@ -98,6 +98,8 @@ def test_truth_records_refusals_and_sigint_flushes(
         "path": COMPLETIONS,
         "recv_ns": bad["recv_ns"],
         "token_ns": [],
+        "token_user_ns": [],
+        "token_stamp": "none",
         "prompt_tokens": 0,
         "cached_tokens": 0,
         "output_tokens": 0,

@@ -131,11 +131,16 @@ def test_the_truth_line_moves_to_the_socket() -> None:
     assert at_socket(server, 30) == {
         "recv_ns": 70,
         "token_ns": [180, 190],
+        "token_user_ns": [180, 190],
         "end_ns": 200,
         "status": 200,
         "network_delay_ns": 30,
     }
     assert server["recv_ns"] == 100  # the server's own record is left alone
+    # the kernel's transmit stamp of a write is the socket's already: only user stamps move
+    stamped = {**server, "token_ns": [215, 160], "token_user_ns": [150, 160]}
+    moved = at_socket(stamped, 30)
+    assert moved["token_ns"] == [215, 190] and moved["token_user_ns"] == [180, 190]
 
 
 def histogram_mean(metrics: str, name: str) -> float:
