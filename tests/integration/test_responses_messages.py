@@ -64,7 +64,7 @@ def timed(run: Runner, api: str, truth_path: Path, concurrency: int, requests: i
         assert r.first_token_ns is not None and r.first_answer_ns is not None
         if r.reasoning_events:
             assert r.first_token_ns == r.first_reasoning_ns < r.first_answer_ns
-        found.add(r.first_token_ns, r.sent_ns, r.token_ns, t)
+        found.add(r.first_token_ns, r.sent_ns, r.token_ns, t, r.token_slack_ns)
     return found
 
 

@@ -83,7 +83,7 @@ def test_tool_choice_required_every_answer_a_valid_call_timed_as_the_truth(
     found = Agreement()
     for r in measured:
         assert r.first_tool_ns is not None
-        found.add(r.first_tool_ns, r.sent_ns, r.token_ns, truth[r.request_id])
+        found.add(r.first_tool_ns, r.sent_ns, r.token_ns, truth[r.request_id], r.token_slack_ns)
     found.check("tools")
 
 

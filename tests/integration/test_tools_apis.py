@@ -89,7 +89,7 @@ def test_required_calls_are_valid_and_timed_as_the_truth(
         token_ns = t["token_ns"]
         assert isinstance(token_ns, list) and isinstance(t["recv_ns"], int)
         assert r.first_tool_ns is not None and len(token_ns) == r.output_events
-        found.add(r.first_tool_ns, r.sent_ns, r.token_ns, t)
+        found.add(r.first_tool_ns, r.sent_ns, r.token_ns, t, r.token_slack_ns)
     found.check(f"tools on {api}")
 
 
