@@ -105,7 +105,7 @@ def main() -> None:
         f"read lag p99 {read_lag}, saturated {c.saturated} "
         f"(flagged past CPU {SATURATION['cpu_util']:.0%}, loop lag "
         f"{SATURATION['loop_lag_p99_ms']:g} ms, read lag {SATURATION['read_lag_p99_ms']:g} ms); "
-        f"SLA {'inconclusive' if step.sla.inconclusive else 'conclusive'}"
+        f"SLA {step.sla.verdict or 'none'}"
     )
 
 

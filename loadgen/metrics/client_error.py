@@ -29,8 +29,12 @@ import numpy.typing as npt
 from loadgen.metrics import vector as v
 from loadgen.metrics.columns import NONE
 from loadgen.metrics.profiles import PROFILES
-from loadgen.summary import ClientError, ErrorBound
-from loadgen.vocab import PERCENTILE_OF, PERCENTILES
+from loadgen.metrics.stats import CONFIDENCE, distribution_ms
+from loadgen.summary import ClientError, Distribution, ErrorBound
+from loadgen.vocab import PERCENTILE_OF
+
+#: the statistics a band is given for
+_STATS = ("mean", *PERCENTILE_OF, "max")
 
 __all__ = ["client_error"]
 
@@ -38,18 +42,21 @@ Floats = npt.NDArray[np.float64]
 _MS = 1e6
 
 
-def client_error(ok: v.Columns, profile: str, ttft_of: str, latency_from: str) -> ClientError:
-    """The step's error bounds per metric (ms), from its successful requests' slack."""
+def client_error(
+    ok: v.Columns, profile: str, ttft_of: str, latency_from: str, confidence: float = CONFIDENCE
+) -> ClientError:
+    """The step's error bounds per metric (ms), from its successful requests' slack; the
+    bands' intervals at ``confidence``."""
     out = ClientError()
     p = PROFILES[profile]
     if len(ok):
         ttft, has = v.ttft_rows(ok, profile, ttft_of, latency_from)
         first = ok["answer_slack" if ttft_of == "answer" else "first_slack"]
-        out.ttft_ms = _bound(ttft[has], first[has], None)
+        out.ttft_ms = _bound(ttft[has], first[has], None, confidence)
         e2e, has = v.e2e(ok, profile)
         e2e = e2e + v.lead(ok, profile, latency_from)
         end = ok["end_slack"] if p.ends_at == "end" else ok["last_slack"]
-        out.e2e_ms = _bound(e2e[has], end[has], None)
+        out.e2e_ms = _bound(e2e[has], end[has], None, confidence)
         tpot, has = v.tpot_rows(ok, profile)
         if has.any():
             n = ok["output_tokens"]
@@ -58,12 +65,13 @@ def client_error(ok: v.Columns, profile: str, ttft_of: str, latency_from: str) -
             else:
                 per = np.where(has, n - 1, 1)
                 low, high = ok["last_slack"] / per, ok["first_slack"] / per
-            out.tpot_ms = _bound(tpot[has], low[has], None if high is None else high[has])
-        out.itl_ms = _itl(ok, profile)
+            high_has = None if high is None else high[has]
+            out.tpot_ms = _bound(tpot[has], low[has], high_has, confidence)
+        out.itl_ms = _itl(ok, profile, confidence)
     return out
 
 
-def _itl(ok: v.Columns, profile: str) -> ErrorBound | None:
+def _itl(ok: v.Columns, profile: str, confidence: float) -> ErrorBound | None:
     """The pooled gaps' bounds; the per-request rule's are TPOT's."""
     if PROFILES[profile].itl_rule == "per_request":
         tpot, has = v.tpot_rows(ok, "loadgen")
@@ -71,7 +79,7 @@ def _itl(ok: v.Columns, profile: str) -> ErrorBound | None:
             return None
         per = np.where(has, ok["output_tokens"] - 1, 1)
         low, high = ok["last_slack"] / per, ok["first_slack"] / per
-        return _bound(tpot[has], low[has], high[has])
+        return _bound(tpot[has], low[has], high[has], confidence)
     gaps = ok.source.gaps()
     if not gaps.size:
         return None
@@ -84,17 +92,16 @@ def _itl(ok: v.Columns, profile: str) -> ErrorBound | None:
     p50, p99 = (_padded_percentile(width, n, q) for q in (50.0, 99.0))
     y = gaps.astype(np.float64)
     y[at] -= shorter
-    band = {name: [a] for name, a in _stats_of(y)}
+    early = distribution_ms(y, confidence)
     y[at] += shorter + longer
-    for name, b in _stats_of(y):
-        band[name].append(b)
+    late = distribution_ms(y, confidence)
     return ErrorBound(
         readings=n,
         uncertain=int(np.count_nonzero(width)),
         p50=p50 / _MS,
         p99=p99 / _MS,
         max=float(width[-1]) / _MS,
-        band={k: [round(a / _MS, 6), round(b / _MS, 6)] for k, (a, b) in band.items()},
+        **_bands(early, late),
     )
 
 
@@ -117,7 +124,10 @@ def _exact(readings: int) -> ErrorBound:
 
 
 def _bound(
-    values: npt.NDArray[np.number], low: npt.NDArray[np.number], high: Floats | None
+    values: npt.NDArray[np.number],
+    low: npt.NDArray[np.number],
+    high: Floats | None,
+    confidence: float,
 ) -> ErrorBound | None:
     """Readings ``values`` (ns) that may be up to ``low`` too high and ``high`` too low."""
     n = len(values)
@@ -132,28 +142,31 @@ def _bound(
         return _exact(n)
     p50, p99 = np.percentile(width, [50, 99])
     y = np.asarray(values, dtype=np.float64)
-    band = {}
-    for name, a, b in _stats(y - lo, y + hi):
-        band[name] = [round(a / _MS, 6), round(b / _MS, 6)]
     return ErrorBound(
         readings=n,
         uncertain=uncertain,
         p50=float(p50) / _MS,
         p99=float(p99) / _MS,
         max=float(width.max()) / _MS,
-        band=band,
+        **_bands(distribution_ms(y - lo, confidence), distribution_ms(y + hi, confidence)),
     )
 
 
-def _stats(low: Floats, high: Floats) -> list[tuple[str, float, float]]:
-    """(name, low end, high end) of the mean, each percentile and the max."""
-    return [(k, a, b) for (k, a), (_, b) in zip(_stats_of(low), _stats_of(high), strict=True)]
+def _bands(early: Distribution, late: Distribution) -> dict[str, dict[str, list[float | None]]]:
+    """``band`` and ``interval`` of an :class:`ErrorBound`: each statistic of the readings
+    moved early and late (ms), and the low end of the early one's interval with the high
+    end of the late one's (a statistic without an interval, the max: its values)."""
+    band: dict[str, list[float | None]] = {}
+    interval: dict[str, list[float | None]] = {}
+    for stat in _STATS:
+        a, b = getattr(early, stat), getattr(late, stat)
+        band[stat] = [_round(a), _round(b)]
+        pair_a = getattr(early.ci, stat, None) if early.ci is not None else None
+        pair_b = getattr(late.ci, stat, None) if late.ci is not None else None
+        ends = [pair_a[0] if pair_a else a, pair_b[1] if pair_b else b]
+        interval[stat] = [_round(x) for x in ends]
+    return {"band": band, "interval": interval}
 
 
-def _stats_of(a: Floats) -> list[tuple[str, float]]:
-    """(name, value) of the mean, each percentile and the max of ``a``."""
-    out = [("mean", float(a.mean()))]
-    pct = np.percentile(a, PERCENTILES)
-    out += [(k, float(x)) for k, x in zip(PERCENTILE_OF, pct, strict=True)]
-    out.append(("max", float(a.max())))
-    return out
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)

@@ -66,7 +66,7 @@ NONE = -(2**63)
 Ints = npt.NDArray[np.int64]
 
 #: per measured request (warm-up, ramp and cancelled left out)
-_MEASURED = ("sent", "end", "ok")
+_MEASURED = ("start", "sent", "end", "ok")
 #: per successful measured request
 _OK = (
     "start",
@@ -237,6 +237,7 @@ class StepColumns(_Accumulator):
                 self.ramp += 1
             return
         m = self._measured
+        m["start"].append(r.start_ns)
         m["sent"].append(r.sent_ns)
         m["end"].append(r.end_ns)
         m["ok"].append(1 if r.ok else 0)
@@ -384,7 +385,7 @@ class StepColumns(_Accumulator):
     # accumulator refuses to grow (BufferError) while one of its views lives.
 
     def measured(self, name: str) -> Ints:
-        """A measured request's column (``sent``, ``end``, ``ok``), as int64."""
+        """A measured request's column (``start``, ``sent``, ``end``, ``ok``), as int64."""
         return np.frombuffer(self._measured[name], dtype=np.int64)
 
     def ok(self, name: str) -> Ints:

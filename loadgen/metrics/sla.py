@@ -102,8 +102,9 @@ def check_sla(step: StepSummary, sla: SlaSpec) -> SlaResult:
                 check.interval = pair
                 check.verdict = verdict(Interval(pair[0], pair[1], ci["confidence"]), bound)
             band = error.band.get(stat) if error is not None else None
-            if value is not None and band is not None:
-                _with_client_error(check, value, band, ci.get("confidence"))
+            wide = error.interval.get(stat) if error is not None else None
+            if value is not None and band is not None and wide is not None:
+                _with_client_error(check, value, band, wide, ci.get("confidence"))
             checks.append(check)
     checks += _session_checks(step, sla)
     if sla.max_error_rate is not None:
@@ -118,25 +119,28 @@ def check_sla(step: StepSummary, sla: SlaSpec) -> SlaResult:
 
 
 def _with_client_error(
-    check: SlaCheck, value: float, band: list[float], confidence: float | None
+    check: SlaCheck,
+    value: float,
+    band: list[float | None],
+    wide: list[float | None],
+    confidence: float | None,
 ) -> None:
-    """Decide ``check`` with loadgen's own error: its interval (or, without one, its value)
-    widened by how far the statistic may move were every reading off by its bound. A
-    bound missed or met by more than that keeps its verdict; one inside it is undecided,
-    and says by how much the readings may be off."""
+    """Decide ``check`` with loadgen's own error: on the interval of the statistic were
+    every reading as early as its bound allows (its low end) and as late (its high end),
+    ``wide``. A bound missed or met by more than that keeps its verdict; one inside it is
+    undecided, and says by how much the readings may be off (``band``: the statistic's
+    own two ends)."""
     low, high = band
+    if low is None or high is None:
+        return
     down, up = value - low, high - value
     down, up = (x if x > _NS_MS else 0.0 for x in (down, up))  # the band's rounding aside
     if not down and not up:
         return
     check.client_band = [low, high]
-    pair = check.interval or [value, value]
-    wide = Interval(
-        None if pair[0] is None else pair[0] - down,
-        None if pair[1] is None else pair[1] + up,
-        confidence or 0.95,
-    )
-    widened = verdict(wide, check.bound)
+    if check.interval is None:  # no interval (too few values): the band's own ends
+        wide = [low, high]
+    widened = verdict(Interval(wide[0], wide[1], confidence or 0.95), check.bound)
     if widened == check.verdict:
         return
     check.verdict = widened

@@ -172,7 +172,7 @@ def summarize_step(
     step.cache = cached_token_stats(ok)
     step.phases = connection_phases(ok)
     if len(ok):
-        error = client_error(ok, profile.name, ttft_of, step.latency_from)
+        error = client_error(ok, profile.name, ttft_of, step.latency_from, sla.confidence)
         if api in POOLING_APIS:  # no token timing: the end alone
             error = ClientError(e2e_ms=error.e2e_ms)
         step.client_error = error
@@ -186,7 +186,9 @@ def summarize_step(
     # a step where nothing succeeded (a server down) has no latency to check it with, and
     # an interrupted one's cut requests ended when the user stopped it, not the server
     if mean_in_flight is not None and window_s and len(ok) and not interrupted:
-        step.little = little_check(mean_in_flight, len(sent), int((ended - sent).sum()), window_s)
+        start = cols.measured("start")
+        held = int((ended - np.where(start > 0, start, sent)).sum())  # 0: not stamped
+        step.little = little_check(mean_in_flight, len(sent), held, window_s)
 
     def part(subset: StepColumns) -> StepSummary:
         return summarize_step(
@@ -373,8 +375,10 @@ def _ttft_by_turn(
 def little_check(
     mean_in_flight: float, completions: int, e2e_total_ns: int, window_s: float
 ) -> LittleCheck:
-    """L = lambda x W: the sampled mean in flight vs completions/s x mean E2E, over the
-    ``completions`` measured requests whose E2E (end - sent) add up to ``e2e_total_ns``."""
+    """L = lambda x W: the sampled mean in flight vs completions/s x mean time held, over
+    the ``completions`` measured requests whose times in loadgen's hands (end - start: the
+    in-flight count holds a request from before its start to after its end) add up to
+    ``e2e_total_ns``."""
     completions_per_s = completions / window_s
     mean_latency_s = e2e_total_ns / completions / NS_PER_S
     predicted = completions_per_s * mean_latency_s

@@ -27,11 +27,17 @@ class ErrorBound(Strict):
     p50: float = Field(description="Median of the readings' bounds (how far each may be off).")
     p99: float
     max: float
-    band: dict[str, list[float]] = Field(
+    band: dict[str, list[float | None]] = Field(
         default_factory=dict,
         description="Per statistic (mean, p50 ... p99.9, max): [low, high], the statistic "
         "were every reading as far one way or the other as its bound allows; empty when "
         "every reading is exact.",
+    )
+    interval: dict[str, list[float | None]] = Field(
+        default_factory=dict,
+        description="Per statistic: the low end of the early band's confidence interval "
+        "and the high end of the late one's (sla.confidence): where verdicts look; the max "
+        "(no interval) its band.",
     )
 
 

@@ -65,7 +65,7 @@ def test_queueing_behind_max_concurrency_fails_a_bound_from_the_intended_time(
     # the slot wait is the queue wait, not the client's lag: no saturation flag
     assert step.queue_wait_ms is not None and (step.queue_wait_ms.p99 or 0) > 100
     assert (step.client.send_lag_p99_ms or 0) < SATURATION["send_lag_p99_ms"]
-    assert not step.client.saturated and not step.sla.inconclusive
+    assert not step.client.saturated
     assert all(r.scheduled_ns is not None for r in records)
 
 
@@ -89,11 +89,11 @@ def test_the_readme_demo_decides_every_step_and_shows_the_knee(run: Runner) -> N
     confidence, throughput flat and TTFT climbing past the mock's 16-sequence batch, each
     step about as long as forecast.
 
-    On a quiet 2-core VM no step is saturated (the README demo's run). Under two busy
-    loops and four other test processes (load average 5) the c=16 step read its sockets
-    late once and was flagged: honestly, since its stamps may then run late. So a
-    flagged step must be inconclusive for that cause, with the warning, and every other
-    step decided as on a quiet machine."""
+    On a quiet 2-core VM every reading is about exact. On a busy machine a step's
+    readings may carry loadgen's own error (tokens read together): a step is then
+    decided as on a quiet machine unless a bound lies within that error of its value,
+    when it is inconclusive for that cause (docs/metrics.md, "Client error"); a
+    saturated step keeps its warning and its verdict."""
     demo = load_scenario(ROOT / "scenarios" / "demo.yaml")
     summary, _, _ = run(demo)
     by_users = {s.load.concurrency: s for s in summary.steps}
@@ -102,16 +102,17 @@ def test_the_readme_demo_decides_every_step_and_shows_the_knee(run: Runner) -> N
     flagged = []
     for step in summary.steps:
         c = step.load.concurrency
-        if step.client.saturated:  # a busy machine: the one verdict says so
-            assert step.client.warnings and step.sla.inconclusive
-            assert (step.sla.verdict, step.sla.cause) == ("inconclusive", "saturated")
+        assert not step.client.saturated or step.client.warnings
+        if step.sla.cause == "client_error":  # a busy machine: the one verdict says so
+            assert step.sla.verdict == "inconclusive" and step.sla.reason is not None
+            assert "loadgen's readings may be up to" in step.sla.reason
             flagged.append(step.index)
             continue
         assert [c.verdict for c in step.sla.checks if c.verdict == "inconclusive"] == []
         assert step.sla.verdict == expected[c], (c, step.sla.reason)
     assert summary.verdict is not None and summary.verdict.inconclusive_steps == flagged
     assert len(flagged) <= 1, summary.verdict.text
-    if not by_users[16].client.saturated:
+    if by_users[16].sla.verdict == "met":
         assert summary.verdict.max_passing == 16
     rate = {c: s.throughput.requests_per_s for c, s in by_users.items()}
     assert rate[16] > 3 * rate[1] and rate[64] < 1.3 * rate[16]  # rises, then flattens
@@ -144,21 +145,26 @@ run_scenario(sc, RunOptions(out_dir=Path(sys.argv[1]), quiet=True, reports=False
 
 
 @pytest.mark.skipif(shutil.which("taskset") is None, reason="needs taskset")
-def test_an_overloaded_run_is_flagged_and_inconclusive(tmp_path: Path) -> None:
+def test_an_overloaded_run_is_flagged_and_still_decided_far_from_its_bound(
+    tmp_path: Path,
+) -> None:
     """One core for loadgen and the mock, 256 streams, a token every 1 ms: loadgen cannot
     keep up (its timing error against the truth grows to 8-23 ms), so the step is flagged
-    and inconclusive though its generous bound holds."""
+    saturated and its readings carry their error; its generous bound (10 s) lies far
+    past that error, so the step is met, not erased to inconclusive."""
     out = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     cmd = ["taskset", "-c", "0", sys.executable, "-c", OVERLOAD, str(out)]
     subprocess.run(cmd, check=True, timeout=180, env=env, cwd=ROOT)
     summary = Summary.model_validate(json.loads((out / "summary.json").read_bytes()))
     step = summary.steps[0]
-    assert step.client.saturated, step.client
-    assert step.sla.inconclusive and not step.sla.passed
+    assert step.client.saturated and step.client.warnings, step.client
+    error = step.client_error
+    assert error is not None and error.itl_ms is not None and error.itl_ms.uncertain > 0
     assert all(c.passed for c in step.sla.checks)
-    assert summary.verdict is not None and summary.verdict.inconclusive_steps == [0]
-    assert "inconclusive" in summary.verdict.text and "step 0" in summary.verdict.text
+    assert (step.sla.verdict, step.sla.cause) == ("met", "met"), step.sla.reason
+    assert summary.verdict is not None and summary.verdict.inconclusive_steps == []
+    assert summary.verdict.max_passing == 256
 
 
 # -- verdicts with confidence: the same server, different sample sizes -------------------

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from loadgen.clock import NS_PER_S
 from loadgen.metrics.latency import (
     FIRST_STAMP,
-    e2e_ns,
     first_answer,
     first_reasoning,
     queue_wait_ns,
@@ -204,9 +203,11 @@ def _ttft_by_turn(
 
 
 def little_check(mean_in_flight: float, measured: Sequence[Record], window_s: float) -> LittleCheck:
-    """L = lambda x W: the sampled mean in flight vs completions/s x mean E2E."""
+    """L = lambda x W: the sampled mean in flight vs completions/s x mean time held
+    (end - start; a record without a start stamp: from its send)."""
     completions_per_s = len(measured) / window_s
-    mean_latency_s = sum(e2e_ns(r) for r in measured) / len(measured) / NS_PER_S
+    held = sum(r.end_ns - (r.start_ns or r.sent_ns) for r in measured)
+    mean_latency_s = held / len(measured) / NS_PER_S
     predicted = completions_per_s * mean_latency_s
     ratio = mean_in_flight / predicted if predicted else None
     flagged = ratio is not None and abs(ratio - 1.0) > LITTLE_TOLERANCE
