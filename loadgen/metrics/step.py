@@ -186,8 +186,8 @@ def summarize_step(
     # a step where nothing succeeded (a server down) has no latency to check it with, and
     # an interrupted one's cut requests ended when the user stopped it, not the server
     if mean_in_flight is not None and window_s and len(ok) and not interrupted:
-        start = cols.measured("start")
-        held = int((ended - np.where(start > 0, start, sent)).sum())  # 0: not stamped
+        began = cols.measured("start")
+        held = int((ended - np.where(began > 0, began, sent)).sum())  # 0: not stamped
         step.little = little_check(mean_in_flight, len(sent), held, window_s)
 
     def part(subset: StepColumns) -> StepSummary:
