@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from loadgen.clock import now_ns, sleep_until
+from loadgen.execute.start_gate import STARTS_PER_TURN, StartGate
 from loadgen.records import Record
 from loadgen.workload import RequestSpec
 
@@ -67,8 +68,13 @@ async def closed_loop(
     ramp_ns: int = 0,
     flagged: Callable[[J], bool] = lambda _: False,
     t0_ns: int | None = None,
+    starts_per_turn: int | None = STARTS_PER_TURN,
 ) -> None:
     """``concurrency`` users; each starts its next job when its previous one ends.
+
+    Each start waits its turn at a :class:`StartGate` (``starts_per_turn`` a turn
+    of the loop; None: no gate), so that a wave of ends does not start its
+    whole next wave before the loop reads its sockets again.
 
     With ``ramp_ns``, user k starts at ``k/concurrency`` of the ramp, and jobs
     started before the ramp ends are flagged (out of the metrics and of the
@@ -76,6 +82,7 @@ async def closed_loop(
     ``t0_ns``: the ramp's start when it is not now (workers share one).
     """
     budget = budget or Budget()
+    gate = StartGate(starts_per_turn) if starts_per_turn else None
     t0 = now_ns() if t0_ns is None else t0_ns
     ramp_end = t0 + ramp_ns
 
@@ -83,6 +90,8 @@ async def closed_loop(
         if ramp_ns:
             await sleep_until(t0 + ramp_ns * k // concurrency)
         for job in jobs:
+            if gate is not None:
+                await gate.turn()
             now = now_ns()
             ramping = ramp_ns > 0 and now < ramp_end
             if not ramping and not flagged(job) and not budget.take(now):

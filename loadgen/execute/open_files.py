@@ -9,9 +9,12 @@ running"), or a traceback from an import that could not open its file.
 requests one process will hold at once (:func:`planned_in_flight`, shared over
 ``load.workers`` or, for the built-in mock, over its replicas) plus
 :data:`OPEN_FILES_MARGIN` for loadgen's own files. Below that, it raises the
-soft limit up to the hard one when that suffices (the workers and the mock,
-started later, inherit it), and otherwise refuses the run in one line that says
-the ``ulimit -n`` to run. Where the load has no cap (an open loop without
+soft limit, with a quarter more for connections being replaced
+(:data:`OPEN_FILES_HEADROOM`) where the hard limit allows, to at least what
+is needed (the workers and the mock, started later, inherit it); where the
+hard limit is lower or the system refuses, it refuses the run in one line that
+says the ``ulimit -n`` to run (or, above the hard limit, the container's
+``nofile`` limit to raise). Where the load has no cap (an open loop without
 ``max_concurrency``), the soft limit is raised as far as the hard one allows.
 """
 
@@ -25,12 +28,22 @@ try:
 except ImportError:  # pragma: no cover - not POSIX
     resource = None  # type: ignore[assignment]
 
-__all__ = ["MAX_OPEN_FILES", "OPEN_FILES_MARGIN", "ensure_open_files", "planned_in_flight"]
+__all__ = [
+    "MAX_OPEN_FILES",
+    "OPEN_FILES_HEADROOM",
+    "OPEN_FILES_MARGIN",
+    "ensure_open_files",
+    "planned_in_flight",
+]
 
 #: files a loadgen process holds besides its connections: stdio, records and
 #: telemetry files, the event loop, pipes to workers and the mock, agents' and
 #: /metrics connections, modules imported mid-run
 OPEN_FILES_MARGIN = 128
+#: a raise asks for one more file per this many connections, where the hard limit allows:
+#: a connection being replaced (closing, or an unread answer drained for up to
+#: ``DRAIN_S``) holds its socket while the new one opens
+OPEN_FILES_HEADROOM = 4
 #: the most a soft limit is raised to when the load names no cap (Linux's nr_open default)
 MAX_OPEN_FILES = 1_048_576
 
@@ -72,15 +85,23 @@ def ensure_open_files(sc: Scenario, workers: int) -> None:
     if sc.target.is_mock:  # the mock's end of every connection, in its own process(es)
         per = max(per, -(-n // sc.target.mock.replicas))
     need = per + OPEN_FILES_MARGIN
+    want = need + per // OPEN_FILES_HEADROOM
     if soft == resource.RLIM_INFINITY or soft >= need:
         return
-    if need <= top and _raise_to(need, hard):
+    if need <= top and _raise_to(min(want, top), hard):
         return
     where = f"{per} connections a process" if per != n else f"{n} connections"
+    if need <= top:  # within the hard limit, and still refused
+        how = f"the system refused to raise it to {min(want, top)}: run `ulimit -n {want}` first"
+    else:
+        how = (
+            f"at most {hard} (the hard limit): run `ulimit -n {want}` first (as root), or "
+            f"raise the container's limit (`docker run --ulimit nofile={want}:{want}`, "
+            "the runtime's default nofile)"
+        )
     raise ScenarioError(
         f"{field} {n}: needs about {need} open files ({where} and {OPEN_FILES_MARGIN} for "
-        f"loadgen's own), but this process may open {soft} and at most {hard} (the hard "
-        f"limit): run `ulimit -n {need}` first (above the hard limit, as root), or lower "
+        f"loadgen's own), but this process may open {soft}, {how}; or lower "
         f"{field.split(' ')[0]}"
     )
 

@@ -3,7 +3,7 @@
 The column twins of :func:`loadgen.metrics.tokens.token_counts`,
 :func:`~loadgen.metrics.tokens.prompt_length_check`,
 :func:`loadgen.metrics.sla.request_meets_sla` and
-:func:`loadgen.metrics.window.steady_window`: same definitions (in those
+:func:`loadgen.metrics.window.steady_or_why`: same definitions (in those
 functions' docstrings), same numbers.
 """
 
@@ -16,7 +16,7 @@ from loadgen.clock import NS_PER_MS
 from loadgen.metrics import vector as v
 from loadgen.metrics.columns import NONE
 from loadgen.metrics.sla import per_request_bound
-from loadgen.metrics.window import MIN_STEADY_COMPLETIONS
+from loadgen.metrics.window import too_short
 from loadgen.scenario import SlaSpec
 from loadgen.summary import PromptLengthCheck, TokenCounts
 
@@ -77,24 +77,27 @@ def meets_sla(ok: v.Columns, sla: SlaSpec, ttft_of: str, profile: str) -> Mask:
     return good
 
 
-def steady_window(sent: Ints, ended: Ints, concurrency: int | None) -> tuple[int, int] | None:
-    """``window.steady_window`` of the measured requests' sends and ends."""
+def steady_window(
+    sent: Ints, ended: Ints, ok: Ints, concurrency: int | None
+) -> tuple[int, int] | str:
+    """``window.steady_or_why`` of the measured requests' sends, ends and ok flags."""
     if not sent.size:
-        return None
+        return "no measured requests"
     end = int(sent.max())
     if concurrency is not None:
         if sent.size <= concurrency:
-            return None  # never ran at its concurrency with measured requests
+            return f"no more measured requests than the concurrency ({concurrency})"
         after = max(int(np.partition(sent, concurrency - 1)[concurrency - 1]), int(ended.min()))
         later = sent[sent >= after]
         start = int(later.min()) if later.size else end  # none: no window (below)
     else:
         start = int(ended.min())
     if end <= start:
-        return None
-    if int(completed_in(ended, start, end).sum()) < MIN_STEADY_COMPLETIONS:
-        return None
-    return start, end
+        return "no send after the first completion"
+    e2e = np.sort((ended - sent)[ok != 0])
+    request_ns = int(e2e[e2e.size // 2]) if e2e.size else 0
+    why = too_short(start, end, int(completed_in(ended, start, end).sum()), request_ns)
+    return why if why is not None else (start, end)
 
 
 def completed_in(ended: Ints, start_ns: int, end_ns: int) -> Mask:

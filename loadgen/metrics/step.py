@@ -10,8 +10,9 @@ all of them, but for the requests the client aborted on purpose
 (``workload.cancel``): counted apart, in no latency, throughput or error rate.
 The whole window is the first send to the last end among the measured
 (non-warm-up, non-ramp) requests, aborted ones included; throughput and goodput are over
-the steady window where the step has one (loadgen.metrics.window), with the
-whole window's figures kept beside them (``throughput_whole``).
+the steady window where the step has one long enough to rate
+(loadgen.metrics.window; else ``steady_unrated`` says why), with the whole
+window's figures kept beside them (``throughput_whole``).
 
 Open loop (rate, trace): TTFT and E2E count from the intended send time
 unless ``sla.latency_from`` is ``sent``; both figures are kept.
@@ -152,7 +153,9 @@ def summarize_step(
     step.throughput_whole = throughput(ok, everyone, good, window_s, "whole")
     step.throughput = step.throughput_whole
     sent, ended = cols.measured("sent"), cols.measured("end")
-    steady = steady_window(sent, ended, None if open_loop else load.concurrency)
+    found = steady_window(sent, ended, cols.measured("ok"), None if open_loop else load.concurrency)
+    steady = None if isinstance(found, str) else found
+    step.steady_unrated = found if isinstance(found, str) else None
     if steady is not None:
         step.steady_started_ns, step.steady_ended_ns = steady
         step.steady_duration_s = (steady[1] - steady[0]) / NS_PER_S

@@ -147,6 +147,12 @@ class StepSummary(Strict):
         None, description="End of the steady window: the last measured send."
     )
     steady_duration_s: float | None = Field(None, description="Length of the steady window.")
+    steady_unrated: str | None = Field(
+        None,
+        description="Why the step has no steady window to rate (none at all, or one too "
+        "short: under half a request duration or 2 completions); throughput is then over the "
+        "whole window.",
+    )
     tokens: TokenCounts = Field(default_factory=TokenCounts)
     prompt_lengths: PromptLengthCheck = Field(
         default_factory=PromptLengthCheck,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from loadgen.execute.open_files import OPEN_FILES_MARGIN
+from loadgen.execute.open_files import OPEN_FILES_HEADROOM, OPEN_FILES_MARGIN
 
 SCENARIO = """
 name: files
@@ -51,7 +51,8 @@ def test_a_hard_limit_too_low_refuses_the_run_with_the_ulimit_to_run(tmp_path: P
     err = proc.stderr.strip()
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert len(err.splitlines()) == 1 and "Traceback" not in err, err
-    assert f"`ulimit -n {400 + OPEN_FILES_MARGIN}`" in err and "load.concurrency 400" in err
+    want = 400 + OPEN_FILES_MARGIN + 400 // OPEN_FILES_HEADROOM
+    assert f"`ulimit -n {want}`" in err and "load.concurrency 400" in err
     assert not (tmp_path / "out").exists()  # refused before anything started
 
 

@@ -20,7 +20,12 @@ import pytest
 
 from loadgen.errors import ScenarioError
 from loadgen.execute import open_files
-from loadgen.execute.open_files import OPEN_FILES_MARGIN, ensure_open_files, planned_in_flight
+from loadgen.execute.open_files import (
+    OPEN_FILES_HEADROOM,
+    OPEN_FILES_MARGIN,
+    ensure_open_files,
+    planned_in_flight,
+)
 from loadgen.scenario.models import Scenario
 
 INF = open_files.resource.RLIM_INFINITY
@@ -61,12 +66,20 @@ def limits(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 CLOSED = {"concurrency": [1, 400], "requests_per_step": 800}
+NEED = 400 + OPEN_FILES_MARGIN  # the sweep's largest concurrency and loadgen's own
+WANT = NEED + 400 // OPEN_FILES_HEADROOM  # and room for connections being replaced
 
 
 def test_the_soft_limit_is_raised_when_the_hard_one_allows(limits: Any) -> None:
     lim = limits(256, 4096)
     ensure_open_files(scenario(CLOSED), workers=1)
-    assert lim.set == [(400 + OPEN_FILES_MARGIN, 4096)]
+    assert lim.set == [(WANT, 4096)]
+
+
+def test_the_headroom_gives_way_to_a_hard_limit_that_fits_the_need(limits: Any) -> None:
+    lim = limits(256, NEED + 10)
+    ensure_open_files(scenario(CLOSED), workers=1)
+    assert lim.set == [(NEED + 10, NEED + 10)]
 
 
 def test_a_limit_that_suffices_is_left_alone(limits: Any) -> None:
@@ -79,16 +92,17 @@ def test_above_the_hard_limit_the_run_is_refused_with_the_ulimit_to_run(limits: 
     limits(256, 256)
     with pytest.raises(ScenarioError) as exc:
         ensure_open_files(scenario(CLOSED), workers=1)
-    need = 400 + OPEN_FILES_MARGIN
     line = str(exc.value)
     assert line.startswith("load.concurrency 400: ") and "\n" not in line
-    assert f"`ulimit -n {need}`" in line and "256" in line
+    assert f"`ulimit -n {WANT}`" in line and "256" in line and f"about {NEED} open" in line
+    assert f"--ulimit nofile={WANT}:{WANT}" in line  # where root cannot go past it: a container
 
 
 def test_a_system_that_refuses_the_raise_refuses_the_run(limits: Any) -> None:
     limits(256, 100_000, refuse=True)
-    with pytest.raises(ScenarioError, match="ulimit -n"):
+    with pytest.raises(ScenarioError, match="ulimit -n") as exc:
         ensure_open_files(scenario(CLOSED), workers=1)
+    assert "the system refused" in str(exc.value) and "hard limit" not in str(exc.value)
 
 
 def test_workers_share_the_connections_but_the_mock_holds_all_of_its_own(limits: Any) -> None:
@@ -97,7 +111,7 @@ def test_workers_share_the_connections_but_the_mock_holds_all_of_its_own(limits:
     assert lim.set == []
     mock = Scenario.model_validate({"target": {"url": "mock"}, "load": CLOSED})
     ensure_open_files(mock, workers=4)  # the one mock answers all 400
-    assert lim.set == [(400 + OPEN_FILES_MARGIN, 100_000)]
+    assert lim.set == [(WANT, 100_000)]
 
 
 def test_an_uncapped_open_loop_gets_what_the_hard_limit_allows(limits: Any) -> None:

@@ -120,3 +120,32 @@ def test_too_short_for_a_steady_window_falls_back_to_the_whole() -> None:
     assert s.throughput.window == "whole" and s.steady_started_ns is None
     assert s.throughput.requests_per_s == pytest.approx(40.0)
     assert steady_window([], None) is None
+
+
+def test_a_steady_window_too_short_to_rate_is_not_rated() -> None:
+    # c=8, 2 x c requests: the first wave all sent at 0, each slot's second request sent as
+    # its first ends (100.0 .. 101.2 ms). From the send after the first completion to the
+    # last send is 1.2 ms, which held the 7 completions that triggered sends: 6,000 req/s
+    # for a loop that ran at 8 / 0.1 s = 80/s.
+    records = [rec(u, 0, 100 + u * 1.2 / 7) for u in range(8)]
+    records += [rec(8 + u, 100 + u * 1.2 / 7, 100) for u in range(8)]
+    assert steady_window(records, 8) is None
+    s = summarize_step(0, LoadPoint(mode="concurrency", concurrency=8), records, SlaSpec())
+    assert s.throughput.window == "whole"
+    assert s.throughput.requests_per_s < 100
+    assert s.steady_started_ns is None and s.steady_duration_s is None
+    assert (
+        s.steady_unrated is not None
+        and "shorter than half a request's duration" in s.steady_unrated
+    )
+
+
+def test_the_step_says_why_it_has_no_steady_window() -> None:
+    s = summarize_step(
+        0, LoadPoint(mode="concurrency", concurrency=4), closed_loop(c=4, rounds=1), SlaSpec()
+    )
+    assert s.steady_unrated == "no more measured requests than the concurrency (4)"
+    s = summarize_step(
+        0, LoadPoint(mode="concurrency", concurrency=8), closed_loop(c=8, rounds=5), SlaSpec()
+    )
+    assert s.steady_unrated is None and s.throughput.window == "steady"
