@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mockhttp import MockProc, chat_body, completion_body, fetch, read_truth
 
 from loadgen.mock import PROFILES
@@ -85,6 +86,7 @@ def test_lru_evicts_the_tail_of_the_oldest_chain_first() -> None:
     assert cache.lookup(long, 100) == 16 and cache.lookup(old, 100) == 0
 
 
+@pytest.mark.timing  # the mock's prefill durations, held to bounds: run apart
 def test_shared_prefix_shortens_ttft_on_the_default_profile(
     start_mock: Callable[..., MockProc], tmp_path: Path
 ) -> None:
@@ -112,16 +114,21 @@ def test_shared_prefix_shortens_ttft_on_the_default_profile(
     assert counters(text) == (7 + 9 * 1024, 6 * 768)
 
 
+@pytest.mark.timing  # the mock's prefill durations, held to bounds: run apart
 def test_no_prefix_cache_gives_every_request_the_full_prefill(
     start_mock: Callable[..., MockProc], tmp_path: Path
 ) -> None:
     truth = tmp_path / "truth.jsonl"
     mock = start_mock("--no-prefix-cache", "--truth", str(truth))
+    warm_up = completion_body(max_tokens=2, prompt="a fresh process is slow at first")
     bodies = [completion_body(max_tokens=2, prompt=shared_prompt(0, j)) for j in range(4)]
-    text = asyncio.run(one_by_one(mock.port, COMPLETIONS, bodies))
+    text = asyncio.run(one_by_one(mock.port, COMPLETIONS, [warm_up, *bodies]))
     mock.stop()
     miss = step_ns(PROFILES["tiny-cpu"], 1, 1024) / 1e6
-    assert miss - 0.1 <= statistics.median(ttfts_ms(truth)) < miss + 3
+    # as above: never sooner than the model, up to 15 ms later on a busy machine (the
+    # median of four ran 5 ms late beside two busy loops and four test processes), far
+    # from a hit's 19.3 ms
+    assert miss - 0.1 <= statistics.median(ttfts_ms(truth)[1:]) < miss + 15
     assert counters(text) == (0, 0)  # vLLM counts nothing with caching off
     assert "# TYPE vllm:prefix_cache_hits counter" in text
 
